@@ -1,0 +1,105 @@
+/**
+ * Typed errors of the registry. Domain services throw these; the gateway turns any of
+ * them into the spec's error body (spec "Errors", decisions §8). They extend
+ * MoleculerClientError so that `code` (HTTP status), `type` (exception name) and `data`
+ * (violations) survive the trip over NATS.
+ */
+import { Errors } from "moleculer";
+
+/** One constraint violation, before the gateway adds objectName, codes and arguments. */
+export interface Violation {
+	/** Field path as the client wrote it, e.g. `title` or `processes[0].identifier`. */
+	field: string;
+	/** Bean-validation style code: NotNull, NotEmpty, Size, Pattern, Email, Valid... */
+	code: string;
+	/** Human text, e.g. "must not be null". */
+	defaultMessage: string;
+	/** The value sent (null when missing). */
+	rejectedValue: unknown;
+	/** True only for a type mismatch. */
+	bindingFailure?: boolean;
+}
+
+export type ExceptionName =
+	| "NotFoundException"
+	| "MethodArgumentNotValidException"
+	| "HttpMessageNotReadableException"
+	| "MethodArgumentTypeMismatchException"
+	| "ConflictException"
+	| "AuthenticationException"
+	| "AccessDeniedException"
+	| "HttpMediaTypeNotAcceptableException"
+	| "HttpMediaTypeNotSupportedException"
+	| "HttpRequestMethodNotSupportedException"
+	| "PayloadTooLargeException"
+	| "TooManyRequestsException"
+	| "ServiceUnavailableException"
+	| "InternalServerError";
+
+export class RegistryError extends Errors.MoleculerClientError {
+	constructor(status: number, exception: ExceptionName, message: string, data?: unknown) {
+		super(message, status, exception, data);
+		// MoleculerClientError marks < 500 as non-retryable already; keep name stable for logs.
+		this.name = exception;
+	}
+}
+
+/** 404: a path identifier matches no record (or a record the caller may not see). */
+export class NotFound extends RegistryError {
+	constructor(message: string) {
+		super(404, "NotFoundException", message);
+	}
+	static instance(kind: string, identifier: string): NotFound {
+		return new NotFound(`${kind} instance with identifier ${identifier} cannot be found`);
+	}
+	static organization(qualifiedIdentifier: string): NotFound {
+		return new NotFound(`organization for qualified identifier ${qualifiedIdentifier} cannot be found`);
+	}
+}
+
+/** 409: a uniqueness rule or a still-linked record (decisions §6). */
+export class Conflict extends RegistryError {
+	constructor(message: string) {
+		super(409, "ConflictException", message);
+	}
+}
+
+/** 400 with `errors[]`: the request body broke a rule. objectName comes from the operation. */
+export class ValidationFailed extends RegistryError {
+	constructor(public readonly violations: Violation[]) {
+		super(400, "MethodArgumentNotValidException", `Validation failed. Error count: ${violations.length}`, { violations });
+	}
+	static one(field: string, code: string, defaultMessage: string, rejectedValue: unknown): ValidationFailed {
+		return new ValidationFailed([{ field, code, defaultMessage, rejectedValue: rejectedValue ?? null, bindingFailure: false }]);
+	}
+}
+
+/** 400 for a path or query value of the wrong shape (bad UUID, bad page, bad sort). */
+export class TypeMismatch extends RegistryError {
+	constructor(message: string) {
+		super(400, "MethodArgumentTypeMismatchException", message);
+	}
+}
+
+/** 400 for a rule that is not a field violation (e.g. transfer to one's own provider). */
+export class BadRequest extends RegistryError {
+	constructor(message: string) {
+		super(400, "MethodArgumentNotValidException", message);
+	}
+}
+
+/** Store-level: a unique index refused a write. Services translate it into Conflict. */
+export class DuplicateKey extends Error {
+	constructor(public readonly collection: string, public readonly index: string) {
+		super(`duplicate key in ${collection} on ${index}`);
+		this.name = "DuplicateKey";
+	}
+}
+
+/** Store-level: an optimistic version check failed (someone changed the record first). */
+export class StaleVersion extends Error {
+	constructor(public readonly collection: string, public readonly identifier: string) {
+		super(`${collection} ${identifier} was changed concurrently`);
+		this.name = "StaleVersion";
+	}
+}

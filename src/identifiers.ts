@@ -1,0 +1,65 @@
+/**
+ * Identifiers (spec "Qualified identifier", decisions §5). Pure functions.
+ */
+import { UUID_PATTERN } from "./validation";
+
+export const PARTICIPANT_SCHEME = "iso6523-actorid-upis";
+export const DOCUMENT_TYPE_SCHEME = "busdox-docid-qns";
+export const PROCESS_SCHEME = "cenbii-procid-ubl";
+
+export interface OrganizationRef {
+	icd: string;
+	organizationIdentifier: string;
+	/** Case-folded `icd:organizationIdentifier`: the key under which an organization is compared and stored. */
+	organizationKey: string;
+}
+
+export function isUuid(value: string): boolean {
+	return UUID_PATTERN.test(value);
+}
+
+export const ICD_PATTERN = /^\d{1,4}$/;
+
+export function organizationKey(icd: string, organizationIdentifier: string): string {
+	return `${icd}:${organizationIdentifier.toLowerCase()}`;
+}
+
+/** The qualified identifier a participant is answered with. */
+export function participantQualifiedIdentifier(icd: string, organizationIdentifier: string): string {
+	return `${PARTICIPANT_SCHEME}::${icd}:${organizationIdentifier}`;
+}
+
+/**
+ * `<scheme>::<icd>:<organizationIdentifier>` → its parts, or null when the value does not
+ * have that shape. The scheme is compared case-insensitively and must be the participant
+ * scheme; the ICD is 1–4 digits; the organization identifier 1–35 characters.
+ */
+export function parseParticipantIdentifier(value: string): OrganizationRef | null {
+	const separator = value.indexOf("::");
+	if (separator < 0) return null;
+	const scheme = value.slice(0, separator);
+	if (scheme.toLowerCase() !== PARTICIPANT_SCHEME) return null;
+	const rest = value.slice(separator + 2);
+	const colon = rest.indexOf(":");
+	if (colon < 0) return null;
+	const icd = rest.slice(0, colon);
+	const organizationIdentifier = rest.slice(colon + 1);
+	if (!ICD_PATTERN.test(icd) || organizationIdentifier.length < 1 || organizationIdentifier.length > 35) return null;
+	return { icd, organizationIdentifier, organizationKey: organizationKey(icd, organizationIdentifier) };
+}
+
+/** Norwegian organization number (ICD 0192): 9 digits, MOD11 with weights 3,2,7,6,5,4,3,2. */
+export function isValidNorwegianOrganizationNumber(value: string): boolean {
+	if (!/^\d{9}$/.test(value)) return false;
+	const weights = [3, 2, 7, 6, 5, 4, 3, 2];
+	const sum = weights.reduce((total, weight, index) => total + weight * Number(value[index]), 0);
+	const remainder = sum % 11;
+	const check = remainder === 0 ? 0 : 11 - remainder;
+	return check !== 10 && check === Number(value[8]);
+}
+
+/** Per-ICD organization identifier rules beyond length (decisions §5). */
+export function organizationIdentifierIsValid(icd: string, organizationIdentifier: string): boolean {
+	if (icd === "0192") return isValidNorwegianOrganizationNumber(organizationIdentifier);
+	return true;
+}

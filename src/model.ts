@@ -1,0 +1,106 @@
+/**
+ * Shapes of the resources as the spec shows them ("Resources and their fields"), and of
+ * the caller every action receives in ctx.meta.user. Services store richer documents;
+ * these are what clients see.
+ */
+
+export type Role = "SERVICE_PROVIDER" | "ACCESS_POINT_PROVIDER" | "ADMIN" | "NETWORK_AUTHORITY" | "ANONYMOUS";
+export const ROLES: Role[] = ["SERVICE_PROVIDER", "ACCESS_POINT_PROVIDER", "ADMIN", "NETWORK_AUTHORITY", "ANONYMOUS"];
+
+/** The authenticated caller (ctx.meta.user); undefined for anonymous calls. Kept small: it travels with every call. */
+export interface Caller {
+	username: string;
+	role: Exclude<Role, "ANONYMOUS">;
+	/** SERVICE_PROVIDER accounts: the service provider's identifier. */
+	serviceProvider?: string;
+	/** ACCESS_POINT_PROVIDER accounts: the access point provider's identifier. */
+	accessPointProvider?: string;
+}
+
+export interface Contact {
+	name: string;
+	email: string;
+	phoneNumber: string;
+}
+
+export interface Reference {
+	identifier: string;
+}
+
+export interface Capability {
+	identifier: string;
+	title: string;
+}
+
+/** Document type as answered (spec "Document type"). */
+export interface DocumentType {
+	identifier: string;
+	qualifiedIdentifier?: string;
+	title: string;
+	visible?: boolean;
+	processes: ProcessSummary[];
+}
+
+/** A process as embedded in a document type (identifier, qualifiedIdentifier, title, visible, restricted). */
+export interface ProcessSummary {
+	identifier: string;
+	qualifiedIdentifier?: string;
+	title?: string;
+	visible?: boolean;
+	restricted?: boolean;
+}
+
+export interface DocumentTypeSummary {
+	identifier: string;
+	qualifiedIdentifier?: string;
+	title: string;
+	visible?: boolean;
+}
+
+/** Process as answered (spec "Process"). */
+export interface Process {
+	identifier: string;
+	qualifiedIdentifier?: string;
+	domain: string;
+	title?: string;
+	alias?: string;
+	restricted: boolean;
+	visible?: boolean;
+	capabilities: Capability[];
+	documentTypes: DocumentTypeSummary[];
+	dependencies: ProcessSummary[];
+	requiredICDs: string[];
+}
+
+export interface ServiceProvider {
+	identifier: string;
+	title: string;
+}
+
+/** Participant as answered (spec "Participant"). */
+export interface Participant {
+	identifier: string;
+	qualifiedIdentifier: string;
+	icd: string;
+	organizationIdentifier: string;
+	name?: string;
+	registrationDate: string;
+	lastModificationDate: string;
+	deleteDate?: string;
+	contact: Contact;
+	provider?: ServiceProvider;
+	processes?: Process[];
+}
+
+export interface AccessPointProvider {
+	identifier: string;
+	title: string;
+	contact: Contact;
+}
+
+export interface AccessPoint {
+	identifier: string;
+	title: string;
+	provider: AccessPointProvider;
+	endpoints: { url: string; transportProfile: { title: string; value: string; certificateTypes: string[] } }[];
+}

@@ -1,0 +1,238 @@
+/**
+ * The operations table: the single source of truth for every operation of the contract
+ * (spec "Endpoint table" and "Versioning"). The gateway builds its routes, content
+ * negotiation (406/415), 405 answers and role checks from it, and the OpenAPI document
+ * is generated from it. Adding an operation is one row here and one action in a service.
+ */
+import type { Role } from "./model";
+import type { SortableNames } from "./paging";
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
+
+/** How a path parameter is checked before the action is called (decisions §5). */
+export type PathParamKind =
+	/** A UUID; anything else is 400. */
+	| "uuid"
+	/** `<scheme>::<icd>:<organizationIdentifier>`; anything else is 400. */
+	| "qualifiedIdentifier";
+
+const ALL_AUTHENTICATED: Role[] = ["SERVICE_PROVIDER", "ACCESS_POINT_PROVIDER", "ADMIN", "NETWORK_AUTHORITY"];
+const PUBLIC_READ: Role[] = [...ALL_AUTHENTICATED, "ANONYMOUS"];
+const CATALOG_WRITE: Role[] = ["ADMIN", "NETWORK_AUTHORITY"];
+const PARTICIPANT_READ: Role[] = ["SERVICE_PROVIDER", "ADMIN", "NETWORK_AUTHORITY"];
+
+export const SORTABLE = {
+	accessPoints: { title: "title" },
+	documentTypes: { title: "title", qualifiedIdentifier: "qualifiedIdentifier", "qualifiedIdentifier.value": "qualifiedIdentifier" },
+	processes: {
+		title: "title",
+		domain: "domain",
+		qualifiedIdentifier: "qualifiedIdentifier",
+		"qualifiedIdentifier.value": "qualifiedIdentifier",
+	},
+	participants: {
+		name: "name",
+		icd: "icd",
+		organizationIdentifier: "organizationIdentifier",
+		qualifiedIdentifier: "qualifiedIdentifier",
+		"qualifiedIdentifier.value": "qualifiedIdentifier",
+		registrationDate: "registrationDate",
+		lastModificationDate: "lastModificationDate",
+	},
+} satisfies Record<string, SortableNames>;
+
+export interface Operation {
+	/** Stable id, also the OpenAPI operationId. */
+	id: string;
+	summary: string;
+	tag: string;
+	method: HttpMethod;
+	/** moleculer-web alias path under /rest/api, `:name` for parameters. */
+	path: string;
+	/** Accepted media types; the first is the one answered with. */
+	mediaTypes: string[];
+	/**
+	 * When several operations share method and path, the one chosen by a missing or
+	 * generic Accept (decisions §2: the paged form).
+	 */
+	isDefault?: boolean;
+	/** Participant paths share a shape: which form of the value selects this row (spec rule 2). */
+	pathForm?: "qualifiedIdentifier" | "uuid";
+	pathParams: Record<string, PathParamKind>;
+	roles: Role[];
+	/** Moleculer action that does the work. */
+	action: string;
+	status: 200 | 201 | 204;
+	/** Requests with a body: the validated object's name in `errors[].objectName`. */
+	body?: { objectName: string };
+	/** Paged finds: the sortable names (page, size, sort are parsed by the gateway). */
+	sortable?: SortableNames;
+	/** Extra query parameters the operation reads, passed to the action as given. */
+	queryParams?: Record<string, { type: "string" | "boolean"; description: string }>;
+	/** Response body shape, for the OpenAPI document. */
+	response?: { schema: string; array?: boolean; paged?: boolean };
+}
+
+const mediaType = (resource: string, operation: string) => `application/vnd.registry.${resource}.${operation}.v1+json`;
+
+const participantQuery = {
+	query: { type: "string", description: "Organization number (or icd:number), or name words separated by + or spaces; each must start a word of the name" },
+	processes: { type: "boolean", description: "When true, each participant includes its processes" },
+} as const;
+
+export const OPERATIONS: Operation[] = [
+	// Access points (read only)
+	{
+		id: "findAccessPoints", summary: "Find access points (paged)", tag: "Access points",
+		method: "GET", path: "/accessPoints", mediaTypes: [mediaType("accesspoints", "find")], pathParams: {},
+		roles: ALL_AUTHENTICATED, action: "accessPoints.find", status: 200, sortable: SORTABLE.accessPoints,
+		response: { schema: "AccessPoint", paged: true },
+	},
+	{
+		id: "getAccessPoint", summary: "Get access point", tag: "Access points",
+		method: "GET", path: "/accessPoints/:accessPoint", mediaTypes: [mediaType("accesspoints", "get")], pathParams: { accessPoint: "uuid" },
+		roles: ALL_AUTHENTICATED, action: "accessPoints.get", status: 200, response: { schema: "AccessPoint" },
+	},
+	// Document types
+	{
+		id: "findDocumentTypes", summary: "Find document types (paged)", tag: "Document types",
+		method: "GET", path: "/document-types", mediaTypes: [mediaType("document-types", "find")], pathParams: {},
+		roles: PUBLIC_READ, action: "catalog.findDocumentTypes", status: 200, sortable: SORTABLE.documentTypes,
+		response: { schema: "DocumentType", paged: true },
+	},
+	{
+		id: "getDocumentType", summary: "Get document type", tag: "Document types",
+		method: "GET", path: "/document-types/:identifier", mediaTypes: [mediaType("document-types", "get")], pathParams: { identifier: "uuid" },
+		roles: PUBLIC_READ, action: "catalog.getDocumentType", status: 200, response: { schema: "DocumentType" },
+	},
+	{
+		id: "addDocumentType", summary: "Add document type", tag: "Document types",
+		method: "POST", path: "/document-types", mediaTypes: [mediaType("document-types", "add")], pathParams: {},
+		roles: CATALOG_WRITE, action: "catalog.addDocumentType", status: 201, body: { objectName: "documentTypeFormDTO" },
+		response: { schema: "DocumentType" },
+	},
+	{
+		id: "updateDocumentType", summary: "Update document type", tag: "Document types",
+		method: "PUT", path: "/document-types/:identifier", mediaTypes: [mediaType("document-types", "update")], pathParams: { identifier: "uuid" },
+		roles: CATALOG_WRITE, action: "catalog.updateDocumentType", status: 200, body: { objectName: "documentTypeFormDTO" },
+		response: { schema: "DocumentType" },
+	},
+	{
+		id: "deleteDocumentType", summary: "Delete document type", tag: "Document types",
+		method: "DELETE", path: "/document-types/:identifier", mediaTypes: [mediaType("document-types", "delete")], pathParams: { identifier: "uuid" },
+		roles: CATALOG_WRITE, action: "catalog.deleteDocumentType", status: 204,
+	},
+	// Organizations
+	{
+		id: "findOrganizationProcesses", summary: "Find organization processes", tag: "Organizations",
+		method: "GET", path: "/organizations/:qualifiedIdentifier/processes",
+		mediaTypes: [mediaType("organizations", "processes"), mediaType("organization", "processes")],
+		pathParams: { qualifiedIdentifier: "qualifiedIdentifier" },
+		roles: PUBLIC_READ, action: "lookup.organizationProcesses", status: 200, response: { schema: "Process", array: true },
+	},
+	// Participants
+	{
+		id: "streamParticipants", summary: "Find participants, array form", tag: "Participants",
+		method: "GET", path: "/participants", mediaTypes: [mediaType("participants", "stream")], pathParams: {},
+		roles: PARTICIPANT_READ, action: "participants.stream", status: 200, queryParams: participantQuery,
+		response: { schema: "Participant", array: true },
+	},
+	{
+		id: "findParticipants", summary: "Find participants, paged form", tag: "Participants",
+		method: "GET", path: "/participants", mediaTypes: [mediaType("participants", "find")], pathParams: {}, isDefault: true,
+		roles: PARTICIPANT_READ, action: "participants.find", status: 200, sortable: SORTABLE.participants, queryParams: participantQuery,
+		response: { schema: "Participant", paged: true },
+	},
+	{
+		id: "getParticipantByQualifiedIdentifier", summary: "Get participant by qualified identifier", tag: "Participants",
+		method: "GET", path: "/participants/:participant", mediaTypes: [mediaType("participants", "get")], pathForm: "qualifiedIdentifier",
+		pathParams: { participant: "qualifiedIdentifier" },
+		roles: ["SERVICE_PROVIDER"], action: "participants.get", status: 200, response: { schema: "Participant" },
+	},
+	{
+		id: "getParticipant", summary: "Get participant by UUID", tag: "Participants",
+		method: "GET", path: "/participants/:participant", mediaTypes: [mediaType("participants", "get")], pathForm: "uuid",
+		pathParams: { participant: "uuid" },
+		roles: PARTICIPANT_READ, action: "participants.get", status: 200, response: { schema: "Participant" },
+	},
+	{
+		id: "addParticipant", summary: "Add participant", tag: "Participants",
+		method: "POST", path: "/participants", mediaTypes: [mediaType("participants", "add")], pathParams: {},
+		roles: ["SERVICE_PROVIDER"], action: "participants.add", status: 201, body: { objectName: "addParticipantFormDTO" },
+		response: { schema: "Participant" },
+	},
+	{
+		id: "updateParticipant", summary: "Update participant", tag: "Participants",
+		method: "PUT", path: "/participants/:participant", mediaTypes: [mediaType("participants", "update")], pathForm: "qualifiedIdentifier",
+		pathParams: { participant: "qualifiedIdentifier" },
+		roles: ["SERVICE_PROVIDER"], action: "participants.update", status: 200, body: { objectName: "updateParticipantFormDTO" },
+		response: { schema: "Participant" },
+	},
+	{
+		id: "deleteParticipantByQualifiedIdentifier", summary: "Delete participant", tag: "Participants",
+		method: "DELETE", path: "/participants/:participant", mediaTypes: [mediaType("participants", "delete")], pathForm: "qualifiedIdentifier",
+		pathParams: { participant: "qualifiedIdentifier" },
+		roles: ["SERVICE_PROVIDER"], action: "participants.delete", status: 204,
+	},
+	{
+		id: "deleteParticipant", summary: "Delete participant by UUID", tag: "Participants",
+		method: "DELETE", path: "/participants/:participant", mediaTypes: [mediaType("participants", "delete")], pathForm: "uuid",
+		pathParams: { participant: "uuid" },
+		roles: ["SERVICE_PROVIDER", "ADMIN"], action: "participants.delete", status: 204,
+	},
+	{
+		id: "getParticipantProcessesByQualifiedIdentifier", summary: "Get participant processes", tag: "Participants",
+		method: "GET", path: "/participants/:participant/processes", mediaTypes: [mediaType("participants", "processes")],
+		pathForm: "qualifiedIdentifier", pathParams: { participant: "qualifiedIdentifier" },
+		roles: ["SERVICE_PROVIDER"], action: "participants.processes", status: 200, response: { schema: "Process", array: true },
+	},
+	{
+		id: "getParticipantProcesses", summary: "Get participant processes by UUID", tag: "Participants",
+		method: "GET", path: "/participants/:participant/processes", mediaTypes: [mediaType("participants", "processes")],
+		pathForm: "uuid", pathParams: { participant: "uuid" },
+		roles: PARTICIPANT_READ, action: "participants.processes", status: 200, response: { schema: "Process", array: true },
+	},
+	{
+		id: "transferParticipant", summary: "Transfer participant", tag: "Participants",
+		method: "PUT", path: "/participants/:participant/transfer/:serviceProviderIdentifier",
+		mediaTypes: [mediaType("participants", "transfer")], pathForm: "qualifiedIdentifier",
+		pathParams: { participant: "qualifiedIdentifier", serviceProviderIdentifier: "uuid" },
+		roles: ["SERVICE_PROVIDER"], action: "participants.transfer", status: 200,
+	},
+	// Processes
+	{
+		id: "streamProcesses", summary: "Find processes, array form", tag: "Processes",
+		method: "GET", path: "/processes", mediaTypes: [mediaType("processes", "stream")], pathParams: {},
+		roles: PUBLIC_READ, action: "catalog.streamProcesses", status: 200, response: { schema: "Process", array: true },
+	},
+	{
+		id: "findProcesses", summary: "Find processes, paged form", tag: "Processes",
+		method: "GET", path: "/processes", mediaTypes: [mediaType("processes", "find")], pathParams: {}, isDefault: true,
+		roles: PUBLIC_READ, action: "catalog.findProcesses", status: 200, sortable: SORTABLE.processes,
+		response: { schema: "Process", paged: true },
+	},
+	{
+		id: "getProcess", summary: "Get process", tag: "Processes",
+		method: "GET", path: "/processes/:identifier", mediaTypes: [mediaType("processes", "get")], pathParams: { identifier: "uuid" },
+		roles: PUBLIC_READ, action: "catalog.getProcess", status: 200, response: { schema: "Process" },
+	},
+	{
+		id: "addProcess", summary: "Add process", tag: "Processes",
+		method: "POST", path: "/processes", mediaTypes: [mediaType("processes", "add")], pathParams: {},
+		roles: CATALOG_WRITE, action: "catalog.addProcess", status: 201, body: { objectName: "processFormDTO" },
+		response: { schema: "Process" },
+	},
+	{
+		id: "updateProcess", summary: "Update process", tag: "Processes",
+		method: "PUT", path: "/processes/:identifier", mediaTypes: [mediaType("processes", "update")], pathParams: { identifier: "uuid" },
+		roles: CATALOG_WRITE, action: "catalog.updateProcess", status: 200, body: { objectName: "processFormDTO" },
+		response: { schema: "Process" },
+	},
+	{
+		id: "deleteProcess", summary: "Delete process", tag: "Processes",
+		method: "DELETE", path: "/processes/:identifier", mediaTypes: [mediaType("processes", "delete")], pathParams: { identifier: "uuid" },
+		roles: CATALOG_WRITE, action: "catalog.deleteProcess", status: 204,
+	},
+];
+
+export const API_BASE = "/rest/api";
