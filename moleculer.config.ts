@@ -1,0 +1,56 @@
+/**
+ * Broker configuration, decided by the environment (src/settings.ts lists every variable).
+ * Unset means the one-process default: in-process transporter, in-memory cache, embedded
+ * store. TRANSPORTER / CACHER / MONGO_URI switch to the distributed mode with no code change.
+ */
+import type { BrokerOptions } from "moleculer";
+import { env, envNumber } from "./src/settings";
+
+export function brokerOptions(source: NodeJS.ProcessEnv = process.env): BrokerOptions {
+	const transporter = env("TRANSPORTER", source);
+	const cacher = env("CACHER", source);
+	const namespace = env("NAMESPACE", source);
+	const metrics = env("METRICS", source) !== "false";
+	return {
+		namespace,
+		nodeID: source.NODE_ID || undefined,
+		transporter: transporter || undefined,
+		cacher: cacher
+			? {
+					type: "Redis",
+					options: {
+						// Keys are namespaced so that several registries (and test runs) share one Redis.
+						prefix: `registry-${namespace || "default"}`,
+						ttl: 300,
+						redis: cacher,
+						// A lost Redis must not fail requests: the cacher's errors are logged and the store answers.
+						monitor: false,
+					},
+				}
+			: { type: "Memory", options: { ttl: 300, clone: false } },
+		logger: {
+			type: "Console",
+			options: { level: env("LOG_LEVEL", source), formatter: "short", colors: false, moduleColors: false },
+		},
+		requestTimeout: envNumber("REQUEST_TIMEOUT", source),
+		retryPolicy: { enabled: false },
+		circuitBreaker: { enabled: false },
+		registry: {
+			strategy: "RoundRobin",
+			// Co-located services answer locally: the hot lookup never crosses the network when the
+			// gateway and a lookup node share a process (k8s "edge" pods).
+			preferLocal: true,
+		},
+		// Graceful shutdown: wait for in-flight requests before leaving the cluster.
+		tracking: { enabled: true, shutdownTimeout: 10000 },
+		validator: { type: "Fastest", options: { useNewCustomCheckerFunction: true, haltOnFirstError: false } } as never,
+		// GET /metrics renders this registry in Prometheus text (services/api.service.ts).
+		metrics: { enabled: metrics },
+		tracing: { enabled: false },
+		errorHandler(error) {
+			throw error;
+		},
+	};
+}
+
+export default brokerOptions();
