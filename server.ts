@@ -1,0 +1,46 @@
+/**
+ * `npm start`: the registry in this process. With nothing configured: the gateway and
+ * every service, in-process transporter, embedded store under ./data, in-memory cache.
+ * TRANSPORTER / CACHER / MONGO_URI / SERVICES select the distributed mode (docs/operations.md).
+ */
+import fs from "node:fs";
+import { createRegistryBroker } from "./src/broker";
+import { env, selectedServices } from "./src/settings";
+
+async function main(): Promise<void> {
+	const services = selectedServices();
+	const broker = createRegistryBroker({ services });
+	const mode = env("TRANSPORTER") ? `distributed (transporter ${env("TRANSPORTER").replace(/\/\/[^@/]*@/, "//***@")})` : "one process";
+	broker.logger.info(
+		`participant registry: mode=${mode}; services=${services.join(",")}; store=${env("MONGO_URI") ? "mongodb" : `sqlite in ${env("DATA_DIR")}`}; cache=${env("CACHER") ? "redis" : "memory"}; namespace=${env("NAMESPACE") || "(none)"}`,
+	);
+	await broker.start();
+
+	const seedFile = env("REGISTRY_SEED");
+	if (seedFile) {
+		// eslint-disable-next-line @typescript-eslint/no-require-imports
+		const { importSeedFile } = require("./src/seed") as { importSeedFile: (broker: unknown, file: string) => Promise<unknown> };
+		if (!fs.existsSync(seedFile)) throw new Error(`REGISTRY_SEED file not found: ${seedFile}`);
+		const result = await importSeedFile(broker, seedFile);
+		broker.logger.info(`seed ${seedFile} imported:`, result);
+	}
+
+	const shutdown = (signal: string) => {
+		broker.logger.info(`${signal} received: finishing in-flight requests and leaving the cluster`);
+		broker.stop().then(
+			() => process.exit(0),
+			(error) => {
+				broker.logger.error("shutdown failed", error);
+				process.exit(1);
+			},
+		);
+	};
+	process.once("SIGTERM", () => shutdown("SIGTERM"));
+	process.once("SIGINT", () => shutdown("SIGINT"));
+}
+
+main().catch((error) => {
+	// eslint-disable-next-line no-console
+	console.error("registry failed to start:", error instanceof Error ? error.message : error);
+	process.exit(1);
+});

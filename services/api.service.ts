@@ -1,0 +1,375 @@
+/**
+ * The gateway (architecture "The gateway"): moleculer-web in front of the domain services.
+ * Everything about an operation comes from src/operations.ts; this file holds no business
+ * rules. Order of checks for a request (first failure answers):
+ *   404 unknown path, 405 wrong method → 429 throttled login → 401 bad credentials →
+ *   401 no credentials (operation not open to ANONYMOUS) → 400 participant path form →
+ *   406 Accept → 415 Content-Type → 403 role → 429 rate limit → 400 path parameters,
+ *   body and paging → the action.
+ */
+import { createHash } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import bodyParser from "body-parser";
+import type { Context, ServiceSchema } from "moleculer";
+import ApiGateway from "moleculer-web";
+import { MemoryCounters, RedisCounters, type Counters } from "../src/counters";
+import { classify, errorBody } from "../src/error-body";
+import { RegistryError, TypeMismatch } from "../src/errors";
+import { readiness } from "../src/health";
+import { LoginThrottle, rateLimitWait } from "../src/login-throttle";
+import { prometheusFormatter } from "../src/metrics";
+import type { Caller } from "../src/model";
+import {
+	checkContentType,
+	groupOperations,
+	pathParamsToActionParams,
+	selectByAccept,
+	selectByPathForm,
+	type OperationGroup,
+} from "../src/negotiation";
+import { API_BASE, OPERATIONS, type Operation } from "../src/operations";
+import { parsePageRequest } from "../src/paging";
+import { COMMON_HEADERS, ERROR_CONTENT_TYPE, withCharset } from "../src/response-headers";
+import { env, envNumber } from "../src/settings";
+
+type Request = http.IncomingMessage & {
+	$params: { body?: unknown; query: Record<string, unknown>; params: Record<string, string> };
+	$alias?: { method: string; path: string };
+	$endpoint?: unknown;
+	$action?: unknown;
+	$ctx?: Context<unknown, GatewayMeta>;
+	/** The operation chosen for this request (set in authorize). */
+	$operation?: Operation;
+	/** What the action was called with (for rejectedValue in validation errors). */
+	$actionParams?: Record<string, unknown>;
+	originalUrl?: string;
+	parsedUrl?: string;
+	body?: unknown;
+};
+type Response = http.ServerResponse;
+
+interface GatewayMeta {
+	user?: Caller | null;
+	$statusCode?: number;
+	$responseType?: string;
+	$location?: string;
+}
+
+const GROUPS = groupOperations(OPERATIONS);
+const GROUP_BY_ALIAS = new Map(GROUPS.map((group) => [`${group.method} ${group.path}`, group]));
+
+/** Path patterns for the 405 answer: which methods does a path have? */
+const PATH_PATTERNS = GROUPS.map((group) => ({
+	method: group.method,
+	pattern: new RegExp(`^${API_BASE}${group.path.replace(/:[A-Za-z]+/g, "[^/]+")}/?$`),
+}));
+
+const jsonBody = bodyParser.json({ limit: "1mb", strict: false, type: () => true });
+
+function parseBody(req: Request, res: Response): Promise<unknown> {
+	return new Promise((resolve, reject) => {
+		jsonBody(req, res, (error?: unknown) => (error ? reject(error) : resolve(req.body)));
+	});
+}
+
+function unauthorized(message: string): RegistryError {
+	return new RegistryError(401, "AuthenticationException", message);
+}
+
+function tooManyRequests(retryAfterSeconds: number, message: string): RegistryError {
+	return new RegistryError(429, "TooManyRequestsException", message, { retryAfter: retryAfterSeconds });
+}
+
+/** `Basic base64(user:password)` → its parts; anything else is a 401. */
+function parseBasic(header: string): { username: string; password: string } {
+	const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+	if (!match) throw unauthorized("Authorization header must use the Basic scheme");
+	const decoded = Buffer.from(match[1], "base64").toString("utf8");
+	const colon = decoded.indexOf(":");
+	if (colon < 0) throw unauthorized("Malformed Basic credentials");
+	return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+function single(value: unknown, name: string): string | undefined {
+	if (value === undefined) return undefined;
+	const last = Array.isArray(value) ? value[value.length - 1] : value;
+	if (typeof last !== "string") throw new TypeMismatch(`Query parameter '${name}' must be a plain string`);
+	return last;
+}
+
+/** Query parameters an operation reads beyond paging (participant finds: query, processes). */
+function operationQuery(operation: Operation, query: Record<string, unknown>): Record<string, unknown> {
+	const out: Record<string, unknown> = {};
+	for (const [name, spec] of Object.entries(operation.queryParams ?? {})) {
+		const value = single(query[name], name);
+		if (spec.type === "boolean") {
+			if (value === undefined || value === "") out[name] = false;
+			else if (value === "true" || value === "false") out[name] = value === "true";
+			else throw new TypeMismatch(`Query parameter '${name}' must be true or false; value: '${value}'`);
+		} else if (value !== undefined && value !== "") {
+			out[name] = value;
+		}
+	}
+	return out;
+}
+
+function locationOf(operation: Operation, data: unknown): string | undefined {
+	const identifier = (data as { identifier?: unknown } | null)?.identifier;
+	return typeof identifier === "string" ? `${API_BASE}${operation.path}/${identifier}` : undefined;
+}
+
+const ApiService = {
+	name: "api",
+	mixins: [ApiGateway],
+
+	settings: {
+		// The HTTP server is ours (see `started`): it sets the common headers on every answer
+		// and serves health and metrics before moleculer-web routing.
+		server: false,
+		/** Read at start (PORT); 0 picks a free port (tests). */
+		port: undefined as number | undefined,
+		log4XXResponses: false,
+		logRequest: null,
+		logResponse: null,
+		logRequestParams: null,
+		logResponseData: null,
+		// Duplicate query parameters become arrays; bracket syntax does not build objects.
+		qsOptions: { depth: 0, parameterLimit: 100, arrayLimit: 50 },
+		routes: [
+			{
+				name: "registry",
+				path: API_BASE,
+				mappingPolicy: "restrict",
+				mergeParams: false,
+				// Bodies are parsed after authorization (see `authorize`) so that a 401/403 never
+				// depends on what the body holds.
+				bodyParsers: false,
+				authentication: true,
+				authorization: true,
+				logging: false,
+				aliases: Object.fromEntries(
+					GROUPS.map((group) => [`${group.method} ${group.path}`, (group.operations.find((operation) => operation.isDefault) ?? group.operations[0]).action]),
+				),
+				onAfterCall(this: GatewayThis, ctx: Context<unknown, GatewayMeta>, _route: unknown, req: Request, _res: Response, data: unknown) {
+					const operation = req.$operation as Operation;
+					ctx.meta.$statusCode = operation.status;
+					if (operation.status === 204) return null;
+					if (data !== null && data !== undefined) ctx.meta.$responseType = withCharset(operation.mediaTypes[0]);
+					if (operation.status === 201) ctx.meta.$location = locationOf(operation, data);
+					return data ?? null;
+				},
+			},
+		],
+		onError(this: GatewayThis, req: Request, res: Response, error: unknown) {
+			this.renderError(req, res, error);
+		},
+	},
+
+	events: {
+		"accounts.changed"(this: GatewayThis) {
+			// Any account change may revoke a cached credential: forget them all (cheap, rare).
+			this.credentials.clear();
+		},
+	},
+
+	methods: {
+		async authenticate(this: GatewayThis, ctx: Context<unknown, GatewayMeta>, _route: unknown, req: Request): Promise<Caller | null> {
+			const header = req.headers.authorization;
+			if (!header) return null;
+			const { username, password } = parseBasic(header);
+			const address = this.clientAddress(req);
+			const wait = await this.throttle.retryAfter(username, address);
+			if (wait > 0) throw tooManyRequests(wait, "Too many failed logins; try again later");
+
+			const key = createHash("sha256").update(header).digest("base64");
+			const cached = this.credentials.get(key);
+			if (cached && cached.expiresAt > Date.now()) return cached.caller;
+
+			const caller = await ctx.call<Caller | null, { username: string; password: string }>("accounts.authenticate", { username, password });
+			if (!caller) {
+				await this.throttle.recordFailure(username, address);
+				throw unauthorized("Bad credentials");
+			}
+			await this.throttle.recordSuccess(username);
+			this.credentials.set(key, { caller, expiresAt: Date.now() + envNumber("AUTH_CACHE_SECONDS") * 1000 });
+			return caller;
+		},
+
+		async authorize(this: GatewayThis, ctx: Context<unknown, GatewayMeta>, route: { callOptions?: object }, req: Request, res: Response): Promise<void> {
+			const alias = req.$alias as { method: string; path: string };
+			const group = GROUP_BY_ALIAS.get(`${alias.method} ${alias.path}`) as OperationGroup;
+			const user = ctx.meta.user ?? null;
+			if (!user && group.operations.every((operation) => !operation.roles.includes("ANONYMOUS"))) {
+				throw unauthorized("Full authentication is required to access this resource");
+			}
+			const pathValues = req.$params.params;
+			const operation = selectByAccept(selectByPathForm(group.operations, pathValues), req.headers.accept);
+			req.$operation = operation;
+			if (operation.body) checkContentType(operation, req.headers["content-type"]);
+			if (!user && !operation.roles.includes("ANONYMOUS")) throw unauthorized("Full authentication is required to access this resource");
+			if (user && !operation.roles.includes(user.role)) throw new RegistryError(403, "AccessDeniedException", "Access is denied");
+			await this.enforceRateLimit(user, req);
+
+			const params: Record<string, unknown> = pathParamsToActionParams(operation, pathValues);
+			const query = req.$params.query;
+			if (operation.sortable) params.pageRequest = parsePageRequest(query, operation.sortable);
+			Object.assign(params, operationQuery(operation, query));
+			if (operation.body) params.body = await parseBody(req, res);
+			req.$actionParams = params;
+			req.$params = params as Request["$params"];
+
+			const endpoint = this.broker.findNextActionEndpoint(operation.action, route.callOptions, ctx);
+			if (endpoint instanceof Error) throw endpoint;
+			req.$endpoint = endpoint;
+			req.$action = (endpoint as unknown as { action: unknown }).action;
+		},
+
+		async enforceRateLimit(this: GatewayThis, user: Caller | null, req: Request): Promise<void> {
+			const perMinute = Number(env("RATE_LIMIT"));
+			if (!perMinute) return;
+			const callerKey = user ? `user:${user.username}` : `addr:${this.clientAddress(req)}`;
+			const wait = await rateLimitWait(this.counters, callerKey, perMinute);
+			if (wait > 0) throw tooManyRequests(wait, `Rate limit of ${perMinute} requests per minute exceeded`);
+		},
+
+		/** The socket's peer; X-Forwarded-For only when that peer is the trusted proxy. */
+		clientAddress(this: GatewayThis, req: Request): string {
+			const peer = req.socket.remoteAddress ?? "unknown";
+			const trusted = env("TRUST_PROXY");
+			const forwarded = req.headers["x-forwarded-for"];
+			if (trusted && peer.replace(/^::ffff:/, "") === trusted && typeof forwarded === "string") {
+				const hops = forwarded.split(",").map((hop) => hop.trim()).filter(Boolean);
+				return hops[hops.length - 1] ?? peer;
+			}
+			return peer;
+		},
+
+		/** No route matched: 405 with Allow when the path exists for other methods, else 404. */
+		send404(this: GatewayThis, req: Request, res: Response) {
+			const path = (req.parsedUrl ?? req.url ?? "").split("?")[0];
+			const allowed = PATH_PATTERNS.filter((candidate) => candidate.pattern.test(path)).map((candidate) => candidate.method);
+			if (allowed.length > 0) {
+				res.setHeader("Allow", [...new Set(allowed)].join(", "));
+				this.renderError(req, res, new RegistryError(405, "HttpRequestMethodNotSupportedException", `Request method '${req.method}' is not supported`));
+				return;
+			}
+			this.renderError(req, res, new RegistryError(404, "NotFoundException", `No endpoint ${req.method} ${path}`));
+		},
+
+		renderError(this: GatewayThis, req: Request, res: Response, error: unknown) {
+			const classified = classify(error, req.$actionParams);
+			if (classified.status >= 500) this.logger.error(`${req.method} ${req.originalUrl ?? req.url} failed:`, error);
+			if (res.headersSent) return;
+			const path = (req.originalUrl ?? req.url ?? "").split("?")[0];
+			const body = errorBody(classified, path, req.$operation?.body?.objectName);
+			const retryAfter = (error as { data?: { retryAfter?: number } })?.data?.retryAfter;
+			res.statusCode = classified.status;
+			if (classified.status === 401) res.setHeader("WWW-Authenticate", 'Basic realm="registry"');
+			if (classified.status === 429) res.setHeader("Retry-After", String(retryAfter ?? 60));
+			if (req.method === "HEAD") {
+				res.end();
+				return;
+			}
+			const payload = JSON.stringify(body);
+			res.setHeader("Content-Type", ERROR_CONTENT_TYPE);
+			res.setHeader("Content-Length", Buffer.byteLength(payload));
+			res.end(payload);
+		},
+
+		/** Health and metrics answer without credentials and before routing. */
+		async serveOperational(this: GatewayThis, req: Request, res: Response): Promise<boolean> {
+			const path = (req.url ?? "").split("?")[0];
+			if (req.method !== "GET" && req.method !== "HEAD") return false;
+			if (path === "/health/live") {
+				this.sendJson(res, 200, { status: "UP" });
+				return true;
+			}
+			if (path === "/health/ready") {
+				const result = await readiness(this.broker);
+				this.sendJson(res, result.status === "UP" ? 200 : 503, result);
+				return true;
+			}
+			if (path === "/metrics" && this.prometheus) {
+				const text = this.prometheus();
+				res.statusCode = 200;
+				res.setHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+				res.end(text);
+				return true;
+			}
+			return false;
+		},
+
+		sendJson(this: GatewayThis, res: Response, status: number, body: unknown) {
+			const payload = JSON.stringify(body);
+			res.statusCode = status;
+			res.setHeader("Content-Type", "application/json;charset=UTF-8");
+			res.setHeader("Content-Length", Buffer.byteLength(payload));
+			res.end(payload);
+		},
+	},
+
+	created(this: GatewayThis) {
+		this.credentials = new Map();
+		const redis = (this.broker.cacher as unknown as { client?: import("ioredis").default } | null)?.client;
+		this.counters = redis
+			? new RedisCounters(redis, `registry-${env("NAMESPACE") || "default"}-counters:`, (error) => this.logger.warn("counter store unavailable:", String(error)))
+			: new MemoryCounters();
+		this.throttle = new LoginThrottle(this.counters, {
+			userMaxFailures: envNumber("AUTH_USER_MAX_FAILURES"),
+			addressMaxFailures: envNumber("AUTH_ADDRESS_MAX_FAILURES"),
+			windowSeconds: envNumber("AUTH_WINDOW_SECONDS"),
+			lockoutSeconds: envNumber("AUTH_LOCKOUT_SECONDS"),
+			maxLockoutSeconds: envNumber("AUTH_MAX_LOCKOUT_SECONDS"),
+		});
+	},
+
+	async started(this: GatewayThis) {
+		this.prometheus = prometheusFormatter(this.broker);
+		this.server = http.createServer((req, res) => {
+			for (const [name, value] of Object.entries(COMMON_HEADERS)) res.setHeader(name, value);
+			this.serveOperational(req as Request, res)
+				.then((served) => {
+					if (!served) return this.httpHandler(req, res);
+				})
+				.catch((error) => this.renderError(req as Request, res, error));
+		});
+		// Keep-alive connections must outlive a load balancer's idle timeout.
+		this.server.keepAliveTimeout = 65000;
+		await new Promise<void>((resolve, reject) => {
+			this.server.once("error", reject);
+			this.server.listen(this.settings.port ?? envNumber("PORT"), () => resolve());
+		});
+		const address = this.server.address() as AddressInfo;
+		this.settings.port = address.port;
+		this.logger.info(`registry gateway listening on http://127.0.0.1:${address.port}${API_BASE}`);
+	},
+
+	async stopped(this: GatewayThis) {
+		if (!this.server) return;
+		// Stop taking requests; in-flight ones finish (the broker's tracking waits for them).
+		await new Promise<void>((resolve) => {
+			this.server.close(() => resolve());
+			this.server.closeIdleConnections?.();
+		});
+	},
+};
+
+interface GatewayThis {
+	broker: import("moleculer").ServiceBroker;
+	logger: import("moleculer").LoggerInstance;
+	settings: { port: number | undefined };
+	server: http.Server;
+	credentials: Map<string, { caller: Caller; expiresAt: number }>;
+	counters: Counters;
+	throttle: LoginThrottle;
+	prometheus: (() => string) | null;
+	httpHandler(req: http.IncomingMessage, res: Response): Promise<void>;
+	renderError(req: Request, res: Response, error: unknown): void;
+	sendJson(res: Response, status: number, body: unknown): void;
+	serveOperational(req: Request, res: Response): Promise<boolean>;
+	clientAddress(req: Request): string;
+	enforceRateLimit(user: Caller | null, req: Request): Promise<void>;
+}
+
+export default ApiService as unknown as ServiceSchema;

@@ -1,0 +1,121 @@
+/**
+ * Expiring counters shared by every gateway: failed-login throttling and the per-caller
+ * rate limit (decisions §3). They live in the cacher's store: Redis when CACHER is set (so
+ * all gateways see the same counts), process memory otherwise. A Redis outage must not
+ * turn into failed requests, so Redis errors fail open (counted as 0) and are logged.
+ */
+import type Redis from "ioredis";
+
+export interface Counters {
+	/** Adds one and returns the new count; the key expires ttlSeconds after its first increment. */
+	increment(key: string, ttlSeconds: number): Promise<number>;
+	/** Value (a number) or null. */
+	read(key: string): Promise<number | null>;
+	/** Seconds until the key expires, or 0. */
+	ttl(key: string): Promise<number>;
+	write(key: string, value: number, ttlSeconds: number): Promise<void>;
+	remove(key: string): Promise<void>;
+}
+
+interface Entry {
+	value: number;
+	expiresAt: number;
+}
+
+export class MemoryCounters implements Counters {
+	private readonly entries = new Map<string, Entry>();
+	private sweeps = 0;
+
+	private live(key: string): Entry | undefined {
+		const entry = this.entries.get(key);
+		if (entry && entry.expiresAt <= Date.now()) {
+			this.entries.delete(key);
+			return undefined;
+		}
+		return entry;
+	}
+
+	/** Drops expired keys now and then, so a flood of distinct usernames cannot grow memory forever. */
+	private sweep(): void {
+		if (++this.sweeps % 1000 !== 0) return;
+		const now = Date.now();
+		for (const [key, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(key);
+	}
+
+	async increment(key: string, ttlSeconds: number): Promise<number> {
+		this.sweep();
+		const entry = this.live(key);
+		if (entry) {
+			entry.value += 1;
+			return entry.value;
+		}
+		this.entries.set(key, { value: 1, expiresAt: Date.now() + ttlSeconds * 1000 });
+		return 1;
+	}
+
+	async read(key: string): Promise<number | null> {
+		return this.live(key)?.value ?? null;
+	}
+
+	async ttl(key: string): Promise<number> {
+		const entry = this.live(key);
+		return entry ? Math.ceil((entry.expiresAt - Date.now()) / 1000) : 0;
+	}
+
+	async write(key: string, value: number, ttlSeconds: number): Promise<void> {
+		this.sweep();
+		this.entries.set(key, { value, expiresAt: Date.now() + ttlSeconds * 1000 });
+	}
+
+	async remove(key: string): Promise<void> {
+		this.entries.delete(key);
+	}
+}
+
+export class RedisCounters implements Counters {
+	constructor(
+		private readonly redis: Redis,
+		private readonly prefix: string,
+		private readonly onError: (error: unknown) => void,
+	) {}
+
+	private async guard<T>(fallback: T, work: () => Promise<T>): Promise<T> {
+		try {
+			return await work();
+		} catch (error) {
+			this.onError(error);
+			return fallback;
+		}
+	}
+
+	increment(key: string, ttlSeconds: number): Promise<number> {
+		return this.guard(0, async () => {
+			const full = this.prefix + key;
+			const results = await this.redis.multi().incr(full).expire(full, ttlSeconds, "NX").exec();
+			return Number(results?.[0]?.[1] ?? 0);
+		});
+	}
+
+	read(key: string): Promise<number | null> {
+		return this.guard(null, async () => {
+			const value = await this.redis.get(this.prefix + key);
+			return value === null ? null : Number(value);
+		});
+	}
+
+	ttl(key: string): Promise<number> {
+		return this.guard(0, async () => Math.max(0, await this.redis.ttl(this.prefix + key)));
+	}
+
+	write(key: string, value: number, ttlSeconds: number): Promise<void> {
+		return this.guard(undefined, async () => {
+			await this.redis.set(this.prefix + key, String(value), "EX", ttlSeconds);
+		});
+	}
+
+	remove(key: string): Promise<void> {
+		return this.guard(undefined, async () => {
+			await this.redis.del(this.prefix + key);
+		});
+	}
+}

@@ -1,0 +1,133 @@
+/**
+ * The spec's error body (spec "Errors", decisions §8), built from any error a request can
+ * meet: the registry's typed errors (also after a trip over NATS), Moleculer's validation
+ * and availability errors, moleculer-web's routing errors and body-parser failures.
+ */
+import { STATUS_CODES } from "node:http";
+import type { ExceptionName, Violation } from "./errors";
+import { toViolations, type FailedCheck } from "./validation";
+
+export interface FieldErrorBody {
+	codes: string[];
+	defaultMessage: string;
+	objectName: string;
+	field: string;
+	rejectedValue: unknown;
+	bindingFailure: boolean;
+	code: string;
+	arguments: { codes: string[]; defaultMessage: string; code: string }[];
+}
+
+export interface ErrorBody {
+	timestamp: string;
+	status: number;
+	error: string;
+	exception: string;
+	message: string;
+	path: string;
+	description?: string;
+	errors?: FieldErrorBody[];
+}
+
+/** ISO 8601 date-time without zone, e.g. 2026-11-22T10:15:30.123 (UTC). */
+export function timestamp(now = new Date()): string {
+	return now.toISOString().slice(0, -1);
+}
+
+export function fieldError(objectName: string, violation: Violation): FieldErrorBody {
+	const { field, code } = violation;
+	return {
+		codes: [`${code}.${objectName}.${field}`, `${code}.${field}`, code],
+		defaultMessage: violation.defaultMessage,
+		objectName,
+		field,
+		rejectedValue: violation.rejectedValue ?? null,
+		bindingFailure: violation.bindingFailure === true,
+		code,
+		arguments: [{ codes: [`${objectName}.${field}`, field], defaultMessage: field, code: field }],
+	};
+}
+
+interface Classified {
+	status: number;
+	exception: ExceptionName;
+	message: string;
+	violations?: Violation[];
+}
+
+interface ErrorLike {
+	name?: string;
+	message?: string;
+	code?: unknown;
+	type?: unknown;
+	status?: unknown;
+	data?: unknown;
+}
+
+const REGISTRY_EXCEPTIONS = new Set<string>([
+	"NotFoundException",
+	"MethodArgumentNotValidException",
+	"HttpMessageNotReadableException",
+	"MethodArgumentTypeMismatchException",
+	"ConflictException",
+	"AuthenticationException",
+	"AccessDeniedException",
+	"HttpMediaTypeNotAcceptableException",
+	"HttpMediaTypeNotSupportedException",
+	"HttpRequestMethodNotSupportedException",
+	"PayloadTooLargeException",
+	"TooManyRequestsException",
+	"ServiceUnavailableException",
+]);
+
+/** Which errors mean "a service the request needs is not there or did not answer in time". */
+const UNAVAILABLE_TYPES = new Set(["SERVICE_NOT_FOUND", "SERVICE_NOT_AVAILABLE", "REQUEST_TIMEOUT", "REQUEST_REJECTED", "REQUEST_SKIPPED", "NO_ALIAS_HANDLER_UNAVAILABLE"]);
+
+/**
+ * Maps an error to status, exception name and message. `validated` is what the action was
+ * called with (for rejectedValue of fastest-validator failures).
+ */
+export function classify(error: unknown, validated: unknown): Classified {
+	const err = (error ?? {}) as ErrorLike;
+	const type = typeof err.type === "string" ? err.type : "";
+	const code = typeof err.code === "number" ? err.code : typeof err.status === "number" ? err.status : 500;
+
+	if (REGISTRY_EXCEPTIONS.has(type)) {
+		const data = err.data as { violations?: Violation[] } | undefined;
+		return { status: code, exception: type as ExceptionName, message: err.message ?? "", violations: data?.violations };
+	}
+	if (type === "VALIDATION_ERROR" && Array.isArray(err.data)) {
+		const violations = toViolations(err.data as FailedCheck[], validated);
+		return { status: 400, exception: "MethodArgumentNotValidException", message: "", violations };
+	}
+	// body-parser failures (they carry `type` like "entity.parse.failed" and a `status`).
+	if (type === "entity.parse.failed") return { status: 400, exception: "HttpMessageNotReadableException", message: `JSON parse error: ${err.message}` };
+	if (type === "entity.too.large") return { status: 413, exception: "PayloadTooLargeException", message: "Request body is larger than 1 MiB" };
+	if (type === "encoding.unsupported" || type === "charset.unsupported") return { status: 415, exception: "HttpMediaTypeNotSupportedException", message: err.message ?? "" };
+	if (type === "request.aborted" || type === "request.size.invalid") return { status: 400, exception: "HttpMessageNotReadableException", message: err.message ?? "" };
+	// moleculer-web routing errors
+	if (type === "NOT_FOUND" || err.name === "NotFoundError") return { status: 404, exception: "NotFoundException", message: "No endpoint matches this path" };
+	if (type === "ERR_UNABLE_DECODE_PARAM") return { status: 400, exception: "MethodArgumentTypeMismatchException", message: "A path parameter is not validly percent-encoded" };
+	if (type === "RATE_LIMIT_EXCEEDED") return { status: 429, exception: "TooManyRequestsException", message: "Rate limit exceeded" };
+	if (UNAVAILABLE_TYPES.has(type) || err.name === "ServiceUnavailableError" || code === 503) {
+		return { status: 503, exception: "ServiceUnavailableException", message: "A service needed for this request is not available; try again shortly" };
+	}
+	return { status: 500, exception: "InternalServerError", message: "Internal server error" };
+}
+
+export function errorBody(classified: Classified, path: string, objectName: string | undefined): ErrorBody {
+	const body: ErrorBody = {
+		timestamp: timestamp(),
+		status: classified.status,
+		error: STATUS_CODES[classified.status] ?? "Error",
+		exception: classified.exception,
+		message: classified.message,
+		path,
+	};
+	if (classified.violations) {
+		const name = objectName ?? "request";
+		body.errors = classified.violations.map((violation) => fieldError(name, violation));
+		body.message = `Validation failed for object='${name}'. Error count: ${classified.violations.length}`;
+	}
+	return body;
+}

@@ -1,0 +1,26 @@
+/**
+ * GET /metrics: Moleculer's own metrics registry in Prometheus text format. Moleculer's
+ * PrometheusReporter serves on a port of its own; the registry answers on the gateway's port
+ * instead, so this reporter formats without listening.
+ */
+import { MetricReporters, type ServiceBroker } from "moleculer";
+
+type Formatter = { generatePrometheusResponse(): string; init(registry: unknown): void };
+
+const PrometheusReporter = MetricReporters.Prometheus as unknown as new (options: object) => Formatter;
+
+class QuietPrometheusReporter extends PrometheusReporter {
+	init(registry: unknown): void {
+		// BaseReporter.init only: no HTTP server of its own.
+		(MetricReporters.Base.prototype as unknown as Formatter).init.call(this, registry);
+		(this as unknown as { defaultLabels: unknown }).defaultLabels = {};
+	}
+}
+
+export function prometheusFormatter(broker: ServiceBroker): (() => string) | null {
+	const registry = (broker as unknown as { metrics?: { isEnabled(): boolean } }).metrics;
+	if (!registry || !registry.isEnabled()) return null;
+	const reporter = new QuietPrometheusReporter({ includes: null, excludes: null, metricNamePrefix: null, metricNameSuffix: null });
+	reporter.init(registry);
+	return () => reporter.generatePrometheusResponse();
+}

@@ -1,0 +1,137 @@
+/**
+ * Content negotiation and operation selection (spec "Endpoint table" rules 1–2,
+ * decisions §2 and §5). Pure functions over the operations table.
+ */
+import { RegistryError, TypeMismatch } from "./errors";
+import { isUuid, parseParticipantIdentifier } from "./identifiers";
+import type { HttpMethod, Operation } from "./operations";
+
+/** Operations that share a method and a path; the gateway registers one alias per group. */
+export interface OperationGroup {
+	method: HttpMethod;
+	path: string;
+	operations: Operation[];
+}
+
+export function groupOperations(operations: Operation[]): OperationGroup[] {
+	const groups = new Map<string, OperationGroup>();
+	for (const operation of operations) {
+		const key = `${operation.method} ${operation.path}`;
+		const group = groups.get(key) ?? { method: operation.method, path: operation.path, operations: [] };
+		group.operations.push(operation);
+		groups.set(key, group);
+	}
+	return [...groups.values()];
+}
+
+/** `type/subtype` of a media range or Content-Type, lower-cased, without parameters. */
+export function essence(mediaType: string): string {
+	return mediaType.split(";")[0].trim().toLowerCase();
+}
+
+const GENERIC_ACCEPT = new Set(["*/*", "application/*", "application/json"]);
+
+interface MediaRange {
+	essence: string;
+	quality: number;
+}
+
+function parseAccept(accept: string): MediaRange[] {
+	return accept
+		.split(",")
+		.map((part) => part.trim())
+		.filter((part) => part.length > 0)
+		.map((part) => {
+			const quality = /;\s*q\s*=\s*([0-9.]+)/i.exec(part);
+			return { essence: essence(part), quality: quality ? Number(quality[1]) : 1 };
+		})
+		.filter((range) => range.quality > 0)
+		.sort((a, b) => b.quality - a.quality);
+}
+
+function notAcceptable(accept: string, candidates: Operation[]): RegistryError {
+	const offered = [...new Set(candidates.flatMap((operation) => operation.mediaTypes))].join(", ");
+	return new RegistryError(406, "HttpMediaTypeNotAcceptableException", `Could not find acceptable representation for Accept '${accept}'; this operation produces: ${offered}`);
+}
+
+/**
+ * Picks the operation of a group by Accept: a media range whose type/subtype equals an
+ * operation's media type selects it (any parameters); a missing Accept, `*​/*`,
+ * `application/*` or `application/json` selects the default (paged) form; else 406.
+ */
+export function selectByAccept(candidates: Operation[], accept: string | undefined): Operation {
+	const fallback = candidates.find((operation) => operation.isDefault) ?? candidates[0];
+	if (!accept || accept.trim() === "") return fallback;
+	for (const range of parseAccept(accept)) {
+		const match = candidates.find((operation) => operation.mediaTypes.includes(range.essence));
+		if (match) return match;
+		if (GENERIC_ACCEPT.has(range.essence)) return fallback;
+	}
+	throw notAcceptable(accept, candidates);
+}
+
+/**
+ * Content-Type of a request with a body: the operation's media type or application/json,
+ * any charset; anything else (or none) is 415.
+ */
+export function checkContentType(operation: Operation, contentType: string | undefined): void {
+	const given = contentType ? essence(contentType) : "";
+	if (given === "application/json" || operation.mediaTypes.includes(given)) return;
+	throw new RegistryError(
+		415,
+		"HttpMediaTypeNotSupportedException",
+		`Content type '${contentType ?? ""}' not supported; use ${operation.mediaTypes[0]} or application/json`,
+	);
+}
+
+export function isJsonContentType(contentType: string | undefined): boolean {
+	if (!contentType) return false;
+	const given = essence(contentType);
+	return given === "application/json" || /^application\/vnd\.registry\.[a-z.-]+\.v\d+\+json$/.test(given);
+}
+
+/** Path value forms (spec rule 2): which operations of a group a value can address. */
+export function pathFormOf(value: string): "qualifiedIdentifier" | "uuid" | null {
+	if (isUuid(value)) return "uuid";
+	if (parseParticipantIdentifier(value)) return "qualifiedIdentifier";
+	return null;
+}
+
+/**
+ * Narrows a group to the rows the participant path value can address. A value that is
+ * neither a qualified identifier nor a UUID is 400 (decisions §5).
+ */
+export function selectByPathForm(candidates: Operation[], params: Record<string, string>): Operation[] {
+	const formed = candidates.filter((operation) => operation.pathForm);
+	if (formed.length === 0) return candidates;
+	const value = params.participant ?? "";
+	const form = pathFormOf(value);
+	const matching = candidates.filter((operation) => !operation.pathForm || operation.pathForm === form);
+	if (!form || matching.length === 0) {
+		const accepted = [...new Set(formed.map((operation) => operation.pathForm))].join(" or ");
+		throw new TypeMismatch(`Path value '${value}' is not a ${accepted === "uuid" ? "UUID" : accepted === "qualifiedIdentifier" ? "qualified identifier (<scheme>::<icd>:<organizationIdentifier>)" : "qualified identifier or a UUID"}`);
+	}
+	return matching;
+}
+
+/**
+ * Checks every path parameter of the chosen operation and turns them into the action's
+ * params (docs/internals.md): UUIDs lower-cased as `identifier`, participant and
+ * organization values as `qualifiedIdentifier`.
+ */
+export function pathParamsToActionParams(operation: Operation, params: Record<string, string>): Record<string, string> {
+	const out: Record<string, string> = {};
+	for (const [name, kind] of Object.entries(operation.pathParams)) {
+		const value = params[name] ?? "";
+		if (kind === "uuid") {
+			if (!isUuid(value)) throw new TypeMismatch(`Failed to convert value '${value}' of path parameter '${name}' to required type 'UUID'`);
+			out[name === "serviceProviderIdentifier" ? name : "identifier"] = value.toLowerCase();
+		} else {
+			if (!parseParticipantIdentifier(value)) {
+				throw new TypeMismatch(`Path parameter '${name}' must be a qualified identifier <scheme>::<icd>:<organizationIdentifier>; value: '${value}'`);
+			}
+			out.qualifiedIdentifier = value;
+		}
+	}
+	return out;
+}

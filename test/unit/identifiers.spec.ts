@@ -1,0 +1,21 @@
+import { isValidNorwegianOrganizationNumber, parseParticipantIdentifier } from "../../src/identifiers";
+
+describe("participant qualified identifiers (decisions §5)", () => {
+	test("splits scheme, ICD and organization identifier, folding case for the key", () => {
+		expect(parseParticipantIdentifier("iso6523-actorid-upis::0088:ABC123")).toEqual({ icd: "0088", organizationIdentifier: "ABC123", organizationKey: "0088:abc123" });
+	});
+
+	test.each(["0192:991825827", "iso6523-actorid-upis:0192:991825827", "iso6523-actorid-upis::01920:1", `iso6523-actorid-upis::0192:${"1".repeat(36)}`])("%p is not a participant identifier", (value) => {
+		expect(parseParticipantIdentifier(value)).toBeNull();
+	});
+});
+
+describe("Norwegian organization numbers (ICD 0192, MOD11)", () => {
+	test.each(["991825827", "923609016", "986252932", "745707327"])("%s is valid", (value) => {
+		expect(isValidNorwegianOrganizationNumber(value)).toBe(true);
+	});
+
+	test.each(["991825828", "12345678", "9918258270", "abcdefghi"])("%s is not", (value) => {
+		expect(isValidNorwegianOrganizationNumber(value)).toBe(false);
+	});
+});

@@ -1,0 +1,47 @@
+import { MemoryCounters } from "../../src/counters";
+import { LoginThrottle, rateLimitWait } from "../../src/login-throttle";
+
+const settings = { userMaxFailures: 3, addressMaxFailures: 5, windowSeconds: 300, lockoutSeconds: 300, maxLockoutSeconds: 3600 };
+
+describe("failed-login throttling (decisions §3)", () => {
+	test("a username is locked after the maximum failures, for right and wrong attempts alike", async () => {
+		const throttle = new LoginThrottle(new MemoryCounters(), settings);
+		for (let attempt = 0; attempt < 2; attempt++) await throttle.recordFailure("alice", "10.0.0.1");
+		expect(await throttle.retryAfter("alice", "10.0.0.2")).toBe(0);
+		await throttle.recordFailure("alice", "10.0.0.1");
+		expect(await throttle.retryAfter("alice", "10.0.0.2")).toBeGreaterThan(290);
+		expect(await throttle.retryAfter("bob", "10.0.0.2")).toBe(0);
+	});
+
+	test("the lockout doubles on repeat", async () => {
+		const throttle = new LoginThrottle(new MemoryCounters(), { ...settings, addressMaxFailures: 1000 });
+		for (let attempt = 0; attempt < 6; attempt++) await throttle.recordFailure("alice", "10.0.0.1");
+		expect(await throttle.retryAfter("alice", "x")).toBeGreaterThan(590);
+	});
+
+	test("an address is locked after its maximum failures across usernames", async () => {
+		const throttle = new LoginThrottle(new MemoryCounters(), settings);
+		for (let attempt = 0; attempt < 5; attempt++) await throttle.recordFailure(`user${attempt}`, "10.0.0.9");
+		expect(await throttle.retryAfter("anyone", "10.0.0.9")).toBeGreaterThan(0);
+		expect(await throttle.retryAfter("anyone", "10.0.0.8")).toBe(0);
+	});
+
+	test("a success clears the failure count", async () => {
+		const throttle = new LoginThrottle(new MemoryCounters(), settings);
+		await throttle.recordFailure("alice", "a");
+		await throttle.recordFailure("alice", "a");
+		await throttle.recordSuccess("alice");
+		await throttle.recordFailure("alice", "a");
+		expect(await throttle.retryAfter("alice", "b")).toBe(0);
+	});
+});
+
+describe("per-caller rate limit", () => {
+	test("the request over the limit waits until the next minute", async () => {
+		const counters = new MemoryCounters();
+		const now = Date.UTC(2026, 0, 1, 0, 0, 30);
+		for (let request = 0; request < 3; request++) expect(await rateLimitWait(counters, "user:a", 3, now)).toBe(0);
+		expect(await rateLimitWait(counters, "user:a", 3, now)).toBe(30);
+		expect(await rateLimitWait(counters, "user:b", 3, now)).toBe(0);
+	});
+});

@@ -1,0 +1,97 @@
+import { checkContentType, groupOperations, pathParamsToActionParams, selectByAccept, selectByPathForm } from "../../src/negotiation";
+import { OPERATIONS } from "../../src/operations";
+
+const group = (method: string, path: string) => {
+	const found = groupOperations(OPERATIONS).find((candidate) => candidate.method === method && candidate.path === path);
+	if (!found) throw new Error(`no group ${method} ${path}`);
+	return found.operations;
+};
+
+describe("content negotiation (decisions §2)", () => {
+	const participantsGet = group("GET", "/participants");
+
+	test("the stream media type selects the array form, the find media type the paged form", () => {
+		expect(selectByAccept(participantsGet, "application/vnd.registry.participants.stream.v1+json").id).toBe("streamParticipants");
+		expect(selectByAccept(participantsGet, "application/vnd.registry.participants.find.v1+json;charset=UTF-8").id).toBe("findParticipants");
+	});
+
+	test.each([undefined, "", "*/*", "application/*", "application/json", "application/json;charset=UTF-8"])(
+		"Accept %p selects the paged default",
+		(accept) => {
+			expect(selectByAccept(participantsGet, accept).id).toBe("findParticipants");
+		},
+	);
+
+	test("parameters and q-values do not prevent a match, and the highest quality wins", () => {
+		const accept = "application/vnd.registry.participants.find.v1+json;q=0.5, application/vnd.registry.participants.stream.v1+json;q=0.9";
+		expect(selectByAccept(participantsGet, accept).id).toBe("streamParticipants");
+	});
+
+	test("an Accept naming another operation's media type is 406", () => {
+		expect(() => selectByAccept(participantsGet, "application/vnd.registry.processes.find.v1+json")).toThrow(
+			expect.objectContaining({ code: 406, type: "HttpMediaTypeNotAcceptableException" }),
+		);
+		expect(() => selectByAccept(participantsGet, "text/html")).toThrow(expect.objectContaining({ code: 406 }));
+	});
+
+	test("the organization lookup accepts both spellings", () => {
+		const lookup = group("GET", "/organizations/:qualifiedIdentifier/processes");
+		expect(selectByAccept(lookup, "application/vnd.registry.organizations.processes.v1+json").id).toBe("findOrganizationProcesses");
+		expect(selectByAccept(lookup, "application/vnd.registry.organization.processes.v1+json").id).toBe("findOrganizationProcesses");
+	});
+
+	test("Content-Type must be the operation's media type or application/json, else 415", () => {
+		const add = OPERATIONS.find((operation) => operation.id === "addProcess")!;
+		expect(() => checkContentType(add, "application/vnd.registry.processes.add.v1+json;charset=UTF-8")).not.toThrow();
+		expect(() => checkContentType(add, "application/json")).not.toThrow();
+		expect(() => checkContentType(add, "text/plain")).toThrow(expect.objectContaining({ code: 415 }));
+		expect(() => checkContentType(add, undefined)).toThrow(expect.objectContaining({ code: 415 }));
+		expect(() => checkContentType(add, "application/vnd.registry.processes.update.v1+json")).toThrow(expect.objectContaining({ code: 415 }));
+	});
+});
+
+describe("participant path forms (spec rule 2, decisions §5)", () => {
+	const participantGet = group("GET", "/participants/:participant");
+
+	test("a qualified identifier selects the qualified row, a UUID the UUID row", () => {
+		expect(selectByPathForm(participantGet, { participant: "iso6523-actorid-upis::0192:991825827" }).map((op) => op.id)).toEqual([
+			"getParticipantByQualifiedIdentifier",
+		]);
+		expect(selectByPathForm(participantGet, { participant: "6f1c1a4e-2f0b-4c55-9a43-1b2c3d4e5f60" }).map((op) => op.id)).toEqual(["getParticipant"]);
+	});
+
+	test("the scheme is case-insensitive", () => {
+		expect(selectByPathForm(participantGet, { participant: "ISO6523-ACTORID-UPIS::0192:991825827" })).toHaveLength(1);
+	});
+
+	test.each(["abc", "iso6523-actorid-upis::12345:1", "other::0192:1", "iso6523-actorid-upis::0192:", "1234"])("%p is 400", (value) => {
+		expect(() => selectByPathForm(participantGet, { participant: value })).toThrow(expect.objectContaining({ code: 400 }));
+	});
+
+	test("transfer takes only a qualified identifier", () => {
+		const transfer = group("PUT", "/participants/:participant/transfer/:serviceProviderIdentifier");
+		expect(() => selectByPathForm(transfer, { participant: "6f1c1a4e-2f0b-4c55-9a43-1b2c3d4e5f60" })).toThrow(expect.objectContaining({ code: 400 }));
+	});
+
+	test("UUID path parameters are checked and lower-cased", () => {
+		const get = OPERATIONS.find((operation) => operation.id === "getProcess")!;
+		expect(pathParamsToActionParams(get, { identifier: "6F1C1A4E-2F0B-4C55-9A43-1B2C3D4E5F60" })).toEqual({ identifier: "6f1c1a4e-2f0b-4c55-9a43-1b2c3d4e5f60" });
+		expect(() => pathParamsToActionParams(get, { identifier: "not-a-uuid" })).toThrow(expect.objectContaining({ code: 400, type: "MethodArgumentTypeMismatchException" }));
+	});
+});
+
+describe("the operations table", () => {
+	test("holds the 25 operations of the contract, each with a unique id", () => {
+		expect(OPERATIONS).toHaveLength(25);
+		expect(new Set(OPERATIONS.map((operation) => operation.id)).size).toBe(25);
+	});
+
+	test("operations sharing a method and path differ by media type or path form, and one is the default", () => {
+		for (const { operations } of groupOperations(OPERATIONS)) {
+			if (operations.length < 2) continue;
+			const forms = new Set(operations.map((operation) => `${operation.mediaTypes[0]}|${operation.pathForm ?? ""}`));
+			expect(forms.size).toBe(operations.length);
+			if (!operations[0].pathForm) expect(operations.filter((operation) => operation.isDefault)).toHaveLength(1);
+		}
+	});
+});
