@@ -5,7 +5,8 @@
  */
 import fs from "node:fs";
 import { createRegistryBroker } from "./src/broker";
-import { env, selectedServices } from "./src/settings";
+import { startOperationalServer } from "./src/operational-server";
+import { env, envNumber, selectedServices } from "./src/settings";
 
 async function main(): Promise<void> {
 	const services = selectedServices();
@@ -15,6 +16,8 @@ async function main(): Promise<void> {
 		`participant registry: mode=${mode}; services=${services.join(",")}; store=${env("MONGO_URI") ? "mongodb" : `sqlite in ${env("DATA_DIR")}`}; cache=${env("CACHER") ? "redis" : "memory"}; namespace=${env("NAMESPACE") || "(none)"}`,
 	);
 	await broker.start();
+	// A process without the gateway still answers health probes and metrics on PORT.
+	const operational = services.includes("api") ? null : await startOperationalServer(broker, envNumber("PORT"));
 
 	const seedFile = env("REGISTRY_SEED");
 	if (seedFile) {
@@ -27,6 +30,7 @@ async function main(): Promise<void> {
 
 	const shutdown = (signal: string) => {
 		broker.logger.info(`${signal} received: finishing in-flight requests and leaving the cluster`);
+		operational?.close();
 		broker.stop().then(
 			() => process.exit(0),
 			(error) => {
