@@ -24,6 +24,9 @@ async function main(): Promise<void> {
 		// eslint-disable-next-line @typescript-eslint/no-require-imports
 		const { importSeedFile } = require("./src/seed") as { importSeedFile: (broker: unknown, file: string) => Promise<unknown> };
 		if (!fs.existsSync(seedFile)) throw new Error(`REGISTRY_SEED file not found: ${seedFile}`);
+		// In distributed mode the owning services may live in other processes: import through
+		// their actions once they are reachable, so a seed given to one process fills the cluster.
+		await broker.waitForServices(["accounts", "accessPoints", "catalog", "participants"], 120000);
 		const result = await importSeedFile(broker, seedFile);
 		broker.logger.info(`seed ${seedFile} imported:`, result);
 	}

@@ -28,17 +28,42 @@ export function demoSeed(): Record<string, unknown> {
 	return JSON.parse(fs.readFileSync(DEMO_SEED_FILE, "utf8"));
 }
 
+/**
+ * Which topology the HTTP suites run against: the one-process default, or (jest project
+ * "distributed", REGISTRY_TOPOLOGY=distributed) every service in its own OS process over
+ * the real NATS and Redis. The same test files run against both.
+ */
+export const TOPOLOGY = process.env.REGISTRY_TOPOLOGY === "distributed" ? "distributed" : "one-process";
+
+async function importSeedThrough(broker: ServiceBroker, seed: object): Promise<void> {
+	// eslint-disable-next-line @typescript-eslint/no-require-imports
+	const { importSeed } = require("../../src/seed") as { importSeed: (broker: ServiceBroker, seed: object) => Promise<unknown> };
+	await importSeed(broker, seed);
+}
+
+async function startDistributed(options: StartOptions): Promise<RunningRegistry> {
+	// eslint-disable-next-line @typescript-eslint/no-require-imports
+	const { startCluster } = require("./cluster") as typeof import("./cluster");
+	const cluster = await startCluster({ env: options.env });
+	const seed = options.seed === undefined ? demoSeed() : options.seed;
+	try {
+		await cluster.broker.waitForServices(["accounts", "catalog", "accessPoints", "participants", "lookup"], 30000);
+		if (seed) await importSeedThrough(cluster.broker, seed);
+	} catch (error) {
+		await cluster.stop();
+		throw error;
+	}
+	return { url: cluster.url, broker: cluster.broker, stop: () => cluster.stop() };
+}
+
 export async function startRegistry(options: StartOptions = {}): Promise<RunningRegistry> {
+	if (TOPOLOGY === "distributed" && !options.services) return startDistributed(options);
 	const previous = { ...process.env };
 	Object.assign(process.env, { DATA_DIR: ":memory:", PORT: "0", LOG_LEVEL: "warn" }, options.env ?? {});
 	const broker = createRegistryBroker({ services: options.services, overrides: { logger: false } });
 	await broker.start();
 	const seed = options.seed === undefined ? demoSeed() : options.seed;
-	if (seed) {
-		// eslint-disable-next-line @typescript-eslint/no-require-imports
-		const { importSeed } = require("../../src/seed") as { importSeed: (broker: ServiceBroker, seed: object) => Promise<unknown> };
-		await importSeed(broker, seed);
-	}
+	if (seed) await importSeedThrough(broker, seed);
 	const api = broker.getLocalService("api") as unknown as { settings: { port: number } } | undefined;
 	const url = api ? `http://127.0.0.1:${api.settings.port}` : "";
 	return {
@@ -55,4 +80,26 @@ export async function startRegistry(options: StartOptions = {}): Promise<Running
 /** Basic credentials of the demo accounts (docs/demo-data.md). */
 export function basic(username: string, password: string): string {
 	return `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
+}
+
+interface SeedAccount {
+	username: string;
+	password?: string;
+	role: string;
+	serviceProvider?: string;
+}
+
+/** Authorization header of the first demo account with that role (the n-th with `index`). */
+export function demoAuth(role: string, index = 0): string {
+	const accounts = (demoSeed().accounts as SeedAccount[]).filter((account) => account.role === role && account.password);
+	const account = accounts[index];
+	if (!account) throw new Error(`seed/demo.json has no account #${index} with role ${role}`);
+	return basic(account.username, account.password as string);
+}
+
+/** The demo account itself (username, password, serviceProvider). */
+export function demoAccount(role: string, index = 0): SeedAccount {
+	const accounts = (demoSeed().accounts as SeedAccount[]).filter((account) => account.role === role && account.password);
+	if (!accounts[index]) throw new Error(`seed/demo.json has no account #${index} with role ${role}`);
+	return accounts[index];
 }

@@ -1,0 +1,206 @@
+/**
+ * The registry in distributed mode for tests: the gateway and every service as separate OS
+ * processes (`node dist/server.js` with SERVICES=<one>), over the real NATS and Redis of this
+ * machine, each with its own embedded store. Every run has its own NAMESPACE, so its
+ * JetStream stream and Redis keys are its own; stop() removes them.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import Redis from "ioredis";
+import type { ServiceBroker } from "moleculer";
+import { connect } from "nats";
+import { createRegistryBroker } from "../../src/broker";
+import { channelPrefix } from "../../src/channels";
+import { NATS_URL, REDIS_URL } from "./servers";
+
+const ROOT = path.join(__dirname, "..", "..");
+
+export interface ClusterProcess {
+	name: string;
+	services: string;
+	port: number;
+	child: ChildProcess;
+	output: string[];
+}
+
+export interface Cluster {
+	url: string;
+	namespace: string;
+	/** A service-less node on the same NATS namespace: broker.call reaches the cluster's services. */
+	broker: ServiceBroker;
+	processes: Map<string, ClusterProcess>;
+	/** Environment every process of this cluster shares. */
+	env: Record<string, string>;
+	kill(name: string, signal?: NodeJS.Signals): Promise<void>;
+	restart(name: string): Promise<void>;
+	stop(): Promise<void>;
+}
+
+export interface ClusterOptions {
+	/** Process name → SERVICES. Default: one process per service. */
+	topology?: Record<string, string>;
+	env?: Record<string, string>;
+	/** Extra environment per process name. */
+	processEnv?: Record<string, Record<string, string>>;
+}
+
+export const ONE_PROCESS_PER_SERVICE: Record<string, string> = {
+	gateway: "api",
+	catalog: "catalog",
+	participants: "participants",
+	accessPoints: "accessPoints",
+	lookup: "lookup",
+	accounts: "accounts",
+};
+
+function freePort(): Promise<number> {
+	return new Promise((resolve, reject) => {
+		const server = net.createServer();
+		server.once("error", reject);
+		server.listen(0, "127.0.0.1", () => {
+			const { port } = server.address() as net.AddressInfo;
+			server.close(() => resolve(port));
+		});
+	});
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+	const deadline = Date.now() + timeoutMs;
+	while (Date.now() < deadline) {
+		if (await check().catch(() => false)) return;
+		await new Promise((resolve) => setTimeout(resolve, 100));
+	}
+	throw new Error(`timed out waiting for ${what}`);
+}
+
+async function ready(port: number): Promise<boolean> {
+	const response = await fetch(`http://127.0.0.1:${port}/health/ready`);
+	return response.status === 200;
+}
+
+export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
+	const namespace = `t${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
+	const dataRoot = fs.mkdtempSync(path.join(os.tmpdir(), "registry-cluster-"));
+	const topology = options.topology ?? ONE_PROCESS_PER_SERVICE;
+	const shared: Record<string, string> = {
+		TRANSPORTER: NATS_URL,
+		CACHER: REDIS_URL,
+		NAMESPACE: namespace,
+		LOG_LEVEL: "warn",
+		REQUEST_TIMEOUT: "5000",
+		...options.env,
+	};
+	const processes = new Map<string, ClusterProcess>();
+
+	const launch = (name: string, services: string, port: number): ClusterProcess => {
+		const output: string[] = [];
+		const child = spawn(process.execPath, [path.join(ROOT, "dist", "server.js")], {
+			cwd: ROOT,
+			env: { ...process.env, ...shared, ...options.processEnv?.[name], SERVICES: services, PORT: String(port), DATA_DIR: path.join(dataRoot, name), NODE_ID: `${name}-${namespace}` },
+			stdio: ["ignore", "pipe", "pipe"],
+		});
+		const keep = (chunk: Buffer) => {
+			output.push(chunk.toString());
+			if (output.length > 200) output.shift();
+		};
+		child.stdout?.on("data", keep);
+		child.stderr?.on("data", keep);
+		const entry = { name, services, port, child, output };
+		processes.set(name, entry);
+		return entry;
+	};
+
+	for (const [name, services] of Object.entries(topology)) launch(name, services, await freePort());
+	const broker = createRegistryBroker({ services: [], env: { ...process.env, ...shared, SERVICES: "" }, overrides: { logger: false, nodeID: `test-client-${namespace}` } });
+
+	const stopProcess = async (entry: ClusterProcess, signal: NodeJS.Signals) => {
+		if (entry.child.exitCode !== null || entry.child.signalCode !== null) return;
+		const exited = new Promise<void>((resolve) => entry.child.once("exit", () => resolve()));
+		entry.child.kill(signal);
+		const timer = setTimeout(() => entry.child.kill("SIGKILL"), 15000);
+		await exited;
+		clearTimeout(timer);
+	};
+
+	const cluster: Cluster = {
+		url: "",
+		namespace,
+		broker,
+		processes,
+		env: shared,
+		async kill(name, signal = "SIGKILL") {
+			const entry = processes.get(name);
+			if (entry) await stopProcess(entry, signal);
+		},
+		async restart(name) {
+			const entry = processes.get(name);
+			if (!entry) throw new Error(`no process ${name}`);
+			await stopProcess(entry, "SIGTERM");
+			const restarted = launch(name, entry.services, entry.port);
+			await waitFor(() => ready(restarted.port), 30000, `${name} to be ready again`);
+		},
+		async stop() {
+			await Promise.all([...processes.values()].map((entry) => stopProcess(entry, "SIGTERM")));
+			await broker.stop().catch(() => undefined);
+			await removeJetStreamStreams(namespace);
+			await removeRedisKeys(namespace);
+			fs.rmSync(dataRoot, { recursive: true, force: true });
+		},
+	};
+
+	try {
+		await broker.start();
+		for (const entry of processes.values()) {
+			await waitFor(async () => {
+				if (entry.child.exitCode !== null) throw new Error(`${entry.name} exited:\n${entry.output.join("")}`);
+				return ready(entry.port);
+			}, 60000, `${entry.name} to be ready`);
+		}
+	} catch (error) {
+		const logs = [...processes.values()].map((entry) => `--- ${entry.name}\n${entry.output.join("").slice(-3000)}`).join("\n");
+		await cluster.stop();
+		throw new Error(`${(error as Error).message}\n${logs}`);
+	}
+	const gateway = [...processes.values()].find((entry) => entry.services.split(",").includes("api"));
+	cluster.url = gateway ? `http://127.0.0.1:${gateway.port}` : "";
+	return cluster;
+}
+
+async function removeJetStreamStreams(namespace: string): Promise<void> {
+	const connection = await connect({ servers: NATS_URL.replace("nats://", "") }).catch(() => null);
+	if (!connection) return;
+	try {
+		const manager = await connection.jetstreamManager();
+		const prefix = channelPrefix(namespace);
+		for await (const stream of manager.streams.list()) {
+			const name = stream.config.name;
+			if (name.includes(prefix) || stream.config.subjects?.some((subject) => subject.includes(prefix))) await manager.streams.delete(name);
+		}
+	} catch {
+		// JetStream not enabled or already gone: nothing of this run is left.
+	} finally {
+		await connection.close();
+	}
+}
+
+async function removeRedisKeys(namespace: string): Promise<void> {
+	const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+	try {
+		await redis.connect();
+		for (const pattern of [`registry-${namespace}*`, `*${namespace}*`]) {
+			let cursor = "0";
+			do {
+				const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 500);
+				cursor = next;
+				if (keys.length) await redis.del(...keys);
+			} while (cursor !== "0");
+		}
+	} catch {
+		// Redis gone: nothing to clean.
+	} finally {
+		redis.disconnect();
+	}
+}
