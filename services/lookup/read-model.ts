@@ -1,0 +1,88 @@
+/**
+ * The lookup's read model (architecture "Lookup"): per organization, the processes each of
+ * its participants holds, with the participant's version. Pure functions: applying a
+ * change, rebuilding from the participants, and turning a model into the answer.
+ */
+import type { ParticipantChange } from "../../src/channels";
+import type { Process } from "../../src/model";
+import type { ModelSpec, StoredDoc } from "../../src/store/types";
+
+export interface Holder {
+	processes: string[];
+	version: number;
+	/**
+	 * A deleted participant stays as a tombstone so that an older change delivered late
+	 * (channels redeliver, and nothing orders two nodes' messages) cannot bring it back.
+	 */
+	deleted?: boolean;
+}
+
+export interface OrganizationProcessesDoc extends StoredDoc {
+	/** The organization key (`icd:organizationidentifier`, case-folded). */
+	identifier: string;
+	version?: number;
+	holders: Record<string, Holder>;
+}
+
+export const ORGANIZATION_PROCESSES_MODEL: ModelSpec = {
+	collection: "organizationProcesses",
+	fields: {},
+	indexes: [],
+};
+
+/**
+ * The model after a change, or null when the change is not newer than what is known for
+ * that participant (a redelivery or a late message): applying is idempotent.
+ */
+export function applyChange(doc: OrganizationProcessesDoc | null, change: ParticipantChange): OrganizationProcessesDoc | null {
+	const known = doc?.holders[change.participant];
+	if (known && known.version >= change.version) return null;
+	const holder: Holder = change.deleted ? { processes: [], version: change.version, deleted: true } : { processes: [...change.processes], version: change.version };
+	return { identifier: change.organizationKey, ...(doc?.version !== undefined ? { version: doc.version } : {}), holders: { ...(doc?.holders ?? {}), [change.participant]: holder } };
+}
+
+/** Does the organization have a participant (a live holder) in the registry? */
+export function hasParticipants(doc: OrganizationProcessesDoc | null): boolean {
+	return doc !== null && Object.values(doc.holders).some((holder) => !holder.deleted);
+}
+
+/** The union of the processes the organization's participants hold. */
+export function organizationProcessIds(doc: OrganizationProcessesDoc): string[] {
+	const ids = new Set<string>();
+	for (const holder of Object.values(doc.holders)) if (!holder.deleted) for (const id of holder.processes) ids.add(id);
+	return [...ids];
+}
+
+/** Read models from the participants' current state (the rebuild). Tombstones are not needed there. */
+export function rebuildModels(sets: Omit<ParticipantChange, "deleted">[]): OrganizationProcessesDoc[] {
+	const models = new Map<string, OrganizationProcessesDoc>();
+	for (const set of sets) {
+		const doc = models.get(set.organizationKey) ?? { identifier: set.organizationKey, holders: {} };
+		const known = doc.holders[set.participant];
+		if (!known || known.version < set.version) doc.holders[set.participant] = { processes: [...set.processes], version: set.version };
+		models.set(set.organizationKey, doc);
+	}
+	return [...models.values()];
+}
+
+/** A process as an anonymous caller may see it: hidden document types and dependencies left out (decisions §4). */
+export function visibleView(process: Process): Process {
+	return {
+		...process,
+		documentTypes: process.documentTypes.filter((documentType) => documentType.visible !== false),
+		dependencies: process.dependencies.filter((dependency) => dependency.visible !== false),
+	};
+}
+
+/**
+ * The answer: the organization's processes as full Process objects, in a stable order
+ * (qualified identifier, then identifier). Processes the catalog no longer has are left
+ * out; anonymous callers see only visible ones.
+ */
+export function organizationAnswer(processIds: string[], catalog: ReadonlyMap<string, Process>, anonymous: boolean): Process[] {
+	return processIds
+		.map((id) => catalog.get(id))
+		.filter((process): process is Process => process !== undefined && (!anonymous || process.visible !== false))
+		.map((process) => (anonymous ? visibleView(process) : process))
+		.sort((a, b) => (a.qualifiedIdentifier ?? "").localeCompare(b.qualifiedIdentifier ?? "") || a.identifier.localeCompare(b.identifier));
+}

@@ -1,0 +1,28 @@
+/**
+ * Stored participant → the spec's Participant (spec "Participant"): dates as UTC calendar
+ * dates, `deleteDate` only when set, `provider` and `processes` when resolved.
+ */
+import type { Participant, Process, ServiceProvider } from "../../src/model";
+import { calendarDate } from "../../src/participant-rules";
+import type { ParticipantDoc } from "./model";
+
+export function participantAnswer(doc: ParticipantDoc, provider?: ServiceProvider, processes?: Process[]): Participant {
+	return {
+		identifier: doc.identifier,
+		qualifiedIdentifier: doc.qualifiedIdentifier,
+		icd: doc.icd,
+		organizationIdentifier: doc.organizationIdentifier,
+		...(doc.name !== null && doc.name !== undefined ? { name: doc.name } : {}),
+		registrationDate: calendarDate(doc.registrationDate),
+		lastModificationDate: calendarDate(doc.lastModificationDate),
+		...(doc.deleteDate ? { deleteDate: doc.deleteDate } : {}),
+		contact: doc.contact,
+		...(provider ? { provider: { identifier: provider.identifier, title: provider.title } } : {}),
+		...(processes ? { processes } : {}),
+	};
+}
+
+/** The stored processes of a participant, resolved, in its order; ones the catalog no longer has are left out. */
+export function processesOf(doc: ParticipantDoc, resolved: Map<string, Process>): Process[] {
+	return doc.processIds.map((id) => resolved.get(id)).filter((process): process is Process => process !== undefined);
+}

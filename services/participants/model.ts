@@ -1,0 +1,99 @@
+/**
+ * The participants service's collections (docs/internals.md "Storage"): participants, the
+ * process claims that make "one provider per organization and process" a store rule, and
+ * the audit outbox. Declared here, next to the service that owns them.
+ */
+import { AUDIT_OUTBOX_MODEL } from "../../src/audit";
+import type { Contact } from "../../src/model";
+import type { ModelSpec, StoredDoc } from "../../src/store/types";
+
+export interface ParticipantDoc extends StoredDoc {
+	identifier: string;
+	version?: number;
+	icd: string;
+	/** As the client sent it (answered as given). */
+	organizationIdentifier: string;
+	/** Case-folded `icd:organizationIdentifier`: how organizations are compared (decisions §5). */
+	organizationKey: string;
+	qualifiedIdentifier: string;
+	name: string | null;
+	contact: Contact;
+	/** Process identifiers in the order last submitted (answers keep that order). */
+	processIds: string[];
+	serviceProvider: string;
+	/** ISO instants; answered as UTC calendar dates. */
+	registrationDate: string;
+	lastModificationDate: string;
+	/** `YYYY-MM-DD` or null: the sweeper removes the participant once it has arrived. */
+	deleteDate: string | null;
+}
+
+/**
+ * One claim per organization and process: its identifier is deterministic, so a second
+ * participant (another provider) claiming the same pair fails on the primary key inside
+ * the same batch as its participant write — the store, not a read, decides the race.
+ */
+export interface ProcessClaimDoc extends StoredDoc {
+	identifier: string;
+	version?: number;
+	organizationKey: string;
+	processId: string;
+	participant: string;
+}
+
+export const PARTICIPANTS_MODEL: ModelSpec = {
+	collection: "participants",
+	fields: {
+		icd: { kind: "string" },
+		organizationIdentifier: { kind: "string", caseInsensitive: true },
+		organizationKey: { kind: "string" },
+		qualifiedIdentifier: { kind: "string", caseInsensitive: true },
+		name: { kind: "string", caseInsensitive: true },
+		serviceProvider: { kind: "string" },
+		registrationDate: { kind: "string" },
+		lastModificationDate: { kind: "string" },
+		deleteDate: { kind: "string" },
+	},
+	indexes: [
+		{ name: "serviceProvider_organization", fields: ["serviceProvider", "organizationKey"], unique: true },
+		{ name: "organizationKey", fields: ["organizationKey"] },
+		{ name: "organizationIdentifier", fields: ["organizationIdentifier"] },
+		{ name: "name", fields: ["name"] },
+		{ name: "icd", fields: ["icd"] },
+		{ name: "qualifiedIdentifier", fields: ["qualifiedIdentifier"] },
+		{ name: "registrationDate", fields: ["registrationDate"] },
+		{ name: "lastModificationDate", fields: ["lastModificationDate"] },
+		{ name: "deleteDate", fields: ["deleteDate"] },
+		// Provider-scoped finds sort within one provider's participants.
+		{ name: "serviceProvider_name", fields: ["serviceProvider", "name"] },
+	],
+	textField: "name",
+};
+
+export const PROCESS_CLAIMS_MODEL: ModelSpec = {
+	collection: "processClaims",
+	fields: {
+		organizationKey: { kind: "string" },
+		processId: { kind: "string" },
+		participant: { kind: "string" },
+	},
+	indexes: [
+		{ name: "organization_process", fields: ["organizationKey", "processId"], unique: true },
+		{ name: "processId", fields: ["processId"] },
+		{ name: "participant", fields: ["participant"] },
+	],
+};
+
+export const PARTICIPANT_MODELS = {
+	participants: PARTICIPANTS_MODEL,
+	processClaims: PROCESS_CLAIMS_MODEL,
+	auditOutbox: AUDIT_OUTBOX_MODEL,
+};
+
+export function claimIdentifier(organizationKey: string, processId: string): string {
+	return `${organizationKey}|${processId}`;
+}
+
+export function claimDoc(participant: ParticipantDoc, processId: string): ProcessClaimDoc {
+	return { identifier: claimIdentifier(participant.organizationKey, processId), organizationKey: participant.organizationKey, processId, participant: participant.identifier };
+}
