@@ -1,0 +1,398 @@
+/**
+ * The deployment files agree with the code (issue 4): docker-compose.yml, k8s/*.yaml, the
+ * Dockerfile and docs/operations.md are parsed and checked against SERVICE_MODULES
+ * (src/broker.ts) and ENV_VARS (src/settings.ts), the single source of truth.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { parse, parseAllDocuments } from "yaml";
+import { SERVICE_MODULES } from "../../src/broker";
+import { ENV_VARS } from "../../src/settings";
+
+const ROOT = path.join(__dirname, "..", "..");
+const IMAGE = "registry/participant-registry:0.1.0";
+/** Set by the image or the platform, read by Node or moleculer.config.ts, not in ENV_VARS. */
+const EXTRA_ENV = new Set(["NODE_ENV", "NODE_ID"]);
+const DECLARED = new Set(ENV_VARS.map((variable) => variable.name));
+
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+function read(file: string): string {
+	return fs.readFileSync(path.join(ROOT, file), "utf8");
+}
+
+// ---- docker-compose.yml -------------------------------------------------------------------
+
+/** `merge: true`: the file writes the common environment once with YAML anchors and `<<`. */
+const compose = parse(read("docker-compose.yml"), { merge: true }) as Obj;
+const composeServices = Object.entries(compose.services as Record<string, Obj>);
+/** Containers built from the registry image (the rest are nats, redis, mongo). */
+const registryContainers = composeServices.filter(([, service]) => service.image === IMAGE || service.build);
+const longRunning = registryContainers.filter(([, service]) => service.restart !== "no");
+const oneShot = registryContainers.filter(([, service]) => service.restart === "no");
+
+function composeEnv(service: Obj): Record<string, string> {
+	const environment = service.environment ?? {};
+	if (Array.isArray(environment)) {
+		return Object.fromEntries(
+			environment.map((entry: string) => {
+				const at = entry.indexOf("=");
+				return at < 0 ? [entry, ""] : [entry.slice(0, at), entry.slice(at + 1)];
+			}),
+		);
+	}
+	return Object.fromEntries(Object.entries(environment).map(([name, value]) => [name, String(value)]));
+}
+
+function servicesOf(list: string | undefined): string[] {
+	return (list ?? "").split(",").map((name) => name.trim()).filter(Boolean);
+}
+
+// ---- k8s/ ---------------------------------------------------------------------------------
+
+const K8S_DIR = path.join(ROOT, "k8s");
+const k8sFiles = fs.readdirSync(K8S_DIR).filter((file) => /\.ya?ml$/.test(file)).sort();
+const k8sDocs: { file: string; doc: Obj }[] = k8sFiles.flatMap((file) =>
+	parseAllDocuments(fs.readFileSync(path.join(K8S_DIR, file), "utf8")).map((document) => {
+		if (document.errors.length) throw new Error(`k8s/${file}: ${document.errors[0].message}`);
+		return { file, doc: document.toJS() as Obj };
+	}),
+).filter(({ doc }) => doc && typeof doc === "object");
+
+const ofKind = (kind: string) => k8sDocs.filter(({ doc }) => doc.kind === kind).map(({ doc }) => doc);
+const deployments = ofKind("Deployment");
+const k8sServices = ofKind("Service");
+const configMaps = ofKind("ConfigMap");
+const secrets = ofKind("Secret");
+const hpas = ofKind("HorizontalPodAutoscaler");
+const pdbs = ofKind("PodDisruptionBudget");
+
+function containersOf(deployment: Obj): Obj[] {
+	return deployment.spec.template.spec.containers as Obj[];
+}
+
+function k8sServicesEnv(deployment: Obj): string[] {
+	return containersOf(deployment).flatMap((container) =>
+		servicesOf(((container.env ?? []) as Obj[]).find((entry) => entry.name === "SERVICES")?.value),
+	);
+}
+
+function matches(selector: Record<string, string>, labels: Record<string, string>): boolean {
+	return Object.entries(selector).every(([key, value]) => labels?.[key] === value);
+}
+
+/** A probe's or targetPort's port, named or numbered, resolved against the container's ports. */
+function portNumber(container: Obj, port: string | number): number | undefined {
+	if (typeof port === "number") return port;
+	if (/^\d+$/.test(port)) return Number(port);
+	return ((container.ports ?? []) as Obj[]).find((candidate) => candidate.name === port)?.containerPort;
+}
+
+describe("deployment files agree with the code", () => {
+	it("parses docker-compose.yml and finds registry containers and k8s documents", () => {
+		expect(registryContainers.length).toBeGreaterThan(0);
+		expect(deployments.length).toBeGreaterThan(0);
+	});
+
+	describe("services", () => {
+		it.each(Object.keys(SERVICE_MODULES))("service %s is run by some compose container (SERVICES)", (name) => {
+			const runners = longRunning.filter(([, service]) => servicesOf(composeEnv(service).SERVICES).includes(name));
+			expect(runners.map(([container]) => container)).not.toHaveLength(0);
+		});
+
+		it.each(Object.keys(SERVICE_MODULES))("service %s is run by some k8s Deployment (SERVICES)", (name) => {
+			const runners = deployments.filter((deployment) => k8sServicesEnv(deployment).includes(name));
+			expect(runners.map((deployment) => deployment.metadata.name)).not.toHaveLength(0);
+		});
+
+		it("every SERVICES list in compose and k8s names only known services", () => {
+			const lists = [
+				...longRunning.map(([, service]) => servicesOf(composeEnv(service).SERVICES)),
+				...deployments.map(k8sServicesEnv),
+			];
+			for (const list of lists) {
+				expect(list.length).toBeGreaterThan(0);
+				for (const name of list) expect(Object.keys(SERVICE_MODULES)).toContain(name);
+			}
+		});
+
+		it("the gateway runs the lookup in-process in compose and in k8s (api,lookup)", () => {
+			const composeGateways = longRunning.filter(([, service]) => servicesOf(composeEnv(service).SERVICES).includes("api"));
+			const k8sGateways = deployments.filter((deployment) => k8sServicesEnv(deployment).includes("api"));
+			for (const [, service] of composeGateways) expect(servicesOf(composeEnv(service).SERVICES)).toContain("lookup");
+			for (const deployment of k8sGateways) expect(k8sServicesEnv(deployment)).toContain("lookup");
+			expect(composeGateways.length + k8sGateways.length).toBeGreaterThanOrEqual(2);
+		});
+	});
+
+	describe("environment variables", () => {
+		const allowed = (name: string) => DECLARED.has(name) || EXTRA_ENV.has(name);
+
+		it("every variable set on a compose registry container is declared in ENV_VARS", () => {
+			const names = registryContainers.flatMap(([, service]) => Object.keys(composeEnv(service)));
+			expect(names.length).toBeGreaterThan(0);
+			expect(names.filter((name) => !allowed(name))).toEqual([]);
+		});
+
+		it("every variable set in a k8s container env is declared in ENV_VARS", () => {
+			const names = deployments.flatMap((deployment) =>
+				containersOf(deployment).flatMap((container) => ((container.env ?? []) as Obj[]).map((entry) => entry.name as string)),
+			);
+			expect(names.filter((name) => !allowed(name))).toEqual([]);
+		});
+
+		it("every key of the k8s ConfigMap data is declared in ENV_VARS", () => {
+			expect(configMaps.length).toBeGreaterThan(0);
+			const names = configMaps.flatMap((map) => Object.keys(map.data ?? {}));
+			expect(names.filter((name) => !allowed(name))).toEqual([]);
+		});
+
+		it("every key of the k8s Secret stringData is declared in ENV_VARS", () => {
+			expect(secrets.length).toBeGreaterThan(0);
+			const names = secrets.flatMap((secret) => [...Object.keys(secret.stringData ?? {}), ...Object.keys(secret.data ?? {})]);
+			expect(names).toContain("MONGO_URI");
+			expect(names.filter((name) => !allowed(name))).toEqual([]);
+		});
+
+		it("every Deployment takes its environment from the ConfigMap and the Secret", () => {
+			const mapNames = configMaps.map((map) => map.metadata.name);
+			const secretNames = secrets.map((secret) => secret.metadata.name);
+			for (const deployment of deployments) {
+				for (const container of containersOf(deployment)) {
+					const from = (container.envFrom ?? []) as Obj[];
+					expect(from.some((source) => mapNames.includes(source.configMapRef?.name))).toBe(true);
+					expect(from.some((source) => secretNames.includes(source.secretRef?.name))).toBe(true);
+				}
+			}
+		});
+
+		it("the ConfigMap sets RATE_LIMIT (decisions §3: k8s/ turns the per-caller limit on)", () => {
+			const limit = configMaps.map((map) => map.data?.RATE_LIMIT).find(Boolean);
+			expect(Number(limit)).toBeGreaterThan(0);
+		});
+	});
+
+	describe("docs/operations.md", () => {
+		const docs = read("docs/operations.md");
+		/** Rows of the environment table: | `NAME` | default | description | */
+		const rows = new Map(
+			docs
+				.split("\n")
+				.map((line) => /^\|\s*`([A-Z][A-Z0-9_]*)`\s*\|([^|]*)\|/.exec(line))
+				.filter((match): match is RegExpExecArray => match !== null)
+				.map((match) => [match[1], match[2].trim()]),
+		);
+
+		it.each(ENV_VARS.map((variable) => [variable.name, variable.default]))(
+			"ENV_VARS entry %s is documented in docs/operations.md with its default",
+			(name, fallback) => {
+				expect(rows.has(name)).toBe(true);
+				expect(rows.get(name)).toBe(fallback === "" ? "(unset)" : `\`${fallback}\``);
+			},
+		);
+
+		it("the environment table of docs/operations.md names no undeclared variable", () => {
+			expect([...rows.keys()].filter((name) => !DECLARED.has(name))).toEqual([]);
+		});
+	});
+
+	describe("k8s Deployments", () => {
+		it.each(deployments.map((deployment) => [deployment.metadata.name, deployment]))(
+			"Deployment %s has liveness and readiness probes on /health/live and /health/ready at its containerPort",
+			(_name, deployment) => {
+				for (const container of containersOf(deployment as Obj)) {
+					const ports = ((container.ports ?? []) as Obj[]).map((port) => port.containerPort);
+					expect(ports).toContain(3000);
+					expect(container.livenessProbe?.httpGet?.path).toBe("/health/live");
+					expect(container.readinessProbe?.httpGet?.path).toBe("/health/ready");
+					expect(ports).toContain(portNumber(container, container.livenessProbe.httpGet.port));
+					expect(ports).toContain(portNumber(container, container.readinessProbe.httpGet.port));
+					if (container.startupProbe) expect(ports).toContain(portNumber(container, container.startupProbe.httpGet.port));
+				}
+			},
+		);
+
+		it.each(deployments.map((deployment) => [deployment.metadata.name, deployment]))(
+			"Deployment %s sets resource requests and limits (cpu and memory)",
+			(_name, deployment) => {
+				for (const container of containersOf(deployment as Obj)) {
+					for (const kind of ["requests", "limits"]) {
+						expect(container.resources?.[kind]?.cpu).toBeDefined();
+						expect(container.resources?.[kind]?.memory).toBeDefined();
+					}
+				}
+			},
+		);
+
+		it("every Deployment uses the same image, registry/participant-registry:0.1.0", () => {
+			const images = deployments.flatMap((deployment) => containersOf(deployment).map((container) => container.image));
+			expect(new Set(images)).toEqual(new Set([IMAGE]));
+		});
+
+		it.each(deployments.map((deployment) => [deployment.metadata.name, deployment]))(
+			"Deployment %s runs as non-root with a read-only root filesystem, PORT and a writable /data",
+			(_name, deployment) => {
+				const pod = (deployment as Obj).spec.template.spec;
+				for (const container of containersOf(deployment as Obj)) {
+					expect(pod.securityContext?.runAsNonRoot ?? container.securityContext?.runAsNonRoot).toBe(true);
+					expect(container.securityContext?.readOnlyRootFilesystem).toBe(true);
+					const port = ((container.env ?? []) as Obj[]).find((entry) => entry.name === "PORT")?.value;
+					expect(Number(port)).toBe(3000);
+					const dataMount = ((container.volumeMounts ?? []) as Obj[]).find((mount) => mount.mountPath === "/data");
+					expect(dataMount).toBeDefined();
+					const volume = ((pod.volumes ?? []) as Obj[]).find((candidate) => candidate.name === dataMount!.name);
+					expect(volume?.emptyDir).toBeDefined();
+				}
+			},
+		);
+
+		it.each(deployments.map((deployment) => [deployment.metadata.name, deployment]))(
+			"Deployment %s drains on shutdown: terminationGracePeriodSeconds >= 30 and a preStop hook",
+			(_name, deployment) => {
+				const pod = (deployment as Obj).spec.template.spec;
+				expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(30);
+				for (const container of containersOf(deployment as Obj)) expect(container.lifecycle?.preStop).toBeDefined();
+			},
+		);
+
+		it.each(deployments.map((deployment) => [deployment.metadata.name, deployment]))(
+			"Deployment %s selector matches its pod template labels",
+			(_name, deployment) => {
+				const spec = (deployment as Obj).spec;
+				expect(matches(spec.selector.matchLabels, spec.template.metadata.labels)).toBe(true);
+			},
+		);
+
+		it.each(deployments.map((deployment) => [deployment.metadata.name, deployment]))(
+			"Deployment %s has a Service whose selector picks its pods and whose targetPort matches the containerPort",
+			(_name, deployment) => {
+				const spec = (deployment as Obj).spec;
+				const container = containersOf(deployment as Obj)[0];
+				const service = k8sServices.find((candidate) => candidate.spec?.selector && matches(candidate.spec.selector, spec.template.metadata.labels));
+				expect(service).toBeDefined();
+				const targets = ((service!.spec.ports ?? []) as Obj[]).map((port) => portNumber(container, port.targetPort ?? port.port));
+				const containerPorts = ((container.ports ?? []) as Obj[]).map((port) => port.containerPort);
+				expect(targets.length).toBeGreaterThan(0);
+				for (const target of targets) expect(containerPorts).toContain(target);
+			},
+		);
+	});
+
+	describe("k8s scaling and disruption", () => {
+		const deploymentNames = deployments.map((deployment) => deployment.metadata.name);
+
+		it("each HorizontalPodAutoscaler (autoscaling/v2) targets an existing Deployment", () => {
+			expect(hpas.length).toBeGreaterThan(0);
+			for (const hpa of hpas) {
+				expect(hpa.apiVersion).toBe("autoscaling/v2");
+				expect(hpa.spec.scaleTargetRef.kind).toBe("Deployment");
+				expect(deploymentNames).toContain(hpa.spec.scaleTargetRef.name);
+				expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
+			}
+		});
+
+		it("the gateway+lookup Deployment and the standalone lookup Deployment each have an HPA on CPU 70%", () => {
+			const scaled = hpas.map((hpa) => deployments.find((deployment) => deployment.metadata.name === hpa.spec.scaleTargetRef.name)!);
+			const servicesLists = scaled.map((deployment) => k8sServicesEnv(deployment).sort().join(","));
+			expect(servicesLists).toEqual(expect.arrayContaining(["api,lookup", "lookup"]));
+			for (const hpa of hpas) {
+				const cpu = (hpa.spec.metrics as Obj[]).find((metric) => metric.resource?.name === "cpu");
+				expect(cpu?.resource.target.averageUtilization).toBe(70);
+			}
+		});
+
+		it("each PodDisruptionBudget selects the pods of an existing Deployment (gateway and lookup, minAvailable 1)", () => {
+			const selected = pdbs.map((pdb) => {
+				const targets = deployments.filter((deployment) => matches(pdb.spec.selector.matchLabels, deployment.spec.template.metadata.labels));
+				expect(targets).toHaveLength(1);
+				expect(pdb.spec.minAvailable).toBe(1);
+				return k8sServicesEnv(targets[0]).sort().join(",");
+			});
+			expect(selected).toEqual(expect.arrayContaining(["api,lookup", "lookup"]));
+		});
+
+		it("kustomization.yaml lists every k8s file, and every file it lists exists", () => {
+			const kustomization = parse(fs.readFileSync(path.join(K8S_DIR, "kustomization.yaml"), "utf8")) as Obj;
+			const listed = (kustomization.resources as string[]).slice().sort();
+			expect(listed).toEqual(k8sFiles.filter((file) => !/^kustomization\.ya?ml$/.test(file)));
+		});
+	});
+
+	describe("docker-compose.yml", () => {
+		it("every registry container uses the same image and build", () => {
+			for (const [name, service] of registryContainers) {
+				expect({ name, image: service.image }).toEqual({ name, image: IMAGE });
+				const build = typeof service.build === "string" ? { context: service.build } : service.build;
+				expect({ name, context: build?.context }).toEqual({ name, context: "." });
+			}
+		});
+
+		it("every long-running registry container has a healthcheck and waits for its infrastructure to be healthy", () => {
+			expect(longRunning.length).toBeGreaterThanOrEqual(Object.keys(SERVICE_MODULES).length);
+			for (const [name, service] of longRunning) {
+				expect({ name, healthcheck: Boolean(service.healthcheck?.test) && !service.healthcheck?.disable }).toEqual({ name, healthcheck: true });
+				for (const infrastructure of ["nats", "redis", "mongo"]) {
+					expect({ name, infrastructure, condition: service.depends_on?.[infrastructure]?.condition }).toEqual({
+						name,
+						infrastructure,
+						condition: "service_healthy",
+					});
+				}
+			}
+		});
+
+		it("nats (JetStream), redis and mongo (replica set) have healthchecks", () => {
+			const services = compose.services as Record<string, Obj>;
+			expect(services.nats.command).toContain("-js");
+			expect(services.mongo.command).toEqual(expect.arrayContaining(["--replSet", "rs0"]));
+			for (const name of ["nats", "redis", "mongo"]) expect(services[name].healthcheck?.test).toBeDefined();
+		});
+
+		it("the one-shot seed container runs once every registry container is healthy", () => {
+			expect(oneShot.length).toBe(1);
+			const [, seed] = oneShot[0];
+			expect((seed.command as string[]).join(" ")).toContain("dist/cli/seed.js");
+			for (const [name] of longRunning) expect(seed.depends_on?.[name]?.condition).toBe("service_healthy");
+		});
+
+		it("the gateway container publishes port 3000", () => {
+			const gateway = longRunning.find(([, service]) => servicesOf(composeEnv(service).SERVICES).includes("api"));
+			expect(gateway?.[1].ports).toContain("3000:3000");
+		});
+	});
+
+	describe("Dockerfile", () => {
+		const dockerfile = read("Dockerfile");
+		const instructions = dockerfile
+			.replace(/\\\n/g, " ")
+			.split("\n")
+			.map((line) => line.trim())
+			.filter((line) => line && !line.startsWith("#"));
+		const froms = instructions.filter((line) => /^FROM\s/i.test(line));
+		const lastStage = instructions.slice(instructions.lastIndexOf(froms[froms.length - 1]));
+
+		it("has two or more FROM stages", () => {
+			expect(froms.length).toBeGreaterThanOrEqual(2);
+		});
+
+		it("runs the final stage as a non-root USER", () => {
+			const users = lastStage.filter((line) => /^USER\s/i.test(line));
+			expect(users.length).toBeGreaterThan(0);
+			expect(users[users.length - 1]).not.toMatch(/^USER\s+(root|0)(:|\s|$)/i);
+		});
+
+		it("has a HEALTHCHECK on /health/live", () => {
+			const healthcheck = lastStage.find((line) => /^HEALTHCHECK\s/i.test(line));
+			expect(healthcheck).toMatch(/\/health\/live/);
+		});
+
+		it("installs runtime dependencies with npm ci --omit=dev", () => {
+			expect(instructions.some((line) => /^RUN\s.*npm ci\b.*--omit=dev/.test(line))).toBe(true);
+		});
+
+		it("starts with node dist/server.js and exposes 3000", () => {
+			expect(lastStage).toContain('CMD ["node", "dist/server.js"]');
+			expect(lastStage.some((line) => /^EXPOSE\s+3000\b/.test(line))).toBe(true);
+		});
+	});
+});
