@@ -13,7 +13,7 @@ export function brokerOptions(source: NodeJS.ProcessEnv = process.env): BrokerOp
 	const metrics = env("METRICS", source) !== "false";
 	return {
 		namespace,
-		nodeID: source.NODE_ID || undefined,
+		nodeID: env("NODE_ID", source) || undefined,
 		transporter: transporter || undefined,
 		cacher: cacher
 			? {

@@ -6,6 +6,7 @@
  */
 import { isValidPhoneNumber } from "libphonenumber-js";
 import type { CountryCode } from "libphonenumber-js";
+import { env } from "./settings";
 import { rules } from "./validation";
 
 /** A request body: an object whose unknown fields are dropped. */
@@ -13,7 +14,7 @@ function form(props: Record<string, unknown>) {
 	return { type: "object", strict: "remove", messages: { required: "NotNull", object: "TypeMismatch" }, props };
 }
 
-export const DEFAULT_PHONE_REGION = (process.env.DEFAULT_PHONE_REGION || "NO").toUpperCase() as CountryCode;
+export const DEFAULT_PHONE_REGION = env("DEFAULT_PHONE_REGION").toUpperCase() as CountryCode;
 
 /** fastest-validator custom checker (new style): pushes a Phone violation for an invalid number. */
 function phoneNumberCheck(value: unknown, errors: { type: string; actual?: unknown }[]): unknown {

@@ -11,7 +11,8 @@ export interface EnvVar {
 }
 
 export const ENV_VARS: EnvVar[] = [
-	{ name: "PORT", default: "3000", description: "HTTP port of the gateway" },
+	{ name: "PORT", default: "3000", description: "HTTP port: the gateway's API, and on every process /health/live, /health/ready and /metrics" },
+	{ name: "NODE_ID", default: "", description: "Moleculer node ID (default: host name and process ID); Kubernetes sets the pod name" },
 	{ name: "DATA_DIR", default: "./data", description: "Directory of the embedded store (one SQLite file per service); ':memory:' keeps nothing" },
 	{ name: "MONGO_URI", default: "", description: "mongodb://… selects MongoDB (mongoose) instead of the embedded store" },
 	{ name: "TRANSPORTER", default: "", description: "nats://… runs the services over NATS; unset: one process, in-process transporter" },
