@@ -1,11 +1,13 @@
 /**
- * Liveness and readiness (decisions §1). Ready means: the transporter is connected, every
- * service the registry needs is reachable somewhere in the cluster, and the stores of the
- * services in this process answer.
+ * Liveness and readiness (decisions §1). Ready means: the transporter is connected, the
+ * services this process depends on are reachable, and the stores of the services in this
+ * process answer. A process depends on the services it runs, and a gateway also on
+ * `accounts` (every authenticated request needs it). Other services are not required: a
+ * gateway whose catalog is briefly away still answers participants and lookups, and answers
+ * 503 for the catalog operations, rather than leaving the load balancer altogether.
  */
 import type { ServiceBroker } from "moleculer";
 import type { Store } from "./store/types";
-import { ALL_SERVICES } from "./settings";
 
 export interface Readiness {
 	status: "UP" | "DOWN";
@@ -17,7 +19,12 @@ function availableServices(broker: ServiceBroker): Set<string> {
 	return new Set(list.map((service) => service.name));
 }
 
-export async function readiness(broker: ServiceBroker, required: string[] = ALL_SERVICES): Promise<Readiness> {
+export function requiredServices(broker: ServiceBroker): string[] {
+	const local = broker.services.map((service) => service.name).filter((name) => !name.startsWith("$"));
+	return local.includes("api") ? [...new Set([...local, "accounts"])] : local;
+}
+
+export async function readiness(broker: ServiceBroker, required: string[] = requiredServices(broker)): Promise<Readiness> {
 	const checks: Record<string, "UP" | "DOWN"> = {};
 	const transit = (broker as unknown as { transit?: { connected: boolean } }).transit;
 	checks.transporter = !transit || transit.connected ? "UP" : "DOWN";
