@@ -14,6 +14,7 @@ import bodyParser from "body-parser";
 import type { Context, ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import { MemoryCounters, RedisCounters, type Counters } from "../src/counters";
+import { clientAddress, trustedProxies, type TrustedProxies } from "../src/client-address";
 import { classify, errorBody } from "../src/error-body";
 import { RegistryError, TypeMismatch } from "../src/errors";
 import { readiness } from "../src/health";
@@ -233,16 +234,8 @@ const ApiService = {
 			if (wait > 0) throw tooManyRequests(wait, `Rate limit of ${perMinute} requests per minute exceeded`);
 		},
 
-		/** The socket's peer; X-Forwarded-For only when that peer is the trusted proxy. */
 		clientAddress(this: GatewayThis, req: Request): string {
-			const peer = req.socket.remoteAddress ?? "unknown";
-			const trusted = env("TRUST_PROXY");
-			const forwarded = req.headers["x-forwarded-for"];
-			if (trusted && peer.replace(/^::ffff:/, "") === trusted && typeof forwarded === "string") {
-				const hops = forwarded.split(",").map((hop) => hop.trim()).filter(Boolean);
-				return hops[hops.length - 1] ?? peer;
-			}
-			return peer;
+			return clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], this.trustedProxies);
 		},
 
 		/** No route matched: 405 with Allow when the path exists for other methods, else 404. */
@@ -311,6 +304,7 @@ const ApiService = {
 
 	created(this: GatewayThis) {
 		this.credentials = new Map();
+		this.trustedProxies = trustedProxies(env("TRUST_PROXY"));
 		const redis = (this.broker.cacher as unknown as { client?: import("ioredis").default } | null)?.client;
 		this.counters = redis
 			? new RedisCounters(redis, `registry-${env("NAMESPACE") || "default"}-counters:`, (error) => this.logger.warn("counter store unavailable:", String(error)))
@@ -362,6 +356,7 @@ interface GatewayThis {
 	server: http.Server;
 	credentials: Map<string, { caller: Caller; expiresAt: number }>;
 	counters: Counters;
+	trustedProxies: TrustedProxies;
 	throttle: LoginThrottle;
 	prometheus: (() => string) | null;
 	httpHandler(req: http.IncomingMessage, res: Response): Promise<void>;

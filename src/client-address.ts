@@ -1,0 +1,41 @@
+/**
+ * The client address that throttling and rate limits count by (decisions §3): the socket's
+ * peer, unless that peer is a trusted proxy (TRUST_PROXY: a comma list of addresses and
+ * CIDR ranges, e.g. the ingress controllers' pod network), in which case the right-most
+ * X-Forwarded-For hop that is not itself a trusted proxy.
+ */
+import net from "node:net";
+
+export type TrustedProxies = (address: string) => boolean;
+
+function normalize(address: string): string {
+	return address.replace(/^::ffff:/, "");
+}
+
+export function trustedProxies(setting: string): TrustedProxies {
+	const entries = setting.split(",").map((entry) => entry.trim()).filter(Boolean);
+	if (entries.length === 0) return () => false;
+	const list = new net.BlockList();
+	for (const entry of entries) {
+		const [address, prefix] = entry.split("/");
+		const family = net.isIPv6(address) ? "ipv6" : "ipv4";
+		if (!net.isIP(address)) throw new Error(`TRUST_PROXY: '${entry}' is not an address or CIDR range`);
+		if (prefix === undefined) list.addAddress(address, family);
+		else list.addSubnet(address, Number(prefix), family);
+	}
+	return (address) => {
+		const plain = normalize(address);
+		if (!net.isIP(plain)) return false;
+		return list.check(plain, net.isIPv6(plain) ? "ipv6" : "ipv4");
+	};
+}
+
+export function clientAddress(peer: string | undefined, forwardedFor: string | string[] | undefined, trusted: TrustedProxies): string {
+	const socketPeer = normalize(peer ?? "unknown");
+	if (!trusted(socketPeer) || typeof forwardedFor !== "string") return socketPeer;
+	const hops = forwardedFor.split(",").map((hop) => normalize(hop.trim())).filter(Boolean);
+	for (let index = hops.length - 1; index >= 0; index--) {
+		if (!trusted(hops[index])) return hops[index];
+	}
+	return hops[0] ?? socketPeer;
+}
