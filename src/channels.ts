@@ -5,6 +5,7 @@
  * in-process "Fake" adapter, which delivers through the broker's own events.
  */
 import { Middleware } from "@moleculer/channels";
+import type { ServiceBroker } from "moleculer";
 import { env } from "./settings";
 
 /** The channel participant changes are published on (docs/internals.md "Events and channels"). */
@@ -30,6 +31,8 @@ export function channelPrefix(namespace: string): string {
 	return `registry-${(namespace || "default").replace(/[^A-Za-z0-9_-]/g, "_")}`;
 }
 
+const STREAM_MAX_AGE_NANOS = 7 * 24 * 3600 * 1e9;
+
 /** `nats://user:pass@host:4222,nats://…` → connection options for the nats client. */
 function natsOptions(transporter: string) {
 	const urls = transporter.split(",").map((server) => new URL(server.trim()));
@@ -51,7 +54,14 @@ export function channelsAdapter(source: NodeJS.ProcessEnv = process.env): { type
 			type: "NATS",
 			options: {
 				prefix,
-				nats: natsOptions(transporter),
+				nats: {
+					...natsOptions(transporter),
+					// Changes kept a week: a lookup down for longer is rebuilt (npm run lookup:rebuild).
+					streamConfig: { max_age: STREAM_MAX_AGE_NANOS },
+					// A new durable consumer starts from the first kept change, not from "now": changes
+					// published before the lookup first subscribed are not lost (applying is idempotent).
+					consumerOptions: { config: { deliver_policy: "all" } },
+				},
 				// Applying a change is idempotent (by version), so redelivery is safe and several may run at once.
 				maxInFlight: 10,
 				maxRetries: 5,
@@ -62,8 +72,55 @@ export function channelsAdapter(source: NodeJS.ProcessEnv = process.env): { type
 	return { type: "Fake", options: { prefix } };
 }
 
+interface ChannelAdapter {
+	addPrefixTopic(name: string): string;
+	createStream?(name: string, subjects: string[], options: object): Promise<unknown>;
+}
+
+/**
+ * JetStream keeps messages only for subjects a stream covers, and the adapter creates the
+ * stream when a consumer subscribes. The publisher makes sure of it too, so changes
+ * published before the first lookup subscribed are kept. (Same name rule as the adapter.)
+ */
+async function ensureStream(broker: ServiceBroker): Promise<void> {
+	const adapter = (broker as unknown as { channelAdapter?: ChannelAdapter }).channelAdapter;
+	if (!adapter?.createStream) return;
+	const subject = adapter.addPrefixTopic(PARTICIPANTS_CHANGED);
+	await adapter.createStream(subject.split(".").join("_"), [subject], {});
+}
+
 /** The middleware the broker registers (src/broker.ts). */
 export function channelsMiddleware(source: NodeJS.ProcessEnv = process.env) {
+	const adapter = channelsAdapter(source);
 	// The package's generated typings mark every option as required; the rest have defaults.
-	return Middleware({ adapter: channelsAdapter(source) } as unknown as Parameters<typeof Middleware>[0]);
+	const middleware = Middleware({ adapter } as unknown as Parameters<typeof Middleware>[0]);
+	if (adapter.type !== "NATS") return middleware;
+	let broker: ServiceBroker;
+	return {
+		...middleware,
+		created(created: ServiceBroker) {
+			broker = created;
+			middleware.created(created);
+		},
+		async started() {
+			await middleware.started();
+			await ensureStream(broker);
+		},
+	};
+}
+
+/**
+ * Publishes a committed participant change on the durable channel. A refused publish (the
+ * stream not there yet) is retried once after making sure of the stream.
+ */
+export async function publishParticipantChange(broker: ServiceBroker, change: ParticipantChange): Promise<boolean> {
+	const send = (broker as unknown as { sendToChannel?: (channel: string, payload: unknown) => Promise<void> }).sendToChannel;
+	if (!send) return false;
+	try {
+		await send.call(broker, PARTICIPANTS_CHANGED, change);
+	} catch {
+		await ensureStream(broker);
+		await send.call(broker, PARTICIPANTS_CHANGED, change);
+	}
+	return true;
 }

@@ -1,0 +1,677 @@
+/**
+ * Participants (spec "Participants", decisions §4–§7): an organization's customer relation
+ * with one service provider. Owns `participants`, `processClaims` and `auditOutbox`.
+ *
+ * Every change is one store batch: the participant, the process claims that make "one
+ * provider per organization and process" a store rule, and the audit record. Uniqueness
+ * is decided by unique keys inside that batch, never by a read before the write; changes
+ * to an existing participant carry its version, so concurrent ones serialize or retry.
+ * A committed change is announced on the durable channel `registry.participants.changed`
+ * and, when the lookup runs in this process, applied to it before the request answers.
+ */
+import { randomUUID } from "node:crypto";
+import type { Context, Service, ServiceSchema } from "moleculer";
+import { DbMixin } from "../mixins/db.mixin";
+import { auditRecord, auditWrite, type AuditRecord } from "../src/audit";
+import { PARTICIPANTS_CHANGED, publishParticipantChange, type ParticipantChange } from "../src/channels";
+import { BadRequest, Conflict, DuplicateKey, NotFound, StaleVersion, TypeMismatch, ValidationFailed, type Violation } from "../src/errors";
+import { organizationKey, parseParticipantIdentifier, participantQualifiedIdentifier } from "../src/identifiers";
+import type { Caller, Contact, Participant, Process, Reference, ServiceProvider } from "../src/model";
+import { DEFAULT_PAGE_SIZE, pageOf, type Page, type PageRequest } from "../src/paging";
+import {
+	calendarDate,
+	deleteDateViolations,
+	isDue,
+	organizationViolations,
+	processChanges,
+	processViolations,
+	readParticipantQuery,
+	type ProcessFacts,
+} from "../src/participant-rules";
+import { ADD_PARTICIPANT_FORM, UPDATE_PARTICIPANT_FORM } from "../src/schemas";
+import type { Collection, Filter, Query, Store, StoredDoc, WriteOp } from "../src/store/types";
+import { participantAnswer, processesOf } from "./participants/answers";
+import { KeyedMutex } from "./participants/keyed-mutex";
+import { claimDoc, claimIdentifier, PARTICIPANT_MODELS, type ParticipantDoc, type ProcessClaimDoc } from "./participants/model";
+import { canDelete, canRead, readScope, requireServiceProvider } from "./participants/ownership";
+import { CachedResolver } from "./participants/resolver";
+
+interface Settings {
+	/** How often the sweeper removes participants whose deleteDate has arrived (0: never). */
+	sweepIntervalMs: number;
+	/** Attempts of a change that lost an optimistic version race before it answers 409. */
+	maxWriteAttempts: number;
+}
+
+interface Meta {
+	user?: Caller | null;
+}
+
+interface AddForm {
+	icd: string;
+	organizationIdentifier: string;
+	name?: string | null;
+	processes: Reference[];
+	contact: Contact;
+}
+
+interface UpdateForm {
+	processes: Reference[];
+	contact: Contact;
+	deleteDate?: string | null;
+}
+
+/** A participant path value, as the gateway passes it (docs/internals.md). */
+interface Address {
+	identifier?: string;
+	qualifiedIdentifier?: string;
+}
+
+type Purpose = "read" | "write" | "delete";
+
+/** What the process rules are checked against (decisions §6). */
+interface ProcessCheck {
+	icd: string;
+	organizationKey: string;
+	requested: string[];
+	/** Processes the participant holds now (empty for a new one). */
+	current: string[];
+	/** The participant itself, excluded from "other participants of the organization". */
+	self: string | null;
+	/** Processes held by the organization's other participants, when the caller knows them already. */
+	heldElsewhere?: Set<string>;
+}
+
+interface SeedParticipant extends AddForm {
+	serviceProvider: string;
+	identifier?: string;
+}
+
+/** One participant change: the writes of its batch and what is announced once it committed. */
+interface PlannedChange {
+	ops: WriteOp[];
+	change: ParticipantChange;
+	before: ParticipantDoc | null;
+	after: ParticipantDoc | null;
+}
+
+interface ParticipantsThis extends Service<Settings> {
+	store: Store;
+	collections: {
+		participants: Collection<ParticipantDoc>;
+		processClaims: Collection<ProcessClaimDoc>;
+		auditOutbox: Collection<AuditRecord & StoredDoc>;
+	};
+	processResolver: CachedResolver<Process>;
+	providerResolver: CachedResolver<ServiceProvider>;
+	mutex: KeyedMutex;
+	sweepTimer?: NodeJS.Timeout;
+	sweeping?: Promise<number>;
+
+	addressed(caller: Caller | null | undefined, address: Address, purpose: Purpose): Promise<ParticipantDoc>;
+	changeAddressed<T>(ctx: Context<Address, Meta>, purpose: Purpose, work: (before: ParticipantDoc) => Promise<T>): Promise<T>;
+	withRetries<T>(attempt: () => Promise<T>): Promise<T>;
+	checkProcesses(input: ProcessCheck): Promise<Violation[]>;
+	heldByOthers(organizationKey: string, self: string | null): Promise<Set<string>>;
+	newParticipant(serviceProvider: string, form: AddForm, identifier?: string): Promise<ParticipantDoc>;
+	plan(caller: Caller | null, operation: string, before: ParticipantDoc | null, after: ParticipantDoc | null): PlannedChange;
+	commit(ctx: Context<unknown, Meta> | null, changes: PlannedChange[]): Promise<void>;
+	writeConflict(error: unknown, changes: PlannedChange[]): Promise<unknown>;
+	announce(ctx: Context<unknown, Meta> | null, change: ParticipantChange): Promise<void>;
+	answers(docs: ParticipantDoc[], withProcesses: boolean): Promise<Participant[]>;
+	singleAnswer(doc: ParticipantDoc): Promise<Participant>;
+	storeQuery(scope: Filter, text: string | undefined): Promise<Pick<Query, "filter" | "words">>;
+	sweep(today: string): Promise<number>;
+	importSeedParticipants(ctx: Context<{ participants: SeedParticipant[] }, Meta>): Promise<{ created: number; updated: number; unchanged: number }>;
+}
+
+const ADDRESS_PARAMS = {
+	identifier: { type: "string", optional: true },
+	qualifiedIdentifier: { type: "string", optional: true },
+};
+
+const FIND_PARAMS = {
+	query: { type: "string", optional: true },
+	processes: { type: "boolean", optional: true, convert: true },
+};
+
+const SEED_PARTICIPANT = {
+	...ADD_PARTICIPANT_FORM,
+	props: { ...ADD_PARTICIPANT_FORM.props, serviceProvider: { type: "uuid" }, identifier: { type: "uuid", optional: true } },
+};
+
+function requestedIdentifiers(processes: Reference[]): string[] {
+	return processes.map((process) => process.identifier.toLowerCase());
+}
+
+function factsOf(process: Process): ProcessFacts {
+	return {
+		identifier: process.identifier,
+		restricted: process.restricted === true,
+		requiredICDs: process.requiredICDs ?? [],
+		dependencies: process.dependencies ?? [],
+	};
+}
+
+function isStale(error: unknown): boolean {
+	return error instanceof StaleVersion || (error as { name?: string })?.name === "StaleVersion";
+}
+
+function isDuplicate(error: unknown): error is DuplicateKey {
+	return error instanceof DuplicateKey || (error as { name?: string })?.name === "DuplicateKey";
+}
+
+function todayUtc(): string {
+	return calendarDate(new Date());
+}
+
+function sameContent(doc: ParticipantDoc, next: ParticipantDoc): boolean {
+	return (
+		doc.name === next.name &&
+		JSON.stringify(doc.contact) === JSON.stringify(next.contact) &&
+		JSON.stringify(doc.processIds) === JSON.stringify(next.processIds)
+	);
+}
+
+const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
+	name: "participants",
+	mixins: [DbMixin(PARTICIPANT_MODELS)],
+
+	settings: {
+		sweepIntervalMs: 60 * 60 * 1000,
+		maxWriteAttempts: 8,
+	},
+
+	actions: {
+		find: {
+			params: { ...FIND_PARAMS, pageRequest: { type: "object", optional: true } },
+			async handler(this: ParticipantsThis, ctx: Context<{ pageRequest?: PageRequest; query?: string; processes?: boolean }, Meta>): Promise<Page<Participant>> {
+				const scope = readScope(ctx.meta.user);
+				const page = ctx.params.pageRequest ?? { page: 0, size: DEFAULT_PAGE_SIZE, sort: [] };
+				const query = await this.storeQuery(scope, ctx.params.query);
+				const [docs, total] = await Promise.all([
+					this.collections.participants.find({ ...query, sort: page.sort, offset: page.page * page.size, limit: page.size }),
+					this.collections.participants.count(query),
+				]);
+				return pageOf(await this.answers(docs, ctx.params.processes === true), total, page);
+			},
+		},
+
+		stream: {
+			params: FIND_PARAMS,
+			async handler(this: ParticipantsThis, ctx: Context<{ query?: string; processes?: boolean }, Meta>): Promise<Participant[]> {
+				const query = await this.storeQuery(readScope(ctx.meta.user), ctx.params.query);
+				return this.answers(await this.collections.participants.find(query), ctx.params.processes === true);
+			},
+		},
+
+		get: {
+			params: ADDRESS_PARAMS,
+			async handler(this: ParticipantsThis, ctx: Context<Address, Meta>): Promise<Participant> {
+				return this.singleAnswer(await this.addressed(ctx.meta.user, ctx.params, "read"));
+			},
+		},
+
+		processes: {
+			params: ADDRESS_PARAMS,
+			async handler(this: ParticipantsThis, ctx: Context<Address, Meta>): Promise<Process[]> {
+				const doc = await this.addressed(ctx.meta.user, ctx.params, "read");
+				return processesOf(doc, await this.processResolver.resolve(doc.processIds));
+			},
+		},
+
+		add: {
+			params: { body: ADD_PARTICIPANT_FORM },
+			async handler(this: ParticipantsThis, ctx: Context<{ body: AddForm }, Meta>): Promise<Participant> {
+				const owner = requireServiceProvider(ctx.meta.user);
+				const doc = await this.newParticipant(owner.serviceProvider, ctx.params.body);
+				const planned = this.plan(owner, "addParticipant", null, doc);
+				await this.commit(ctx, [planned]);
+				return this.singleAnswer(planned.after as ParticipantDoc);
+			},
+		},
+
+		update: {
+			params: { ...ADDRESS_PARAMS, body: UPDATE_PARTICIPANT_FORM },
+			async handler(this: ParticipantsThis, ctx: Context<Address & { body: UpdateForm }, Meta>): Promise<Participant> {
+				const body = ctx.params.body;
+				const requested = requestedIdentifiers(body.processes);
+				return this.changeAddressed(ctx, "write", async (before) => {
+					const violations = await this.checkProcesses({
+						icd: before.icd,
+						organizationKey: before.organizationKey,
+						requested,
+						current: before.processIds,
+						self: before.identifier,
+					});
+					violations.push(...deleteDateViolations(body.deleteDate, todayUtc()));
+					if (violations.length > 0) throw new ValidationFailed(violations);
+					const after: ParticipantDoc = {
+						...before,
+						contact: body.contact,
+						processIds: requested,
+						deleteDate: body.deleteDate === undefined ? before.deleteDate : body.deleteDate,
+						lastModificationDate: new Date().toISOString(),
+					};
+					const planned = this.plan(ctx.meta.user ?? null, "updateParticipant", before, after);
+					await this.commit(ctx, [planned]);
+					return this.singleAnswer(planned.after as ParticipantDoc);
+				});
+			},
+		},
+
+		delete: {
+			params: ADDRESS_PARAMS,
+			async handler(this: ParticipantsThis, ctx: Context<Address, Meta>): Promise<void> {
+				const operation = ctx.params.qualifiedIdentifier !== undefined ? "deleteParticipantByQualifiedIdentifier" : "deleteParticipant";
+				await this.changeAddressed(ctx, "delete", (before) => this.commit(ctx, [this.plan(ctx.meta.user ?? null, operation, before, null)]));
+			},
+		},
+
+		transfer: {
+			params: { ...ADDRESS_PARAMS, serviceProviderIdentifier: { type: "uuid" } },
+			async handler(this: ParticipantsThis, ctx: Context<Address & { serviceProviderIdentifier: string }, Meta>): Promise<void> {
+				const target = ctx.params.serviceProviderIdentifier.toLowerCase();
+				await this.changeAddressed(ctx, "write", async (before) => {
+					if (target === before.serviceProvider) throw new BadRequest("A participant cannot be transferred to the service provider it already belongs to");
+					const provider = await ctx.call<ServiceProvider | null, { identifier: string }>("accounts.getServiceProvider", { identifier: target });
+					if (!provider) throw NotFound.instance("ServiceProvider", target);
+					const after: ParticipantDoc = { ...before, serviceProvider: target, lastModificationDate: new Date().toISOString() };
+					await this.commit(ctx, [this.plan(ctx.meta.user ?? null, "transferParticipant", before, after)]);
+				});
+			},
+		},
+
+		/** How many participants hold a process (catalog asks before deleting one). One claim per holder. */
+		countUsingProcess: {
+			params: { identifier: { type: "string" } },
+			async handler(this: ParticipantsThis, ctx: Context<{ identifier: string }>): Promise<number> {
+				return this.collections.processClaims.count({ filter: { processId: ctx.params.identifier.toLowerCase() } });
+			},
+		},
+
+		/**
+		 * The lookup rebuild's source: every participant's processes and version, in identifier
+		 * order. `after` + `limit` page by key, so participants added meanwhile never shift a page.
+		 */
+		organizationProcessSets: {
+			params: {
+				organizationKey: { type: "string", optional: true },
+				after: { type: "string", optional: true },
+				limit: { type: "number", integer: true, min: 1, optional: true, convert: true },
+			},
+			async handler(
+				this: ParticipantsThis,
+				ctx: Context<{ organizationKey?: string; after?: string; limit?: number }>,
+			): Promise<Omit<ParticipantChange, "deleted">[]> {
+				const { organizationKey: key, after, limit } = ctx.params;
+				const filter: Filter = {
+					...(key === undefined ? {} : { organizationKey: key }),
+					...(after === undefined ? {} : { identifier: { gte: after } }),
+				};
+				const docs = await this.collections.participants.find({ filter, limit: limit === undefined ? undefined : limit + 1 });
+				const page = docs.filter((doc) => doc.identifier !== after).slice(0, limit);
+				return page.map((doc) => ({ participant: doc.identifier, organizationKey: doc.organizationKey, processes: doc.processIds, version: doc.version ?? 1 }));
+			},
+		},
+
+		/** Seed participants (decisions §9): upsert by (serviceProvider, organization); all or nothing. */
+		importSeed: {
+			params: { participants: { type: "array", optional: true, items: SEED_PARTICIPANT } },
+			async handler(this: ParticipantsThis, ctx: Context<{ participants?: SeedParticipant[] }, Meta>) {
+				const rows = ctx.params.participants ?? [];
+				const counts = rows.length > 0 ? await this.importSeedParticipants(ctx as Context<{ participants: SeedParticipant[] }, Meta>) : { created: 0, updated: 0, unchanged: 0 };
+				return { participants: counts };
+			},
+		},
+
+		/** Runs the sweeper now (operators, tests); `today` defaults to the current UTC date. */
+		sweep: {
+			params: { today: { type: "string", pattern: /^\d{4}-\d{2}-\d{2}$/, optional: true } },
+			async handler(this: ParticipantsThis, ctx: Context<{ today?: string }>): Promise<{ removed: number }> {
+				return { removed: await this.sweep(ctx.params.today ?? todayUtc()) };
+			},
+		},
+	},
+
+	events: {
+		"catalog.changed"(this: ParticipantsThis) {
+			// A renamed, hidden or deleted process (or a document type nested in one) must show at once.
+			this.processResolver.clear();
+		},
+		"accounts.changed"(this: ParticipantsThis) {
+			this.providerResolver.clear();
+		},
+	},
+
+	methods: {
+		/**
+		 * The participant a path value names, as this caller may see it (decisions §4). A
+		 * qualified identifier means "my participant for that organization"; a UUID that is
+		 * another provider's answers 404, exactly as if it did not exist.
+		 */
+		async addressed(this: ParticipantsThis, caller: Caller | null | undefined, address: Address, purpose: Purpose): Promise<ParticipantDoc> {
+			if (address.qualifiedIdentifier !== undefined) {
+				const organization = parseParticipantIdentifier(address.qualifiedIdentifier);
+				if (!organization) throw new TypeMismatch(`'${address.qualifiedIdentifier}' is not a participant qualified identifier`);
+				const owner = requireServiceProvider(caller);
+				const doc = await this.collections.participants.findOne({ serviceProvider: owner.serviceProvider, organizationKey: organization.organizationKey });
+				if (!doc) throw NotFound.organization(address.qualifiedIdentifier);
+				return doc;
+			}
+			if (address.identifier === undefined) throw new TypeMismatch("A participant identifier or qualified identifier is required");
+			const doc = await this.collections.participants.get(address.identifier.toLowerCase());
+			const allowed =
+				doc !== null &&
+				(purpose === "read" ? canRead(caller as Caller, doc) : purpose === "delete" ? canDelete(caller, doc) : requireServiceProvider(caller).serviceProvider === doc.serviceProvider);
+			if (!doc || !allowed) {
+				readScope(caller); // a caller with no access at all gets 403, not a 404
+				throw NotFound.instance("Participant", address.identifier);
+			}
+			return doc;
+		},
+
+		/**
+		 * Read-modify-write of one participant: queued per participant in this process, and
+		 * re-read on every attempt so a lost version race is retried on fresh data.
+		 */
+		async changeAddressed<T>(this: ParticipantsThis, ctx: Context<Address, Meta>, purpose: Purpose, work: (before: ParticipantDoc) => Promise<T>): Promise<T> {
+			const first = await this.addressed(ctx.meta.user, ctx.params, purpose);
+			return this.mutex.run(first.identifier, () =>
+				this.withRetries(async () => work(await this.addressed(ctx.meta.user, ctx.params, purpose))),
+			);
+		},
+
+		async withRetries<T>(this: ParticipantsThis, attempt: () => Promise<T>): Promise<T> {
+			for (let attempts = 1; ; attempts++) {
+				try {
+					return await attempt();
+				} catch (error) {
+					if (!isStale(error)) throw error;
+					if (attempts >= this.settings.maxWriteAttempts) throw new Conflict("The participant was changed concurrently; try again");
+				}
+			}
+		},
+
+		/** Process rules of decisions §6, on what the catalog and the organization's other participants hold now. */
+		async checkProcesses(this: ParticipantsThis, input: ProcessCheck): Promise<Violation[]> {
+			const [known, heldByOthers] = await Promise.all([
+				this.processResolver.resolve(input.requested),
+				input.heldElsewhere ? Promise.resolve(input.heldElsewhere) : this.heldByOthers(input.organizationKey, input.self),
+			]);
+			const facts = new Map([...known].map(([id, process]) => [id, factsOf(process)]));
+			return processViolations({ icd: input.icd, requested: input.requested, known: facts, current: input.current, heldByOthers });
+		},
+
+		async heldByOthers(this: ParticipantsThis, key: string, self: string | null): Promise<Set<string>> {
+			const others = await this.collections.participants.find({ filter: { organizationKey: key } });
+			return new Set(others.filter((doc) => doc.identifier !== self).flatMap((doc) => doc.processIds));
+		},
+
+		async newParticipant(this: ParticipantsThis, serviceProvider: string, form: AddForm, identifier?: string): Promise<ParticipantDoc> {
+			const key = organizationKey(form.icd, form.organizationIdentifier);
+			const requested = requestedIdentifiers(form.processes);
+			const violations = organizationViolations(form.icd, form.organizationIdentifier);
+			violations.push(...(await this.checkProcesses({ icd: form.icd, organizationKey: key, requested, current: [], self: null })));
+			if (violations.length > 0) throw new ValidationFailed(violations);
+			const now = new Date().toISOString();
+			return {
+				identifier: identifier ?? randomUUID(),
+				icd: form.icd,
+				organizationIdentifier: form.organizationIdentifier,
+				organizationKey: key,
+				qualifiedIdentifier: participantQualifiedIdentifier(form.icd, form.organizationIdentifier),
+				name: form.name ?? null,
+				contact: form.contact,
+				processIds: requested,
+				serviceProvider,
+				registrationDate: now,
+				lastModificationDate: now,
+				deleteDate: null,
+			};
+		},
+
+		/**
+		 * The writes of one change. A delete first replaces the participant at its expected
+		 * version: a delete of a row that is already gone would otherwise succeed silently,
+		 * and two racing deletes must answer 204 once and 404 once.
+		 */
+		plan(this: ParticipantsThis, caller: Caller | null, operation: string, before: ParticipantDoc | null, after: ParticipantDoc | null): PlannedChange {
+			const subject = (after ?? before) as ParticipantDoc;
+			const claims = this.collections.processClaims.spec.collection;
+			const participants = this.collections.participants.spec.collection;
+			const ops: WriteOp[] = [];
+			let version: number;
+			if (!before && after) {
+				version = 1;
+				ops.push({ kind: "insert", collection: participants, doc: after });
+				for (const processId of after.processIds) ops.push({ kind: "insert", collection: claims, doc: claimDoc(after, processId) });
+			} else if (before && after) {
+				version = (before.version ?? 1) + 1;
+				ops.push({ kind: "replace", collection: participants, doc: after, expectedVersion: before.version });
+				const { added, removed } = processChanges(before.processIds, after.processIds);
+				for (const processId of removed) ops.push({ kind: "delete", collection: claims, identifier: claimIdentifier(before.organizationKey, processId) });
+				for (const processId of added) ops.push({ kind: "insert", collection: claims, doc: claimDoc(after, processId) });
+			} else if (before) {
+				version = (before.version ?? 1) + 1;
+				ops.push({ kind: "replace", collection: participants, doc: before, expectedVersion: before.version });
+				ops.push({ kind: "delete", collection: participants, identifier: before.identifier, expectedVersion: version });
+				ops.push({ kind: "deleteWhere", collection: claims, filter: { participant: before.identifier } });
+			} else {
+				throw new Error("a participant change needs a before or an after image");
+			}
+			const image = after ? { ...after, version } : null;
+			const serviceProviders = [...new Set([before?.serviceProvider, after?.serviceProvider].filter((id): id is string => typeof id === "string"))];
+			ops.push(auditWrite(auditRecord(caller, { operation, resource: "participant", resourceId: subject.identifier, serviceProviders, before, after: image })));
+			return {
+				ops,
+				before,
+				after: image,
+				change: { participant: subject.identifier, organizationKey: subject.organizationKey, processes: after ? after.processIds : [], version, deleted: !after },
+			};
+		},
+
+		/** One batch for all planned changes; a unique key that refuses it becomes a 409. Then announce. */
+		async commit(this: ParticipantsThis, ctx: Context<unknown, Meta> | null, changes: PlannedChange[]): Promise<void> {
+			try {
+				await this.store.batch(changes.flatMap((planned) => planned.ops));
+			} catch (error) {
+				throw await this.writeConflict(error, changes);
+			}
+			for (const planned of changes) await this.announce(ctx, planned.change);
+		},
+
+		async writeConflict(this: ParticipantsThis, error: unknown, changes: PlannedChange[]): Promise<unknown> {
+			if (!isDuplicate(error)) return error;
+			const subject = changes.length === 1 ? changes[0].after : null;
+			const organization = subject ? `organization ${subject.qualifiedIdentifier}` : "an organization of the request";
+			if (error.collection === this.collections.participants.spec.collection) {
+				const provider = subject ? `Service provider ${subject.serviceProvider}` : "A service provider";
+				return new Conflict(`${provider} already has a participant for ${organization}`);
+			}
+			if (error.collection === this.collections.processClaims.spec.collection && subject) {
+				// Name the processes held elsewhere: a read after the refusal, for the message only.
+				const held = await this.collections.processClaims.getMany(subject.processIds.map((id) => claimIdentifier(subject.organizationKey, id)));
+				const taken = held.filter((claim) => claim.participant !== subject.identifier).map((claim) => claim.processId);
+				return new Conflict(`Process ${taken.join(", ") || "(one of the request)"} is already registered for ${organization} by another service provider`);
+			}
+			return new Conflict(`A process of the request is already registered for ${organization} by another service provider`);
+		},
+
+		/**
+		 * After a commit: apply to a lookup in this process first (the change is visible by the
+		 * time the request answers), then publish on the durable channel for every other
+		 * lookup. Both are idempotent by version. The change is committed already, so a
+		 * failure here is logged, not answered: `npm run lookup:rebuild` repairs a lookup.
+		 */
+		async announce(this: ParticipantsThis, ctx: Context<unknown, Meta> | null, change: ParticipantChange): Promise<void> {
+			if (this.broker.getLocalService("lookup")) {
+				try {
+					await (ctx ? ctx.call("lookup.apply", change) : this.broker.call("lookup.apply", change));
+				} catch (error) {
+					this.logger.warn(`lookup.apply failed for participant ${change.participant} v${change.version}:`, String(error));
+				}
+			}
+			try {
+				await publishParticipantChange(this.broker, change);
+			} catch (error) {
+				this.logger.error(`publishing ${PARTICIPANTS_CHANGED} failed for participant ${change.participant} v${change.version}:`, String(error));
+			}
+		},
+
+		/** List items: provider always; processes when asked (one catalog call for the page). */
+		async answers(this: ParticipantsThis, docs: ParticipantDoc[], withProcesses: boolean): Promise<Participant[]> {
+			const [providers, processes] = await Promise.all([
+				this.providerResolver.resolve(docs.map((doc) => doc.serviceProvider)),
+				withProcesses ? this.processResolver.resolve(docs.flatMap((doc) => doc.processIds)) : Promise.resolve(null),
+			]);
+			return docs.map((doc) => participantAnswer(doc, providers.get(doc.serviceProvider), processes ? processesOf(doc, processes) : undefined));
+		},
+
+		async singleAnswer(this: ParticipantsThis, doc: ParticipantDoc): Promise<Participant> {
+			const [answer] = await this.answers([doc], true);
+			return answer;
+		},
+
+		/**
+		 * decisions §7: a query equal to an organization identifier (or icd:identifier) matches
+		 * that participant exactly; only when it matches none is it read as name words.
+		 */
+		async storeQuery(this: ParticipantsThis, scope: Filter, text: string | undefined): Promise<Pick<Query, "filter" | "words">> {
+			const query = readParticipantQuery(text);
+			if (!query) return { filter: scope };
+			const exact: Filter[] = [];
+			if (query.organizationKey) exact.push({ ...scope, organizationKey: query.organizationKey });
+			if (query.organizationIdentifier) exact.push({ ...scope, organizationIdentifier: query.organizationIdentifier });
+			for (const filter of exact) {
+				if ((await this.collections.participants.count({ filter })) > 0) return { filter };
+			}
+			return { filter: scope, words: query.words };
+		},
+
+		/** Removes every participant whose deleteDate has arrived; each removal is an audited change. */
+		async sweep(this: ParticipantsThis, today: string): Promise<number> {
+			let removed = 0;
+			for (let round = 0; round < 1000; round++) {
+				const due = await this.collections.participants.find({ filter: { deleteDate: { lte: today } }, limit: 100 });
+				if (due.length === 0) break;
+				for (const candidate of due) {
+					const done = await this.mutex.run(candidate.identifier, () =>
+						this.withRetries(async () => {
+							const doc = await this.collections.participants.get(candidate.identifier);
+							if (!doc || !isDue(doc.deleteDate, today)) return false;
+							await this.commit(null, [this.plan(null, "sweepParticipant", doc, null)]);
+							return true;
+						}),
+					);
+					if (done) removed++;
+				}
+			}
+			if (removed > 0) this.logger.info(`sweeper removed ${removed} participant(s) whose deleteDate arrived (${today})`);
+			return removed;
+		},
+
+		async importSeedParticipants(this: ParticipantsThis, ctx: Context<{ participants: SeedParticipant[] }, Meta>) {
+			const rows = ctx.params.participants;
+			const providerIds = [...new Set(rows.map((row) => row.serviceProvider.toLowerCase()))];
+			const providers = await ctx.call<ServiceProvider[], { identifiers: string[] }>("accounts.serviceProviders", { identifiers: providerIds });
+			const knownProviders = new Set(providers.map((provider) => provider.identifier.toLowerCase()));
+			const keys = rows.map((row) => organizationKey(row.icd, row.organizationIdentifier));
+			const existing = await this.collections.participants.find({ filter: { organizationKey: { in: [...new Set(keys)] } } });
+
+			const violations: Violation[] = [];
+			const changes: PlannedChange[] = [];
+			const counts = { created: 0, updated: 0, unchanged: 0 };
+			for (const [index, row] of rows.entries()) {
+				const serviceProvider = row.serviceProvider.toLowerCase();
+				const key = keys[index];
+				const prefix = `participants[${index}].`;
+				if (!knownProviders.has(serviceProvider)) {
+					violations.push({ field: `${prefix}serviceProvider`, code: "Exists", defaultMessage: "must reference an existing record", rejectedValue: row.serviceProvider });
+					continue;
+				}
+				// Dependencies may be held by the organization's other participants, in the store or in this file.
+				const heldElsewhere = new Set([
+					...existing.filter((doc) => doc.organizationKey === key && doc.serviceProvider !== serviceProvider).flatMap((doc) => doc.processIds),
+					...rows.filter((other, at) => at !== index && keys[at] === key).flatMap((other) => requestedIdentifiers(other.processes)),
+				]);
+				const current = existing.find((doc) => doc.organizationKey === key && doc.serviceProvider === serviceProvider) ?? null;
+				const requested = requestedIdentifiers(row.processes);
+				const rowViolations = [
+					...organizationViolations(row.icd, row.organizationIdentifier),
+					...(await this.checkProcesses({ icd: row.icd, organizationKey: key, requested, current: current?.processIds ?? [], self: current?.identifier ?? null, heldElsewhere })),
+				];
+				violations.push(...rowViolations.map((violation) => ({ ...violation, field: `${prefix}${violation.field}` })));
+				if (rowViolations.length > 0) continue;
+
+				const now = new Date().toISOString();
+				if (!current) {
+					const doc: ParticipantDoc = {
+						identifier: row.identifier?.toLowerCase() ?? randomUUID(),
+						icd: row.icd,
+						organizationIdentifier: row.organizationIdentifier,
+						organizationKey: key,
+						qualifiedIdentifier: participantQualifiedIdentifier(row.icd, row.organizationIdentifier),
+						name: row.name ?? null,
+						contact: row.contact,
+						processIds: requested,
+						serviceProvider,
+						registrationDate: now,
+						lastModificationDate: now,
+						deleteDate: null,
+					};
+					changes.push(this.plan(ctx.meta.user ?? null, "seed", null, doc));
+					counts.created++;
+					continue;
+				}
+				const next: ParticipantDoc = { ...current, name: row.name ?? null, contact: row.contact, processIds: requested, lastModificationDate: now };
+				if (sameContent(current, next)) {
+					counts.unchanged++;
+					continue;
+				}
+				changes.push(this.plan(ctx.meta.user ?? null, "seed", current, next));
+				counts.updated++;
+			}
+			if (violations.length > 0) throw new ValidationFailed(violations);
+			if (changes.length > 0) await this.commit(ctx, changes);
+			return counts;
+		},
+	},
+
+	created(this: ParticipantsThis) {
+		this.mutex = new KeyedMutex();
+		this.processResolver = new CachedResolver<Process>((identifiers) =>
+			this.broker.call<Process[], { identifiers: string[] }>("catalog.processesByIds", { identifiers }),
+		);
+		this.providerResolver = new CachedResolver<ServiceProvider>((identifiers) =>
+			this.broker.call<ServiceProvider[], { identifiers: string[] }>("accounts.serviceProviders", { identifiers }),
+		);
+	},
+
+	async started(this: ParticipantsThis) {
+		const interval = this.settings.sweepIntervalMs;
+		if (interval > 0) {
+			this.sweepTimer = setInterval(() => {
+				// One sweep at a time: a slow one is not overlapped by the next tick.
+				if (this.sweeping) return;
+				this.sweeping = this.sweep(todayUtc())
+					.catch((error) => {
+						this.logger.error("participant sweeper failed:", error);
+						return 0;
+					})
+					.finally(() => {
+						this.sweeping = undefined;
+					});
+			}, interval);
+			this.sweepTimer.unref();
+		}
+	},
+
+	async stopped(this: ParticipantsThis) {
+		if (this.sweepTimer) clearInterval(this.sweepTimer);
+		this.sweepTimer = undefined;
+		if (this.sweeping) await this.sweeping;
+	},
+};
+
+export default ParticipantsService;
