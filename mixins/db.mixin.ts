@@ -1,0 +1,57 @@
+/**
+ * Storage mixin (architecture "Storage"): gives a service its own store and declared
+ * collections.
+ *
+ *   const models = { participants: participantModel } satisfies Record<string, ModelSpec>;
+ *   type This = DbService<keyof typeof models>;
+ *   export default { name: "participants", mixins: [DbMixin(models)], ... };
+ *   // actions may declare `this: This`; lifecycle hooks are typed `this: Service` by
+ *   // moleculer, so cast there: `const self = this as This;`
+ *
+ * The store opens in `started` (a mixin's started hook runs before the service's own), so
+ * the service's started hook may already use `this.collections`. It closes in `stopped`.
+ */
+import type { Service, ServiceSchema } from "moleculer";
+import { createStore, type LocatedStore } from "../src/store";
+import type { Collection, ModelSpec, Store } from "../src/store/types";
+
+/** What the mixin adds to `this`. */
+export interface DbThis<K extends string = string> {
+	store: Store;
+	// eslint-disable-next-line @typescript-eslint/no-explicit-any
+	collections: Record<K, Collection<any>>;
+}
+
+/** `this` of a service using DbMixin(models): `Service & DbThis<keyof typeof models>`. */
+export type DbService<K extends string = string> = Service & DbThis<K>;
+
+type Lifecycle = Service & Partial<DbThis> & { store?: LocatedStore };
+
+export function DbMixin<K extends string>(models: Record<K, ModelSpec>): Partial<ServiceSchema> {
+	return {
+		created(this: Lifecycle) {
+			this.store = undefined;
+			this.collections = undefined;
+		},
+		async started(this: Lifecycle) {
+			const store = await createStore(this.name);
+			this.store = store;
+			try {
+				const collections = {} as Record<K, Collection<any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+				for (const key of Object.keys(models) as K[]) collections[key] = await store.collection(models[key]);
+				this.collections = collections;
+			} catch (error) {
+				this.store = undefined;
+				await store.close().catch(() => undefined);
+				throw error;
+			}
+			this.logger.info(`store: ${store.kind} at ${store.location} (${Object.keys(models).length} collection(s))`);
+		},
+		async stopped(this: Lifecycle) {
+			const store = this.store;
+			this.store = undefined;
+			this.collections = undefined;
+			if (store) await store.close();
+		},
+	};
+}
