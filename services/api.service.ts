@@ -13,6 +13,7 @@ import type { AddressInfo } from "node:net";
 import bodyParser from "body-parser";
 import type { Context, ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
+import packageJson from "../package.json";
 import { MemoryCounters, RedisCounters, type Counters } from "../src/counters";
 import { clientAddress, trustedProxies, type TrustedProxies } from "../src/client-address";
 import { classify, errorBody } from "../src/error-body";
@@ -29,6 +30,7 @@ import {
 	selectByPathForm,
 	type OperationGroup,
 } from "../src/negotiation";
+import { openApiDocument } from "../src/openapi";
 import { API_BASE, OPERATIONS, type Operation } from "../src/operations";
 import { parsePageRequest } from "../src/paging";
 import { COMMON_HEADERS, ERROR_CONTENT_TYPE, withCharset } from "../src/response-headers";
@@ -56,6 +58,8 @@ interface GatewayMeta {
 	$responseType?: string;
 	$location?: string;
 }
+
+const REGISTRY_VERSION: string = packageJson.version;
 
 const GROUPS = groupOperations(OPERATIONS);
 const GROUP_BY_ALIAS = new Map(GROUPS.map((group) => [`${group.method} ${group.path}`, group]));
@@ -283,6 +287,13 @@ const ApiService = {
 				this.sendJson(res, result.status === "UP" ? 200 : 503, result);
 				return true;
 			}
+			if (path === `${API_BASE}/openapi.json`) {
+				this.openApiText ??= JSON.stringify(openApiDocument(REGISTRY_VERSION));
+				res.statusCode = 200;
+				res.setHeader("Content-Type", "application/json;charset=UTF-8");
+				res.end(this.openApiText);
+				return true;
+			}
 			if (path === "/metrics" && this.prometheus) {
 				const text = this.prometheus();
 				res.statusCode = 200;
@@ -359,6 +370,7 @@ interface GatewayThis {
 	trustedProxies: TrustedProxies;
 	throttle: LoginThrottle;
 	prometheus: (() => string) | null;
+	openApiText?: string;
 	httpHandler(req: http.IncomingMessage, res: Response): Promise<void>;
 	renderError(req: Request, res: Response, error: unknown): void;
 	sendJson(res: Response, status: number, body: unknown): void;

@@ -1,0 +1,159 @@
+/**
+ * JSON Schemas of what the registry answers (spec "Resources and their fields", "Page
+ * envelope", "Errors"), for the OpenAPI document. test/integration/openapi.http.spec.ts
+ * validates real answers against them, so they cannot drift from the services.
+ */
+type JsonSchema = Record<string, unknown>;
+
+const uuid = { type: "string", format: "uuid" };
+const text = { type: "string" };
+const date = { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}$" };
+const flags = { type: "object", required: ["sorted", "unsorted", "empty"], properties: { sorted: { type: "boolean" }, unsorted: { type: "boolean" }, empty: { type: "boolean" } } };
+
+export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
+	Contact: { type: "object", required: ["name", "email", "phoneNumber"], properties: { name: text, email: text, phoneNumber: text } },
+	AccessPoint: {
+		type: "object",
+		required: ["identifier", "title", "provider", "endpoints"],
+		properties: {
+			identifier: uuid,
+			title: text,
+			provider: {
+				type: "object",
+				required: ["identifier", "title"],
+				properties: { identifier: uuid, title: text, contact: { $ref: "#/components/schemas/Contact" } },
+			},
+			endpoints: {
+				type: "array",
+				items: {
+					type: "object",
+					required: ["url", "transportProfile"],
+					properties: {
+						url: text,
+						transportProfile: {
+							type: "object",
+							properties: { title: text, value: text, certificateTypes: { type: "array", items: text } },
+						},
+					},
+				},
+			},
+		},
+	},
+	ProcessSummary: {
+		type: "object",
+		required: ["identifier"],
+		properties: { identifier: uuid, qualifiedIdentifier: text, title: text, visible: { type: "boolean" }, restricted: { type: "boolean" } },
+	},
+	DocumentTypeSummary: {
+		type: "object",
+		required: ["identifier"],
+		properties: { identifier: uuid, qualifiedIdentifier: text, title: text, visible: { type: "boolean" } },
+	},
+	Capability: { type: "object", required: ["identifier", "title"], properties: { identifier: uuid, title: text } },
+	DocumentType: {
+		type: "object",
+		required: ["identifier", "title", "processes"],
+		properties: {
+			identifier: uuid,
+			qualifiedIdentifier: text,
+			title: text,
+			visible: { type: "boolean", description: "May be absent in some listings" },
+			processes: { type: "array", items: { $ref: "#/components/schemas/ProcessSummary" } },
+		},
+	},
+	Process: {
+		type: "object",
+		required: ["identifier", "domain", "capabilities", "documentTypes", "dependencies", "requiredICDs"],
+		properties: {
+			identifier: uuid,
+			qualifiedIdentifier: text,
+			domain: text,
+			title: text,
+			alias: text,
+			restricted: { type: "boolean", description: "True if the process is deprecated" },
+			visible: { type: "boolean", description: "Optional in some responses" },
+			capabilities: { type: "array", items: { $ref: "#/components/schemas/Capability" } },
+			documentTypes: { type: "array", items: { $ref: "#/components/schemas/DocumentTypeSummary" } },
+			dependencies: { type: "array", items: { $ref: "#/components/schemas/ProcessSummary" } },
+			requiredICDs: { type: "array", items: text },
+		},
+	},
+	Participant: {
+		type: "object",
+		required: ["identifier", "qualifiedIdentifier", "icd", "organizationIdentifier", "registrationDate", "lastModificationDate", "contact"],
+		properties: {
+			identifier: uuid,
+			qualifiedIdentifier: text,
+			icd: { type: "string", pattern: "^\\d{1,4}$" },
+			organizationIdentifier: { type: "string", maxLength: 35 },
+			name: text,
+			registrationDate: date,
+			lastModificationDate: date,
+			deleteDate: date,
+			contact: { $ref: "#/components/schemas/Contact" },
+			provider: { type: "object", required: ["identifier", "title"], properties: { identifier: uuid, title: text } },
+			processes: { type: "array", items: { $ref: "#/components/schemas/Process" } },
+		},
+	},
+	Page: {
+		type: "object",
+		required: ["content", "number", "size", "numberOfElements", "totalElements", "totalPages", "first", "last", "empty", "sort", "pageable"],
+		properties: {
+			content: { type: "array" },
+			number: { type: "integer" },
+			size: { type: "integer" },
+			numberOfElements: { type: "integer" },
+			totalElements: { type: "integer" },
+			totalPages: { type: "integer" },
+			first: { type: "boolean" },
+			last: { type: "boolean" },
+			empty: { type: "boolean" },
+			sort: flags,
+			pageable: {
+				type: "object",
+				required: ["sort", "pageNumber", "pageSize", "offset", "paged", "unpaged"],
+				properties: {
+					sort: flags,
+					pageNumber: { type: "integer" },
+					pageSize: { type: "integer" },
+					offset: { type: "integer" },
+					paged: { type: "boolean" },
+					unpaged: { type: "boolean" },
+				},
+			},
+		},
+	},
+	Error: {
+		type: "object",
+		required: ["timestamp", "status", "error", "exception", "message", "path"],
+		properties: {
+			timestamp: { type: "string", description: "ISO 8601 date-time without zone" },
+			status: { type: "integer" },
+			error: text,
+			exception: text,
+			message: text,
+			path: text,
+			description: text,
+			errors: {
+				type: "array",
+				items: {
+					type: "object",
+					required: ["codes", "defaultMessage", "objectName", "field", "rejectedValue", "bindingFailure", "code", "arguments"],
+					properties: {
+						codes: { type: "array", items: text },
+						defaultMessage: text,
+						objectName: text,
+						field: text,
+						rejectedValue: {},
+						bindingFailure: { type: "boolean" },
+						code: text,
+						arguments: {
+							type: "array",
+							items: { type: "object", properties: { codes: { type: "array", items: text }, defaultMessage: text, code: text } },
+						},
+					},
+				},
+			},
+		},
+	},
+};
