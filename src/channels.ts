@@ -5,7 +5,7 @@
  * in-process "Fake" adapter, which delivers through the broker's own events.
  */
 import { Middleware } from "@moleculer/channels";
-import type { ServiceBroker } from "moleculer";
+import type { Middleware as BrokerMiddleware, ServiceBroker } from "moleculer";
 import { env } from "./settings";
 
 /** The channel participant changes are published on (docs/internals.md "Events and channels"). */
@@ -90,13 +90,13 @@ async function ensureStream(broker: ServiceBroker): Promise<void> {
 }
 
 /** The middleware the broker registers (src/broker.ts). */
-export function channelsMiddleware(source: NodeJS.ProcessEnv = process.env) {
+export function channelsMiddleware(source: NodeJS.ProcessEnv = process.env): BrokerMiddleware {
 	const adapter = channelsAdapter(source);
 	// The package's generated typings mark every option as required; the rest have defaults.
 	const middleware = Middleware({ adapter } as unknown as Parameters<typeof Middleware>[0]);
-	if (adapter.type !== "NATS") return middleware;
+	if (adapter.type !== "NATS") return middleware as unknown as BrokerMiddleware;
 	let broker: ServiceBroker;
-	return {
+	const withStream = {
 		...middleware,
 		created(created: ServiceBroker) {
 			broker = created;
@@ -107,6 +107,7 @@ export function channelsMiddleware(source: NodeJS.ProcessEnv = process.env) {
 			await ensureStream(broker);
 		},
 	};
+	return withStream as unknown as BrokerMiddleware;
 }
 
 /**

@@ -1,0 +1,310 @@
+/**
+ * The organization process lookup (spec "Organizations", architecture "Lookup"): the one
+ * endpoint anonymous clients hit hardest. It answers from its own read model
+ * (organization → processes per participant), fed by participant changes over a durable
+ * channel, joined with an in-memory copy of the catalog. It never calls participants on
+ * the hot path: a cached answer costs no store read, a miss costs one.
+ */
+import type { Context, Service, ServiceSchema } from "moleculer";
+import { DbMixin } from "../mixins/db.mixin";
+import { LOOKUP_GROUP, PARTICIPANTS_CHANGED, type ParticipantChange } from "../src/channels";
+import { DuplicateKey, NotFound, StaleVersion, TypeMismatch } from "../src/errors";
+import { parseParticipantIdentifier } from "../src/identifiers";
+import type { Caller, Process } from "../src/model";
+import type { Collection, Store } from "../src/store/types";
+import { AnswerCache, type CachedAnswer, type Visibility } from "./lookup/answer-cache";
+import {
+	applyChange,
+	hasParticipants,
+	organizationAnswer,
+	organizationProcessIds,
+	ORGANIZATION_PROCESSES_MODEL,
+	rebuildModels,
+	type OrganizationProcessesDoc,
+} from "./lookup/read-model";
+import { KeyedMutex } from "./participants/keyed-mutex";
+
+interface Settings {
+	/** Seconds a finished answer lives in the shared (Redis) cacher; changes delete it earlier. */
+	sharedAnswerTtl: number;
+	/** Participants read per call during a rebuild. */
+	rebuildPageSize: number;
+}
+
+interface Meta {
+	user?: Caller | null;
+}
+
+interface LookupThis extends Service<Settings> {
+	store: Store;
+	collections: { organizationProcesses: Collection<OrganizationProcessesDoc> };
+	catalog: Map<string, Process>;
+	catalogLoading: Promise<void> | null;
+	catalogGeneration: number;
+	answers: AnswerCache<Process[]>;
+	mutex: KeyedMutex;
+	/** Changes applied while a rebuild runs, re-applied after it wrote its snapshot. */
+	rebuildLog: ParticipantChange[] | null;
+	rebuilding: Promise<{ organizations: number; participants: number }> | null;
+
+	answer(organizationKey: string, visibility: Visibility): Promise<CachedAnswer<Process[]>>;
+	applyChange(change: ParticipantChange): Promise<boolean>;
+	writeChange(change: ParticipantChange): Promise<boolean>;
+	invalidate(organizationKey?: string, tellOthers?: boolean): Promise<void>;
+	sharedGet(key: string): Promise<Process[] | undefined>;
+	sharedSet(key: string, answer: Process[], epoch: number): Promise<void>;
+	reloadCatalog(): Promise<void>;
+	rebuildNow(): Promise<{ organizations: number; participants: number }>;
+	readParticipantSets(): Promise<Omit<ParticipantChange, "deleted">[]>;
+}
+
+const SHARED_PREFIX = "lookup.answers:";
+const MAX_APPLY_ATTEMPTS = 10;
+
+const CHANGE_PARAMS = {
+	participant: { type: "string" },
+	organizationKey: { type: "string" },
+	processes: { type: "array", items: "string" },
+	version: { type: "number", integer: true, min: 1 },
+	deleted: { type: "boolean" },
+};
+
+function isRetryable(error: unknown): boolean {
+	const name = (error as { name?: string })?.name;
+	return error instanceof StaleVersion || error instanceof DuplicateKey || name === "StaleVersion" || name === "DuplicateKey";
+}
+
+function isChange(payload: unknown): payload is ParticipantChange {
+	const change = payload as Partial<ParticipantChange> | null;
+	return (
+		!!change &&
+		typeof change.participant === "string" &&
+		typeof change.organizationKey === "string" &&
+		Array.isArray(change.processes) &&
+		typeof change.version === "number" &&
+		typeof change.deleted === "boolean"
+	);
+}
+
+const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<string, unknown> } = {
+	name: "lookup",
+	mixins: [DbMixin({ organizationProcesses: ORGANIZATION_PROCESSES_MODEL })],
+	// The catalog copy is loaded at start: answers are never built without it.
+	dependencies: ["catalog"],
+
+	settings: {
+		sharedAnswerTtl: 60,
+		rebuildPageSize: 5000,
+	},
+
+	actions: {
+		organizationProcesses: {
+			params: { qualifiedIdentifier: { type: "string" } },
+			async handler(this: LookupThis, ctx: Context<{ qualifiedIdentifier: string }, Meta>): Promise<Process[]> {
+				const organization = parseParticipantIdentifier(ctx.params.qualifiedIdentifier);
+				if (!organization) throw new TypeMismatch(`'${ctx.params.qualifiedIdentifier}' is not an organization qualified identifier`);
+				const visibility: Visibility = ctx.meta.user ? "all" : "visible";
+				const cached = this.answers.get(AnswerCache.key(organization.organizationKey, visibility));
+				const answer = cached !== undefined ? cached : await this.answer(organization.organizationKey, visibility);
+				if (answer === null) throw NotFound.organization(ctx.params.qualifiedIdentifier);
+				return answer;
+			},
+		},
+
+		/** Applies one participant change (idempotent: only a newer version per participant counts). */
+		apply: {
+			params: CHANGE_PARAMS,
+			async handler(this: LookupThis, ctx: Context<ParticipantChange>): Promise<{ applied: boolean }> {
+				return { applied: await this.applyChange(ctx.params) };
+			},
+		},
+
+		/** Rebuilds the read model from participants.organizationProcessSets (npm run lookup:rebuild). */
+		rebuild: {
+			async handler(this: LookupThis): Promise<{ organizations: number; participants: number }> {
+				if (!this.rebuilding) {
+					this.rebuilding = this.rebuildNow().finally(() => {
+						this.rebuilding = null;
+					});
+				}
+				return this.rebuilding;
+			},
+		},
+	},
+
+	channels: {
+		[PARTICIPANTS_CHANGED]: {
+			group: LOOKUP_GROUP,
+			async handler(this: LookupThis, payload: unknown) {
+				if (!isChange(payload)) {
+					this.logger.warn(`ignoring a malformed ${PARTICIPANTS_CHANGED} message`);
+					return;
+				}
+				await this.applyChange(payload);
+			},
+		},
+	},
+
+	events: {
+		"catalog.changed"(this: LookupThis) {
+			// Not awaited here: the hot path waits for the reload itself (catalogLoading).
+			void this.reloadCatalog();
+		},
+		/** Another lookup node applied a change: its answers here are stale too. */
+		"lookup.invalidated": {
+			handler(this: LookupThis, ctx: Context<{ organizationKey?: string }>) {
+				if (ctx.nodeID === this.broker.nodeID) return;
+				this.answers.invalidate(ctx.params.organizationKey);
+			},
+		},
+	},
+
+	methods: {
+		/** A cache miss: the shared cacher, else one read of the model joined with the catalog copy. */
+		async answer(this: LookupThis, organizationKey: string, visibility: Visibility): Promise<CachedAnswer<Process[]>> {
+			if (this.catalogLoading) await this.catalogLoading;
+			const key = AnswerCache.key(organizationKey, visibility);
+			const epoch = this.answers.epoch;
+			const shared = await this.sharedGet(key);
+			if (shared !== undefined) {
+				this.answers.set(key, shared, epoch);
+				return shared;
+			}
+			const doc = await this.collections.organizationProcesses.get(organizationKey);
+			const answer = hasParticipants(doc) ? organizationAnswer(organizationProcessIds(doc as OrganizationProcessesDoc), this.catalog, visibility === "visible") : null;
+			this.answers.set(key, answer, epoch);
+			if (answer) await this.sharedSet(key, answer, epoch);
+			return answer;
+		},
+
+		async applyChange(this: LookupThis, change: ParticipantChange): Promise<boolean> {
+			if (this.rebuildLog) this.rebuildLog.push(change);
+			const applied = await this.mutex.run(change.organizationKey, () => this.writeChange(change));
+			if (applied) await this.invalidate(change.organizationKey, true);
+			return applied;
+		},
+
+		/** Read, apply, write back at the read version; a concurrent writer (another node) makes it retry. */
+		async writeChange(this: LookupThis, change: ParticipantChange): Promise<boolean> {
+			const models = this.collections.organizationProcesses;
+			for (let attempt = 1; ; attempt++) {
+				const doc = await models.get(change.organizationKey);
+				const next = applyChange(doc, change);
+				if (!next) return false;
+				try {
+					if (doc) await models.replace(next, doc.version);
+					else await models.insert(next);
+					return true;
+				} catch (error) {
+					if (!isRetryable(error) || attempt >= MAX_APPLY_ATTEMPTS) throw error;
+				}
+			}
+		},
+
+		/** Drops finished answers here, in the shared cacher and (by event) on the other lookup nodes. */
+		async invalidate(this: LookupThis, organizationKey?: string, tellOthers = false): Promise<void> {
+			this.answers.invalidate(organizationKey);
+			const cacher = this.broker.cacher;
+			if (cacher) {
+				try {
+					if (organizationKey === undefined) await cacher.clean(`${SHARED_PREFIX}*`);
+					else await Promise.all((["all", "visible"] as const).map((visibility) => cacher.del(`${SHARED_PREFIX}${AnswerCache.key(organizationKey, visibility)}`)));
+				} catch (error) {
+					this.logger.warn("lookup: the shared cacher is unavailable:", String(error));
+				}
+			}
+			if (tellOthers) this.broker.broadcast("lookup.invalidated", organizationKey === undefined ? {} : { organizationKey }, "lookup");
+		},
+
+		async sharedGet(this: LookupThis, key: string): Promise<Process[] | undefined> {
+			const cacher = this.broker.cacher;
+			if (!cacher) return undefined;
+			try {
+				const value = (await cacher.get(`${SHARED_PREFIX}${key}`)) as Process[] | null;
+				return Array.isArray(value) ? value : undefined;
+			} catch {
+				// A lost Redis must not fail the lookup: the store answers.
+				return undefined;
+			}
+		},
+
+		async sharedSet(this: LookupThis, key: string, answer: Process[], epoch: number): Promise<void> {
+			const cacher = this.broker.cacher;
+			if (!cacher || epoch !== this.answers.epoch) return;
+			try {
+				await cacher.set(`${SHARED_PREFIX}${key}`, answer, this.settings.sharedAnswerTtl);
+			} catch {
+				// Best effort, as in sharedGet.
+			}
+		},
+
+		/**
+		 * Reloads the catalog copy. The latest reload wins; answers are dropped when it starts
+		 * and again when it is done, so none built from the old copy survives.
+		 */
+		async reloadCatalog(this: LookupThis): Promise<void> {
+			const generation = ++this.catalogGeneration;
+			const loading = this.broker
+				.call<Process[], Record<string, never>>("catalog.allProcesses", {})
+				.then((processes) => {
+					if (generation === this.catalogGeneration) this.catalog = new Map(processes.map((process) => [process.identifier, process]));
+				})
+				.catch((error) => this.logger.error("lookup: reloading the catalog failed; answers keep the previous copy:", String(error)));
+			this.catalogLoading = loading;
+			await this.invalidate();
+			await loading;
+			if (this.catalogLoading === loading) this.catalogLoading = null;
+			await this.invalidate();
+		},
+
+		async rebuildNow(this: LookupThis): Promise<{ organizations: number; participants: number }> {
+			this.rebuildLog = [];
+			try {
+				const sets = await this.readParticipantSets();
+				const models = rebuildModels(sets);
+				const collection = this.collections.organizationProcesses.spec.collection;
+				await this.store.batch([{ kind: "deleteWhere", collection, filter: {} }, ...models.map((doc) => ({ kind: "insert" as const, collection, doc }))]);
+				// Changes that arrived while the snapshot was read may be missing from it: apply them again.
+				const during = this.rebuildLog;
+				this.rebuildLog = null;
+				for (const change of during) await this.mutex.run(change.organizationKey, () => this.writeChange(change));
+				await this.invalidate(undefined, true);
+				this.logger.info(`lookup rebuilt: ${models.length} organization(s), ${sets.length} participant(s)`);
+				return { organizations: models.length, participants: sets.length };
+			} finally {
+				this.rebuildLog = null;
+			}
+		},
+
+		/** Every participant's processes, in keyset pages (a page boundary never skips a participant). */
+		async readParticipantSets(this: LookupThis): Promise<Omit<ParticipantChange, "deleted">[]> {
+			const sets: Omit<ParticipantChange, "deleted">[] = [];
+			let after: string | undefined;
+			for (;;) {
+				const page = await this.broker.call<Omit<ParticipantChange, "deleted">[], { after?: string; limit: number }>("participants.organizationProcessSets", {
+					...(after !== undefined ? { after } : {}),
+					limit: this.settings.rebuildPageSize,
+				});
+				sets.push(...page);
+				if (page.length < this.settings.rebuildPageSize) return sets;
+				after = page[page.length - 1].participant;
+			}
+		},
+	},
+
+	created(this: LookupThis) {
+		this.catalog = new Map();
+		this.catalogLoading = null;
+		this.catalogGeneration = 0;
+		this.answers = new AnswerCache<Process[]>();
+		this.mutex = new KeyedMutex();
+		this.rebuildLog = null;
+		this.rebuilding = null;
+	},
+
+	async started(this: LookupThis) {
+		await this.reloadCatalog();
+	},
+};
+
+export default LookupService;

@@ -1,0 +1,274 @@
+/**
+ * The organization process lookup on an in-memory broker with the real catalog, accounts
+ * and participants services, seeded from seed/demo.json (spec "Organizations",
+ * decisions §4, architecture "Lookup").
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { ServiceBroker, type ActionHandler, type ActionSchema, type Context, type Middleware } from "moleculer";
+import { loadServiceSchema } from "../../src/broker";
+import { channelsMiddleware, PARTICIPANTS_CHANGED } from "../../src/channels";
+import type { Caller, Participant, Process } from "../../src/model";
+import { importSeed } from "../../src/seed";
+import { demoSeed } from "../support/registry";
+
+const SP1 = "11111111-0000-4000-8000-000000000001";
+const SP2 = "11111111-0000-4000-8000-000000000002";
+const BILLING = "55555555-0000-4000-8000-000000000001";
+const ORDERING = "55555555-0000-4000-8000-000000000003";
+const INVOICE_RESPONSE = "55555555-0000-4000-8000-000000000006";
+const CATALOGUE = "55555555-0000-4000-8000-000000000007";
+const PUNCH_OUT = "55555555-0000-4000-8000-000000000010"; // visible: false
+const NORDLYS = qid("991825827"); // SP1: BILLING + INVOICE_RESPONSE
+
+const sp1: Caller = { username: "sp1", role: "SERVICE_PROVIDER", serviceProvider: SP1 };
+const sp2: Caller = { username: "sp2", role: "SERVICE_PROVIDER", serviceProvider: SP2 };
+const admin: Caller = { username: "admin", role: "ADMIN" };
+const contact = { name: "Kari Nordmann", email: "kari@example.no", phoneNumber: "+47 22 33 44 55" };
+const SERVICES = ["catalog", "accounts", "accessPoints", "participants", "lookup"];
+
+function qid(organization: string, icd = "0192"): string {
+	return `iso6523-actorid-upis::${icd}:${organization}`;
+}
+
+let nextOrganization = 1;
+/** Organizations under ICD 0088 (no check digit rule) so each test has its own. */
+function newOrganization(): string {
+	return `lookup-test-${nextOrganization++}`;
+}
+
+/** Local action calls, by name: the hot path must make none but its own. */
+const calls: string[] = [];
+const recordCalls: Middleware = {
+	localAction(next: ActionHandler, action: ActionSchema) {
+		return (ctx: Context) => {
+			calls.push(String(action.name));
+			return next(ctx);
+		};
+	},
+};
+
+function newBroker(): ServiceBroker {
+	return new ServiceBroker({ logger: false, middlewares: [channelsMiddleware({}), recordCalls] });
+}
+
+let broker: ServiceBroker;
+
+function call<T>(target: ServiceBroker, action: string, params: object, user?: Caller): Promise<T> {
+	return target.call<T, object>(action, params, { meta: { user } });
+}
+
+function lookup(qualifiedIdentifier: string, user?: Caller, target = broker): Promise<Process[]> {
+	return call<Process[]>(target, "lookup.organizationProcesses", { qualifiedIdentifier }, user);
+}
+
+async function lookupStatus(qualifiedIdentifier: string, user?: Caller): Promise<number> {
+	try {
+		await lookup(qualifiedIdentifier, user);
+		return 200;
+	} catch (error) {
+		return (error as { code: number }).code;
+	}
+}
+
+async function eventually<T>(probe: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const value = await probe();
+		if (accept(value) || Date.now() > deadline) return value;
+		await new Promise((resolve) => setImmediate(resolve));
+	}
+}
+
+function add(user: Caller, organization: string, processes: string[]): Promise<Participant> {
+	return call<Participant>(broker, "participants.add", { body: { icd: "0088", organizationIdentifier: organization, processes: processes.map((identifier) => ({ identifier })), contact } }, user);
+}
+
+const ids = (processes: Process[]) => processes.map((process) => process.identifier).sort();
+
+beforeAll(async () => {
+	process.env.DATA_DIR = ":memory:";
+	broker = newBroker();
+	for (const name of SERVICES) broker.createService(loadServiceSchema(name));
+	await broker.start();
+	await importSeed(broker, demoSeed());
+});
+afterAll(() => broker.stop());
+
+describe("organization processes", () => {
+	test("answers full Process objects, the same shape as the catalog's", async () => {
+		const answer = await lookup(NORDLYS, admin);
+		expect(ids(answer)).toEqual([BILLING, INVOICE_RESPONSE]);
+		const fromCatalog = await call<Process>(broker, "catalog.getProcess", { identifier: BILLING }, admin);
+		expect(answer.find((process) => process.identifier === BILLING)).toEqual(fromCatalog);
+	});
+
+	test("answers the union of the processes of every participant of the organization", async () => {
+		const organization = newOrganization();
+		await add(sp1, organization, [BILLING]);
+		await add(sp2, organization, [ORDERING, CATALOGUE]);
+		expect(ids(await lookup(qid(organization, "0088")))).toEqual([BILLING, ORDERING, CATALOGUE].sort());
+	});
+
+	test("an organization with no participant is 404 with the organization message", async () => {
+		const error = await lookup(qid("000000000")).catch((caught) => caught);
+		expect(error).toMatchObject({ code: 404, type: "NotFoundException", message: `organization for qualified identifier ${qid("000000000")} cannot be found` });
+	});
+
+	test("anonymous callers never see a hidden process; an organization holding only hidden ones answers []", async () => {
+		const organization = newOrganization();
+		await add(sp1, organization, [PUNCH_OUT]);
+		expect(await lookup(qid(organization, "0088"))).toEqual([]);
+		expect(ids(await lookup(qid(organization, "0088"), sp2))).toEqual([PUNCH_OUT]);
+	});
+
+	test("the organization identifier of the path is compared case-insensitively", async () => {
+		await add(sp1, "CaseOrg-1", [BILLING]);
+		expect(ids(await lookup("ISO6523-ACTORID-UPIS::0088:caseorg-1"))).toEqual([BILLING]);
+	});
+});
+
+describe("participant changes reach the lookup", () => {
+	test("an add, an update and a delete are visible by the time the request answers", async () => {
+		const organization = newOrganization();
+		const participant = await add(sp1, organization, [BILLING]);
+		expect(ids(await lookup(participant.qualifiedIdentifier))).toEqual([BILLING]);
+		await call(broker, "participants.update", { qualifiedIdentifier: participant.qualifiedIdentifier, body: { processes: [{ identifier: ORDERING }], contact } }, sp1);
+		expect(ids(await lookup(participant.qualifiedIdentifier))).toEqual([ORDERING]);
+		await call(broker, "participants.delete", { qualifiedIdentifier: participant.qualifiedIdentifier }, sp1);
+		expect(await lookupStatus(participant.qualifiedIdentifier)).toBe(404);
+	});
+
+	test("a transfer keeps the organization's processes", async () => {
+		const organization = newOrganization();
+		const participant = await add(sp1, organization, [BILLING]);
+		await call(broker, "participants.transfer", { qualifiedIdentifier: participant.qualifiedIdentifier, serviceProviderIdentifier: SP2 }, sp1);
+		expect(ids(await lookup(participant.qualifiedIdentifier))).toEqual([BILLING]);
+	});
+
+	test("apply is idempotent: a redelivered or older change is ignored, a delete removes the holder", async () => {
+		const organizationKey = `0088:${newOrganization()}`;
+		const change = { participant: "p-apply", organizationKey, processes: [BILLING], version: 2, deleted: false };
+		expect(await call(broker, "lookup.apply", change)).toEqual({ applied: true });
+		expect(await call(broker, "lookup.apply", change)).toEqual({ applied: false });
+		expect(await call(broker, "lookup.apply", { ...change, version: 1, processes: [ORDERING] })).toEqual({ applied: false });
+		const path = qid(organizationKey.slice(5), "0088");
+		expect(ids(await lookup(path))).toEqual([BILLING]);
+		expect(await call(broker, "lookup.apply", { ...change, version: 3, processes: [], deleted: true })).toEqual({ applied: true });
+		expect(await lookupStatus(path)).toBe(404);
+		expect(await call(broker, "lookup.apply", { ...change, version: 2 })).toEqual({ applied: false });
+		expect(await lookupStatus(path)).toBe(404);
+	});
+
+	test("a change published on the durable channel is applied by the lookup", async () => {
+		const organization = newOrganization();
+		const send = (broker as unknown as { sendToChannel(name: string, payload: unknown): Promise<void> }).sendToChannel;
+		await send.call(broker, PARTICIPANTS_CHANGED, { participant: "p-channel", organizationKey: `0088:${organization}`, processes: [ORDERING], version: 1, deleted: false });
+		const status = await eventually(() => lookupStatus(qid(organization, "0088")), (value) => value === 200);
+		expect(status).toBe(200);
+		expect(ids(await lookup(qid(organization, "0088")))).toEqual([ORDERING]);
+	});
+});
+
+describe("catalog changes reach the lookup at once", () => {
+	test("a renamed process, then a hidden one", async () => {
+		const original = await call<Process>(broker, "catalog.getProcess", { identifier: INVOICE_RESPONSE }, admin);
+		await lookup(NORDLYS);
+		const form = processForm(original);
+		try {
+			await call(broker, "catalog.updateProcess", { identifier: INVOICE_RESPONSE, body: { ...form, title: "Invoice response, renamed" } }, admin);
+			const renamed = (await lookup(NORDLYS)).find((process) => process.identifier === INVOICE_RESPONSE);
+			expect(renamed?.title).toBe("Invoice response, renamed");
+			await call(broker, "catalog.updateProcess", { identifier: INVOICE_RESPONSE, body: { ...form, visible: false } }, admin);
+			expect(ids(await lookup(NORDLYS))).toEqual([BILLING]);
+			expect(ids(await lookup(NORDLYS, sp2))).toEqual([BILLING, INVOICE_RESPONSE]);
+		} finally {
+			await call(broker, "catalog.updateProcess", { identifier: INVOICE_RESPONSE, body: form }, admin);
+		}
+		expect(ids(await lookup(NORDLYS))).toEqual([BILLING, INVOICE_RESPONSE]);
+	});
+});
+
+describe("hot path", () => {
+	test("a cached answer makes no call to another service and no store read", async () => {
+		await lookup(NORDLYS);
+		const service = broker.getLocalService("lookup") as unknown as { collections: { organizationProcesses: { get: (...args: unknown[]) => unknown } } };
+		const reads = jest.spyOn(service.collections.organizationProcesses, "get");
+		calls.length = 0;
+		for (let i = 0; i < 50; i++) await lookup(NORDLYS);
+		expect(reads).not.toHaveBeenCalled();
+		expect(new Set(calls)).toEqual(new Set(["lookup.organizationProcesses"]));
+		reads.mockRestore();
+	});
+
+	test("even a miss never calls participants", async () => {
+		const organization = newOrganization();
+		await add(sp1, organization, [BILLING]);
+		calls.length = 0;
+		await lookup(qid(organization, "0088"), admin);
+		expect(calls.filter((name) => name.startsWith("participants."))).toEqual([]);
+	});
+});
+
+describe("rebuild", () => {
+	test("rebuild restores the read model from the participants", async () => {
+		const organization = newOrganization();
+		await add(sp1, organization, [CATALOGUE]);
+		const service = broker.getLocalService("lookup") as unknown as {
+			collections: { organizationProcesses: { deleteWhere(filter: object): Promise<number> } };
+			invalidate(organizationKey?: string): Promise<void>;
+		};
+		await service.collections.organizationProcesses.deleteWhere({});
+		await service.invalidate();
+		expect(await lookupStatus(NORDLYS)).toBe(404);
+		const result = await call<{ organizations: number; participants: number }>(broker, "lookup.rebuild", {});
+		const sets = await call<unknown[]>(broker, "participants.organizationProcessSets", {});
+		expect(result.participants).toBe(sets.length);
+		expect(ids(await lookup(NORDLYS))).toEqual([BILLING, INVOICE_RESPONSE]);
+		expect(ids(await lookup(qid(organization, "0088")))).toEqual([CATALOGUE]);
+	});
+});
+
+describe("persistence", () => {
+	test("after a restart the lookup answers from its stored read model, without participants", async () => {
+		const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "lookup-spec-"));
+		const previous = process.env.DATA_DIR;
+		process.env.DATA_DIR = dataDir;
+		try {
+			const first = newBroker();
+			for (const name of SERVICES) first.createService(loadServiceSchema(name));
+			await first.start();
+			await importSeed(first, demoSeed());
+			await first.stop();
+
+			const second = newBroker();
+			for (const name of ["catalog", "lookup"]) second.createService(loadServiceSchema(name));
+			await second.start();
+			try {
+				expect(ids(await lookup(NORDLYS, undefined, second))).toEqual([BILLING, INVOICE_RESPONSE]);
+			} finally {
+				await second.stop();
+			}
+		} finally {
+			process.env.DATA_DIR = previous;
+			fs.rmSync(dataDir, { recursive: true, force: true });
+		}
+	});
+});
+
+/** A Process answer → the request body that writes it back. */
+function processForm(process: Process) {
+	return {
+		domain: process.domain,
+		title: process.title,
+		alias: process.alias,
+		qualifiedIdentifier: process.qualifiedIdentifier,
+		restricted: process.restricted,
+		visible: process.visible,
+		capabilities: process.capabilities.map(({ identifier }) => ({ identifier })),
+		documentTypes: process.documentTypes.map(({ identifier }) => ({ identifier })),
+		dependencies: process.dependencies.map(({ identifier }) => ({ identifier })),
+		requiredICDs: process.requiredICDs,
+	};
+}
