@@ -1,0 +1,76 @@
+/**
+ * One catalog change: the store writes, their audit records (src/audit.ts: in the same
+ * batch, so the trail and the data never disagree) and the `catalog.changed` facts to
+ * broadcast once the batch is committed. One fact per record written.
+ */
+import { auditRecord, auditWrite } from "../../src/audit";
+import type { Caller } from "../../src/model";
+import type { StoredDoc, WriteOp } from "../../src/store/types";
+
+export type CatalogResource = "process" | "documentType" | "capability";
+
+/** Payload of the `catalog.changed` broadcast (docs/internals.md "Events and channels"). */
+export interface CatalogChange {
+	resource: CatalogResource;
+	identifier: string;
+	operation: "add" | "update" | "delete";
+}
+
+const COLLECTION: Record<CatalogResource, string> = {
+	process: "processes",
+	documentType: "documentTypes",
+	capability: "capabilities",
+};
+
+/** The record as it is written and audited: the store owns `version`. */
+export function withoutVersion<T extends StoredDoc>(record: T): T {
+	const copy = { ...record };
+	delete copy.version;
+	return copy;
+}
+
+export class CatalogBatch {
+	readonly ops: WriteOp[] = [];
+	readonly changes: CatalogChange[] = [];
+
+	constructor(
+		private readonly caller: Caller | undefined,
+		/** Operation id from src/operations.ts, or "seed". */
+		private readonly operation: string,
+	) {}
+
+	insert(resource: CatalogResource, record: StoredDoc): void {
+		const doc = withoutVersion(record);
+		this.ops.push({ kind: "insert", collection: COLLECTION[resource], doc });
+		this.record(resource, "add", null, doc);
+	}
+
+	/** Optimistic: fails with StaleVersion when someone changed `before` meanwhile. */
+	replace<T extends StoredDoc>(resource: CatalogResource, before: T, after: T): void {
+		const doc = withoutVersion(after);
+		this.ops.push({ kind: "replace", collection: COLLECTION[resource], doc, expectedVersion: before.version });
+		this.record(resource, "update", withoutVersion(before), doc);
+	}
+
+	/** Seed import: insert or replace by identifier. */
+	upsert<T extends StoredDoc>(resource: CatalogResource, before: T | null, after: T): void {
+		const doc = withoutVersion(after);
+		this.ops.push({ kind: "upsert", collection: COLLECTION[resource], doc });
+		this.record(resource, before ? "update" : "add", before ? withoutVersion(before) : null, doc);
+	}
+
+	delete(resource: CatalogResource, before: StoredDoc): void {
+		this.ops.push({ kind: "delete", collection: COLLECTION[resource], identifier: before.identifier, expectedVersion: before.version });
+		this.record(resource, "delete", withoutVersion(before), null);
+	}
+
+	get empty(): boolean {
+		return this.ops.length === 0;
+	}
+
+	private record(resource: CatalogResource, operation: CatalogChange["operation"], before: unknown, after: unknown): void {
+		const identifier = ((after ?? before) as StoredDoc).identifier;
+		this.ops.push(auditWrite(auditRecord(this.caller, { operation: this.operation, resource, resourceId: identifier, before, after })));
+		this.changes.push({ resource, identifier, operation });
+	}
+}
