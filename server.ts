@@ -6,6 +6,7 @@
 import fs from "node:fs";
 import { createRegistryBroker } from "./src/broker";
 import { startOperationalServer } from "./src/operational-server";
+import { importSeed, parseSeed } from "./src/seed";
 import { env, envNumber, selectedServices } from "./src/settings";
 
 async function main(): Promise<void> {
@@ -21,13 +22,13 @@ async function main(): Promise<void> {
 
 	const seedFile = env("REGISTRY_SEED");
 	if (seedFile) {
-		// eslint-disable-next-line @typescript-eslint/no-require-imports
-		const { importSeedFile } = require("./src/seed") as { importSeedFile: (broker: unknown, file: string) => Promise<unknown> };
 		if (!fs.existsSync(seedFile)) throw new Error(`REGISTRY_SEED file not found: ${seedFile}`);
+		const parsed = parseSeed(fs.readFileSync(seedFile, "utf8"));
+		if (parsed.reasons.length) throw new Error(`REGISTRY_SEED ${seedFile} refused:\n${parsed.reasons.map((reason) => `  ${JSON.stringify(reason)}`).join("\n")}`);
 		// In distributed mode the owning services may live in other processes: import through
 		// their actions once they are reachable, so a seed given to one process fills the cluster.
 		await broker.waitForServices(["accounts", "accessPoints", "catalog", "participants"], 120000);
-		const result = await importSeedFile(broker, seedFile);
+		const result = await importSeed(broker, parsed.seed);
 		broker.logger.info(`seed ${seedFile} imported:`, result);
 	}
 

@@ -62,7 +62,9 @@ interface GatewayMeta {
 const REGISTRY_VERSION: string = packageJson.version;
 
 const GROUPS = groupOperations(OPERATIONS);
-const GROUP_BY_ALIAS = new Map(GROUPS.map((group) => [`${group.method} ${group.path}`, group]));
+/** moleculer-web keeps an alias path without its leading slash. */
+const aliasKey = (method: string, path: string) => `${method} ${path.replace(/^\/+/, "")}`;
+const GROUP_BY_ALIAS = new Map(GROUPS.map((group) => [aliasKey(group.method, group.path), group]));
 
 /** Path patterns for the 405 answer: which methods does a path have? */
 const PATH_PATTERNS = GROUPS.map((group) => ({
@@ -203,7 +205,7 @@ const ApiService = {
 
 		async authorize(this: GatewayThis, ctx: Context<unknown, GatewayMeta>, route: { callOptions?: object }, req: Request, res: Response): Promise<void> {
 			const alias = req.$alias as { method: string; path: string };
-			const group = GROUP_BY_ALIAS.get(`${alias.method} ${alias.path}`) as OperationGroup;
+			const group = GROUP_BY_ALIAS.get(aliasKey(alias.method, alias.path)) as OperationGroup;
 			const user = ctx.meta.user ?? null;
 			if (!user && group.operations.every((operation) => !operation.roles.includes("ANONYMOUS"))) {
 				throw unauthorized("Full authentication is required to access this resource");
