@@ -582,10 +582,14 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 	// -- errors ------------------------------------------------------------------------
 
 	private translate(error: unknown): unknown {
-		if (!(error instanceof Database.SqliteError)) return error;
-		if (error.code !== "SQLITE_CONSTRAINT_UNIQUE" && error.code !== "SQLITE_CONSTRAINT_PRIMARYKEY") return error;
+		// Not `instanceof`: the native addon keeps the error class of the first copy of
+		// better-sqlite3 that loaded it (and that copy's realm's Error), so a second copy (a
+		// test runner's fresh module registry) sees foreign classes. The code identifies it.
+		const code = (error as { code?: unknown } | null)?.code;
+		if (code !== "SQLITE_CONSTRAINT_UNIQUE" && code !== "SQLITE_CONSTRAINT_PRIMARYKEY") return error;
+		const message = String((error as { message?: unknown }).message ?? "");
 		const collection = this.model.spec.collection;
-		const match = /constraint failed: (.*)$/.exec(error.message);
+		const match = /constraint failed: (.*)$/.exec(message);
 		if (!match) return new DuplicateKey(collection, "unknown");
 		const failed = match[1].split(",").map((part) => part.trim());
 		const named = /^index '(.*)'$/.exec(failed[0]);
