@@ -30,6 +30,7 @@ export const SORTABLE = {
 		qualifiedIdentifier: "qualifiedIdentifier",
 		"qualifiedIdentifier.value": "qualifiedIdentifier",
 	},
+	events: { at: "at", operation: "operation" },
 	participants: {
 		name: "name",
 		icd: "icd",
@@ -70,7 +71,9 @@ export interface Operation {
 	/** Extra query parameters the operation reads, passed to the action as given. */
 	queryParams?: Record<string, { type: "string" | "boolean"; description: string }>;
 	/** Response body shape, for the OpenAPI document. */
-	response?: { schema: string; array?: boolean; paged?: boolean };
+	response?: { schema: string; array?: boolean; paged?: boolean; ndjson?: boolean };
+	/** Not in the contract: an extension of this registry (documented in docs/decisions.md). */
+	extension?: boolean;
 }
 
 const mediaType = (resource: string, operation: string) => `application/vnd.registry.${resource}.${operation}.v1+json`;
@@ -233,6 +236,28 @@ export const OPERATIONS: Operation[] = [
 		method: "DELETE", path: "/processes/:identifier", mediaTypes: [mediaType("processes", "delete")], pathParams: { identifier: "uuid" },
 		roles: CATALOG_WRITE, action: "catalog.deleteProcess", status: 204,
 	},
+	// Extensions beyond the contract (issues 8 and 9)
+	{
+		id: "findEvents", summary: "Find audit events (paged)", tag: "Audit", extension: true,
+		method: "GET", path: "/events", mediaTypes: [mediaType("events", "find")], pathParams: {},
+		roles: PARTICIPANT_READ, action: "audit.find", status: 200, sortable: SORTABLE.events,
+		queryParams: {
+			participant: { type: "string", description: "Only events of this participant (qualified identifier or UUID)" },
+			operation: { type: "string", description: "Only events of this operation id (e.g. addParticipant)" },
+			from: { type: "string", description: "Only events at or after this date or date-time (ISO 8601, UTC)" },
+			to: { type: "string", description: "Only events at or before this date or date-time (ISO 8601, UTC)" },
+		},
+		response: { schema: "AuditEvent", paged: true },
+	},
+	{
+		id: "exportParticipants", summary: "Export every participant as NDJSON (streamed)", tag: "Exports", extension: true,
+		method: "GET", path: "/exports/participants", mediaTypes: ["application/x-ndjson"], pathParams: {},
+		roles: ["ADMIN"], action: "participants.export", status: 200,
+		response: { schema: "Participant", ndjson: true },
+	},
 ];
+
+/** The 25 operations of the contract (without this registry's extensions). */
+export const CONTRACT_OPERATIONS = OPERATIONS.filter((operation) => !operation.extension);
 
 export const API_BASE = "/rest/api";

@@ -95,6 +95,24 @@ export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 			processes: { type: "array", items: { $ref: "#/components/schemas/Process" } },
 		},
 	},
+	AuditEvent: {
+		type: "object",
+		required: ["identifier", "at", "operation", "resource", "resourceId"],
+		properties: {
+			identifier: uuid,
+			at: { type: "string", format: "date-time" },
+			actor: {
+				type: ["object", "null"],
+				properties: { username: text, role: text, serviceProvider: uuid },
+			},
+			operation: text,
+			resource: text,
+			resourceId: text,
+			serviceProviders: { type: "array", items: uuid },
+			before: {},
+			after: {},
+		},
+	},
 	Page: {
 		type: "object",
 		required: ["content", "number", "size", "numberOfElements", "totalElements", "totalPages", "first", "last", "empty", "sort", "pageable"],

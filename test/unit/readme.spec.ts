@@ -19,8 +19,9 @@ function tableAfter(heading: string): string[][] {
 
 describe("README", () => {
 	test("the media type table names every operation's media types, and no other", () => {
-		const rows = tableAfter("## Media types").filter((cells) => cells.length === 3 && cells[2].startsWith("application/vnd.registry."));
-		const documented = new Set(rows.flatMap((cells) => cells[2].match(/application\/vnd\.registry\.[a-z.-]+\.v1\+json/g) ?? []));
+		const section = readme.slice(readme.indexOf("## Media types"), readme.indexOf("## Configuration"));
+		const rows = section.split("\n").filter((line) => line.startsWith("| ")).map((line) => line.split("|").slice(1, -1).map((cell) => cell.trim())).filter((cells) => cells.length === 3 && cells[2].startsWith("application/") && cells[2] !== "application/json");
+		const documented = new Set(rows.flatMap((cells) => cells[2].match(/application\/[a-z0-9.+-]+/g) ?? []));
 		const spellings = (cells: string[]) => cells[2].match(/`([a-z.-]+)`/g)?.map((word) => `application/vnd.registry.${word.replace(/`/g, "")}.v1+json`) ?? [];
 		rows.forEach((cells) => spellings(cells).forEach((mediaType) => documented.add(mediaType)));
 		expect([...documented].sort()).toEqual([...new Set(OPERATIONS.flatMap((operation) => operation.mediaTypes))].sort());
