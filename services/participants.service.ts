@@ -29,6 +29,7 @@ import {
 	type ProcessFacts,
 } from "../src/participant-rules";
 import { ADD_PARTICIPANT_FORM, UPDATE_PARTICIPANT_FORM } from "../src/schemas";
+import { SeedRefused, type SeedReason } from "../src/seed";
 import type { Collection, Filter, Query, Store, StoredDoc, WriteOp } from "../src/store/types";
 import { participantAnswer, processesOf } from "./participants/answers";
 import { KeyedMutex } from "./participants/keyed-mutex";
@@ -87,6 +88,19 @@ interface SeedParticipant extends AddForm {
 	identifier?: string;
 }
 
+/** A seed section with what the store and accounts already hold for it. */
+interface SeedContext {
+	/** Rows with the service provider identifier lower-cased. */
+	rows: SeedParticipant[];
+	/** Organization key of each row. */
+	keys: string[];
+	/** Stored participants of the organizations the rows name. */
+	existing: ParticipantDoc[];
+	knownProviders: Set<string>;
+}
+
+type SeedRowOutcome = { reasons: SeedReason[] } | { result: "created" | "updated" | "unchanged"; change?: PlannedChange };
+
 /** One participant change: the writes of its batch and what is announced once it committed. */
 interface PlannedChange {
 	ops: WriteOp[];
@@ -123,6 +137,8 @@ interface ParticipantsThis extends Service<Settings> {
 	storeQuery(scope: Filter, text: string | undefined): Promise<Pick<Query, "filter" | "words">>;
 	sweep(today: string): Promise<number>;
 	importSeedParticipants(ctx: Context<{ participants: SeedParticipant[] }, Meta>): Promise<{ created: number; updated: number; unchanged: number }>;
+	seedContext(ctx: Context<{ participants: SeedParticipant[] }, Meta>): Promise<SeedContext>;
+	seedRow(caller: Caller | null, seed: SeedContext, index: number): Promise<SeedRowOutcome>;
 }
 
 const ADDRESS_PARAMS = {
@@ -163,6 +179,37 @@ function isDuplicate(error: unknown): error is DuplicateKey {
 
 function todayUtc(): string {
 	return calendarDate(new Date());
+}
+
+/**
+ * What the organization's other participants will hold once the seed is imported: a row of
+ * the file replaces the stored participant of the same provider.
+ */
+function seedHoldingsOfOthers(seed: SeedContext, index: number): Set<string> {
+	const { rows, keys, existing } = seed;
+	const key = keys[index];
+	const self = rows[index].serviceProvider;
+	const fromFile = rows.filter((row, at) => keys[at] === key && row.serviceProvider !== self);
+	const replaced = new Set(fromFile.map((row) => row.serviceProvider));
+	const stored = existing.filter((doc) => doc.organizationKey === key && doc.serviceProvider !== self && !replaced.has(doc.serviceProvider));
+	return new Set([...fromFile.flatMap((row) => requestedIdentifiers(row.processes)), ...stored.flatMap((doc) => doc.processIds)]);
+}
+
+function seedParticipant(row: SeedParticipant, key: string, now: string): ParticipantDoc {
+	return {
+		identifier: row.identifier?.toLowerCase() ?? randomUUID(),
+		icd: row.icd,
+		organizationIdentifier: row.organizationIdentifier,
+		organizationKey: key,
+		qualifiedIdentifier: participantQualifiedIdentifier(row.icd, row.organizationIdentifier),
+		name: row.name ?? null,
+		contact: row.contact,
+		processIds: requestedIdentifiers(row.processes),
+		serviceProvider: row.serviceProvider,
+		registrationDate: now,
+		lastModificationDate: now,
+		deleteDate: null,
+	};
 }
 
 function sameContent(doc: ParticipantDoc, next: ParticipantDoc): boolean {
@@ -315,7 +362,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			},
 		},
 
-		/** Seed participants (decisions §9): upsert by (serviceProvider, organization); all or nothing. */
+		/** Seed participants (decisions §9): upsert by (serviceProvider, organization); all or nothing (SeedRefused). */
 		importSeed: {
 			params: { participants: { type: "array", optional: true, items: SEED_PARTICIPANT } },
 			async handler(this: ParticipantsThis, ctx: Context<{ participants?: SeedParticipant[] }, Meta>) {
@@ -571,70 +618,63 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			return removed;
 		},
 
+		/** Seed rows → one batch; any reason refuses the whole section (decisions §9) and writes nothing. */
 		async importSeedParticipants(this: ParticipantsThis, ctx: Context<{ participants: SeedParticipant[] }, Meta>) {
-			const rows = ctx.params.participants;
-			const providerIds = [...new Set(rows.map((row) => row.serviceProvider.toLowerCase()))];
-			const providers = await ctx.call<ServiceProvider[], { identifiers: string[] }>("accounts.serviceProviders", { identifiers: providerIds });
-			const knownProviders = new Set(providers.map((provider) => provider.identifier.toLowerCase()));
-			const keys = rows.map((row) => organizationKey(row.icd, row.organizationIdentifier));
-			const existing = await this.collections.participants.find({ filter: { organizationKey: { in: [...new Set(keys)] } } });
-
-			const violations: Violation[] = [];
+			const seed = await this.seedContext(ctx);
+			const reasons: SeedReason[] = [];
 			const changes: PlannedChange[] = [];
 			const counts = { created: 0, updated: 0, unchanged: 0 };
-			for (const [index, row] of rows.entries()) {
-				const serviceProvider = row.serviceProvider.toLowerCase();
-				const key = keys[index];
-				const prefix = `participants[${index}].`;
-				if (!knownProviders.has(serviceProvider)) {
-					violations.push({ field: `${prefix}serviceProvider`, code: "Exists", defaultMessage: "must reference an existing record", rejectedValue: row.serviceProvider });
+			for (const index of seed.rows.keys()) {
+				const outcome = await this.seedRow(ctx.meta.user ?? null, seed, index);
+				if ("reasons" in outcome) {
+					reasons.push(...outcome.reasons);
 					continue;
 				}
-				// Dependencies may be held by the organization's other participants, in the store or in this file.
-				const heldElsewhere = new Set([
-					...existing.filter((doc) => doc.organizationKey === key && doc.serviceProvider !== serviceProvider).flatMap((doc) => doc.processIds),
-					...rows.filter((other, at) => at !== index && keys[at] === key).flatMap((other) => requestedIdentifiers(other.processes)),
-				]);
-				const current = existing.find((doc) => doc.organizationKey === key && doc.serviceProvider === serviceProvider) ?? null;
-				const requested = requestedIdentifiers(row.processes);
-				const rowViolations = [
-					...organizationViolations(row.icd, row.organizationIdentifier),
-					...(await this.checkProcesses({ icd: row.icd, organizationKey: key, requested, current: current?.processIds ?? [], self: current?.identifier ?? null, heldElsewhere })),
-				];
-				violations.push(...rowViolations.map((violation) => ({ ...violation, field: `${prefix}${violation.field}` })));
-				if (rowViolations.length > 0) continue;
-
-				const now = new Date().toISOString();
-				if (!current) {
-					const doc: ParticipantDoc = {
-						identifier: row.identifier?.toLowerCase() ?? randomUUID(),
-						icd: row.icd,
-						organizationIdentifier: row.organizationIdentifier,
-						organizationKey: key,
-						qualifiedIdentifier: participantQualifiedIdentifier(row.icd, row.organizationIdentifier),
-						name: row.name ?? null,
-						contact: row.contact,
-						processIds: requested,
-						serviceProvider,
-						registrationDate: now,
-						lastModificationDate: now,
-						deleteDate: null,
-					};
-					changes.push(this.plan(ctx.meta.user ?? null, "seed", null, doc));
-					counts.created++;
-					continue;
-				}
-				const next: ParticipantDoc = { ...current, name: row.name ?? null, contact: row.contact, processIds: requested, lastModificationDate: now };
-				if (sameContent(current, next)) {
-					counts.unchanged++;
-					continue;
-				}
-				changes.push(this.plan(ctx.meta.user ?? null, "seed", current, next));
-				counts.updated++;
+				counts[outcome.result]++;
+				if (outcome.change) changes.push(outcome.change);
 			}
-			if (violations.length > 0) throw new ValidationFailed(violations);
-			if (changes.length > 0) await this.commit(ctx, changes);
+			if (reasons.length > 0) throw new SeedRefused(reasons);
+			try {
+				if (changes.length > 0) await this.commit(ctx, changes);
+			} catch (error) {
+				// The store's unique keys still decide: a race with a concurrent add refuses the section.
+				if (error instanceof Conflict) throw new SeedRefused([{ path: "participants", message: error.message }]);
+				throw error;
+			}
 			return counts;
+		},
+
+		async seedContext(this: ParticipantsThis, ctx: Context<{ participants: SeedParticipant[] }, Meta>): Promise<SeedContext> {
+			const rows = ctx.params.participants.map((row) => ({ ...row, serviceProvider: row.serviceProvider.toLowerCase() }));
+			const providers = await ctx.call<ServiceProvider[], { identifiers: string[] }>("accounts.serviceProviders", { identifiers: [...new Set(rows.map((row) => row.serviceProvider))] });
+			const keys = rows.map((row) => organizationKey(row.icd, row.organizationIdentifier));
+			const existing = await this.collections.participants.find({ filter: { organizationKey: { in: [...new Set(keys)] } } });
+			return { rows, keys, existing, knownProviders: new Set(providers.map((provider) => provider.identifier.toLowerCase())) };
+		},
+
+		/** One seed row: the reasons it is refused, or what it changes (nothing when the stored participant is the same). */
+		async seedRow(this: ParticipantsThis, caller: Caller | null, seed: SeedContext, index: number): Promise<SeedRowOutcome> {
+			const row = seed.rows[index];
+			const key = seed.keys[index];
+			const at = (field: string) => `participants[${index}]${field ? `.${field}` : ""}`;
+			if (!seed.knownProviders.has(row.serviceProvider)) return { reasons: [{ path: at("serviceProvider"), message: "names no existing service provider" }] };
+			const current = seed.existing.find((doc) => doc.organizationKey === key && doc.serviceProvider === row.serviceProvider) ?? null;
+			const requested = requestedIdentifiers(row.processes);
+			const others = seedHoldingsOfOthers(seed, index);
+			const violations = [
+				...organizationViolations(row.icd, row.organizationIdentifier),
+				...(await this.checkProcesses({ icd: row.icd, organizationKey: key, requested, current: current?.processIds ?? [], self: current?.identifier ?? null, heldElsewhere: others })),
+			];
+			const reasons = violations.map((violation) => ({ path: at(violation.field), message: violation.defaultMessage }));
+			requested.forEach((processId, position) => {
+				if (others.has(processId)) reasons.push({ path: at(`processes[${position}].identifier`), message: "is already registered for this organization by another service provider" });
+			});
+			if (reasons.length > 0) return { reasons };
+			const now = new Date().toISOString();
+			if (!current) return { result: "created", change: this.plan(caller, "seed", null, seedParticipant(row, key, now)) };
+			const next: ParticipantDoc = { ...current, name: row.name ?? null, contact: row.contact, processIds: requested, lastModificationDate: now };
+			if (sameContent(current, next)) return { result: "unchanged" };
+			return { result: "updated", change: this.plan(caller, "seed", current, next) };
 		},
 	},
 

@@ -55,7 +55,7 @@ const participantPath = (qualifiedIdentifier: string, suffix = "") => `/rest/api
 
 /** The lookup answer for an organization once it equals `expected` (at once in one process; within a deadline in the cluster). */
 async function lookupIds(qualifiedIdentifier: string, expected: string[] | 404): Promise<string[] | 404> {
-	const read = async () => {
+	const read = async (): Promise<string[] | 404> => {
 		const response = await request(registry.url)
 			.get(`/rest/api/organizations/${encodeURIComponent(qualifiedIdentifier)}/processes`)
 			.set("Authorization", demoAuth("ADMIN"))

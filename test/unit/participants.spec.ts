@@ -450,6 +450,24 @@ describe("internal actions", () => {
 		expect(paged).toEqual(all.map((set) => set.participant));
 	});
 
+	test("a seed section with a refused row is refused whole, with reasons, and writes nothing", async () => {
+		const before = await internals().collections.participants.count();
+		const fresh = organizationNumber();
+		const error = await failure(
+			call("participants.importSeed", {
+				participants: [
+					{ serviceProvider: SP3, icd: "0192", organizationIdentifier: fresh, processes: refs(CATALOGUE), contact },
+					{ serviceProvider: SP3, icd: "0192", organizationIdentifier: "991825827", processes: refs(BILLING), contact },
+					{ serviceProvider: "11111111-0000-4000-8000-0000000000ff", icd: "0192", organizationIdentifier: fresh, processes: [], contact },
+				],
+			}),
+		);
+		expect(error).toMatchObject({ code: 400 });
+		const reasons = (error.data as unknown as { reasons: { path: string; message: string }[] }).reasons;
+		expect(reasons.map((reason) => reason.path)).toEqual(["participants[1].processes[0].identifier", "participants[2].serviceProvider"]);
+		expect(await internals().collections.participants.count()).toBe(before);
+	});
+
 	test("importing the demo seed again changes nothing", async () => {
 		const result = await call<{ participants: { created: number; updated: number; unchanged: number } }>("participants.importSeed", { participants: demoSeed().participants });
 		expect(result.participants).toEqual({ created: 0, updated: 0, unchanged: 4 });
