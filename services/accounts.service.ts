@@ -9,7 +9,7 @@
  * Nothing here is cached: the gateway caches verified credentials itself and drops them on
  * `accounts.changed`.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { DbMixin } from "../mixins/db.mixin";
 import { AUDIT_OUTBOX_MODEL, auditRecord, auditWrite, type AuditRecord } from "../src/audit";
@@ -101,6 +101,17 @@ type AccountsContext<P> = Context<P, { user?: Caller | null }>;
 type AccountLinks = Pick<AccountSeed, "role" | "serviceProvider" | "accessPointProvider">;
 /** Payload of `accounts.changed` (docs/internals.md "Events and channels"). */
 type AccountsChanged = { username: string } | { serviceProvider: string };
+
+/**
+ * An account's identifier follows from its username (a version 8 UUID of a SHA-256), so that
+ * nodes importing the same seed at the same time agree on it instead of racing on the
+ * username index.
+ */
+export function accountIdentifier(username: string): string {
+	const hex = createHash("sha256").update(`account\u0000${username}`).digest("hex");
+	const variant = ((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
+	return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
 
 function callerOf(account: AccountRecord): Caller {
 	return {
@@ -245,7 +256,7 @@ const AccountsServiceSchema: ServiceSchema = {
 				if (violations.length) throw new ValidationFailed(violations);
 				const { username, password, role } = ctx.params;
 				const account: AccountRecord = {
-					identifier: randomUUID(),
+					identifier: accountIdentifier(username),
 					username,
 					role,
 					serviceProvider: ctx.params.serviceProvider?.toLowerCase(),
@@ -362,7 +373,7 @@ async function seedAccountRecord(account: AccountSeed, stored: AccountRecord | n
 	const keepsHash = stored && account.password !== undefined && (await verifyPassword(account.password, stored.passwordHash));
 	const passwordHash = account.passwordHash ?? (keepsHash && stored ? stored.passwordHash : await hashPassword(account.password as string));
 	return {
-		identifier: stored?.identifier ?? randomUUID(),
+		identifier: stored?.identifier ?? accountIdentifier(account.username),
 		username: account.username,
 		role: account.role,
 		serviceProvider: account.serviceProvider?.toLowerCase(),

@@ -168,6 +168,12 @@ describe("seed import", () => {
 		expect(await authenticate("seasonal", "seasonal-password")).toBeNull();
 	});
 
+	test("the same account imported by two nodes at once is created once, without a conflict", async () => {
+		const account = { username: "twice", password: "twice-password", role: "ADMIN" };
+		await Promise.all([broker.call("accounts.importSeed", { accounts: [account] }), broker.call("accounts.importSeed", { accounts: [account] })]);
+		expect(await authenticate("twice", "twice-password")).toEqual({ username: "twice", role: "ADMIN" });
+	});
+
 	test("an account may bring a passwordHash instead of a password", async () => {
 		const passwordHash = await hashPassword("hashed-elsewhere");
 		expect(await broker.call("accounts.importSeed", { accounts: [{ username: "hashed", passwordHash, role: "ADMIN" }] })).toMatchObject({
