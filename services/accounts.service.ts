@@ -300,14 +300,18 @@ const AccountsServiceSchema: ServiceSchema = {
 			params: { title: { type: "string", empty: false, max: 1000 }, identifier: { type: "uuid", optional: true } },
 			async handler(this: AccountsService, ctx: AccountsContext<{ title: string; identifier?: string }>): Promise<ServiceProvider> {
 				const provider: ServiceProviderRecord = { identifier: ctx.params.identifier?.toLowerCase() ?? randomUUID(), title: ctx.params.title };
-				if (await this.collections.serviceProviders.get(provider.identifier)) throw new Conflict(`service provider ${provider.identifier} already exists`);
-				await this.write(
-					[
-						{ kind: "insert", collection: SERVICE_PROVIDER_MODEL.collection, doc: provider },
-						audited(ctx.meta.user, "addServiceProvider", "serviceProvider", null, provider),
-					],
-					[{ serviceProvider: provider.identifier }],
-				);
+				try {
+					await this.write(
+						[
+							{ kind: "insert", collection: SERVICE_PROVIDER_MODEL.collection, doc: provider },
+							audited(ctx.meta.user, "addServiceProvider", "serviceProvider", null, provider),
+						],
+						[{ serviceProvider: provider.identifier }],
+					);
+				} catch (error) {
+					if ((error as { name?: string }).name === "DuplicateKey") throw new Conflict(`service provider ${provider.identifier} already exists`);
+					throw error;
+				}
 				return serviceProviderOf(provider);
 			},
 		},
