@@ -6,8 +6,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ServiceBroker, type ActionHandler, type ActionSchema, type Context, type Middleware } from "moleculer";
-import { loadServiceSchema } from "../../src/broker";
+import type { ActionHandler, ActionSchema, Context, Middleware, ServiceBroker } from "moleculer";
+import { createRegistryBroker } from "../../src/broker";
 import { channelsMiddleware, PARTICIPANTS_CHANGED } from "../../src/channels";
 import type { Caller, Participant, Process } from "../../src/model";
 import { importSeed } from "../../src/seed";
@@ -49,8 +49,9 @@ const recordCalls: Middleware = {
 	},
 };
 
-function newBroker(): ServiceBroker {
-	return new ServiceBroker({ logger: false, middlewares: [channelsMiddleware({}), recordCalls] });
+/** The registry's own broker configuration (validator, memory cacher, in-process channels), plus the call recorder. */
+function newBroker(services: string[]): ServiceBroker {
+	return createRegistryBroker({ env: { DATA_DIR: process.env.DATA_DIR }, services, overrides: { logger: false, middlewares: [channelsMiddleware({}), recordCalls] } });
 }
 
 let broker: ServiceBroker;
@@ -89,8 +90,7 @@ const ids = (processes: Process[]) => processes.map((process) => process.identif
 
 beforeAll(async () => {
 	process.env.DATA_DIR = ":memory:";
-	broker = newBroker();
-	for (const name of SERVICES) broker.createService(loadServiceSchema(name));
+	broker = newBroker(SERVICES);
 	await broker.start();
 	await importSeed(broker, demoSeed());
 });
@@ -236,14 +236,12 @@ describe("persistence", () => {
 		const previous = process.env.DATA_DIR;
 		process.env.DATA_DIR = dataDir;
 		try {
-			const first = newBroker();
-			for (const name of SERVICES) first.createService(loadServiceSchema(name));
+			const first = newBroker(SERVICES);
 			await first.start();
 			await importSeed(first, demoSeed());
 			await first.stop();
 
-			const second = newBroker();
-			for (const name of ["catalog", "lookup"]) second.createService(loadServiceSchema(name));
+			const second = newBroker(["catalog", "lookup"]);
 			await second.start();
 			try {
 				expect(ids(await lookup(NORDLYS, undefined, second))).toEqual([BILLING, INVOICE_RESPONSE]);

@@ -2,9 +2,8 @@
  * The participants service on an in-memory broker with the real catalog, accounts and
  * lookup services, seeded from seed/demo.json (decisions §4–§7).
  */
-import { ServiceBroker, type Service } from "moleculer";
-import { loadServiceSchema } from "../../src/broker";
-import { channelsMiddleware } from "../../src/channels";
+import type { Service, ServiceBroker } from "moleculer";
+import { createRegistryBroker } from "../../src/broker";
 import type { Caller, Participant, Process } from "../../src/model";
 import type { Page } from "../../src/paging";
 import { calendarDate } from "../../src/participant-rules";
@@ -77,8 +76,8 @@ function internals(): Service & { collections: Record<string, { find(query: obje
 
 beforeAll(async () => {
 	process.env.DATA_DIR = ":memory:";
-	broker = new ServiceBroker({ logger: false, middlewares: [channelsMiddleware({})] });
-	for (const name of ["catalog", "accounts", "accessPoints", "participants", "lookup"]) broker.createService(loadServiceSchema(name));
+	// The registry's own broker configuration (validator, memory cacher, channels), in memory.
+	broker = createRegistryBroker({ env: { DATA_DIR: ":memory:" }, services: ["catalog", "accounts", "accessPoints", "participants", "lookup"], overrides: { logger: false } });
 	await broker.start();
 	await importSeed(broker, demoSeed());
 });
