@@ -4,10 +4,32 @@
  * TRANSPORTER / CACHER / MONGO_URI / SERVICES select the distributed mode (docs/operations.md).
  */
 import fs from "node:fs";
+import path from "node:path";
 import { createRegistryBroker } from "./src/broker";
+import { markStartup } from "./src/health";
 import { startOperationalServer } from "./src/operational-server";
 import { importSeed, parseSeed } from "./src/seed";
 import { env, envNumber, selectedServices } from "./src/settings";
+
+const DEMO_SEED = path.join(__dirname, "..", "seed", "demo.json");
+
+/**
+ * `npm start` passes --demo-when-empty: a registry that holds nothing yet (no service
+ * provider, no process) and was given no REGISTRY_SEED loads seed/demo.json, so that a new
+ * user has reference data and demo accounts at once. `node dist/server.js` (the container
+ * image) never does.
+ */
+async function demoSeedWhenEmpty(broker: import("moleculer").ServiceBroker): Promise<string> {
+	if (!process.argv.includes("--demo-when-empty") || process.env.REGISTRY_SEED !== undefined) return "";
+	await broker.waitForServices(["accounts", "catalog"], 120000);
+	const [providers, processes] = await Promise.all([
+		broker.call<unknown[]>("accounts.listServiceProviders"),
+		broker.call<unknown[]>("catalog.allProcesses"),
+	]);
+	if (providers.length > 0 || processes.length > 0) return "";
+	broker.logger.info("empty registry: loading the demo data of seed/demo.json (set REGISTRY_SEED, or run `npm run seed -- <file>`, to load your own)");
+	return DEMO_SEED;
+}
 
 async function main(): Promise<void> {
 	const services = selectedServices();
@@ -16,11 +38,12 @@ async function main(): Promise<void> {
 	broker.logger.info(
 		`participant registry: mode=${mode}; services=${services.join(",")}; store=${env("MONGO_URI") ? "mongodb" : `sqlite in ${env("DATA_DIR")}`}; cache=${env("CACHER") ? "redis" : "memory"}; namespace=${env("NAMESPACE") || "(none)"}`,
 	);
+	markStartup(true);
 	await broker.start();
 	// A process without the gateway still answers health probes and metrics on PORT.
 	const operational = services.includes("api") ? null : await startOperationalServer(broker, envNumber("PORT"));
 
-	const seedFile = env("REGISTRY_SEED");
+	const seedFile = env("REGISTRY_SEED") || (await demoSeedWhenEmpty(broker));
 	if (seedFile) {
 		if (!fs.existsSync(seedFile)) throw new Error(`REGISTRY_SEED file not found: ${seedFile}`);
 		const parsed = parseSeed(fs.readFileSync(seedFile, "utf8"));
@@ -31,6 +54,7 @@ async function main(): Promise<void> {
 		const result = await importSeed(broker, parsed.seed);
 		broker.logger.info(`seed ${seedFile} imported:`, result);
 	}
+	markStartup(false);
 
 	const shutdown = (signal: string) => {
 		broker.logger.info(`${signal} received: finishing in-flight requests and leaving the cluster`);

@@ -1,7 +1,7 @@
 /**
- * `npm run seed -- <file.json>`: imports a seed file (decisions §1, §9) offline, into the
- * configured store (DATA_DIR or MONGO_URI), with no transporter: this process joins no
- * cluster. It starts the services that own seed sections (those present in this build),
+ * `npm run seed -- <file.json>`: imports a seed file (decisions §1, §9): offline, into the
+ * configured store (DATA_DIR or MONGO_URI), or, when TRANSPORTER is set, through the
+ * services of that running cluster. It starts the services that own seed sections (those present in this build),
  * imports, prints what changed and exits 0; a refused file prints every reason and exits 1
  * having changed nothing; a usage or start-up problem exits 2.
  */
@@ -41,7 +41,7 @@ function describeCounts(section: string, counts: unknown): string {
 }
 
 /** The whole command; answers the exit code (kept apart from process.exit for tests). */
-export async function runSeed(args: string[], output: CliOutput = CONSOLE): Promise<number> {
+export async function runSeed(args: string[], output: CliOutput = CONSOLE, env: NodeJS.ProcessEnv = process.env): Promise<number> {
 	const [file, ...rest] = args;
 	if (!file || rest.length > 0 || file.startsWith("-")) {
 		output.error("usage: npm run seed -- <seed-file.json>");
@@ -57,12 +57,19 @@ export async function runSeed(args: string[], output: CliOutput = CONSOLE): Prom
 	const parsed = parseSeed(text);
 	if (parsed.reasons.length) return refused(file, parsed.reasons, output);
 
+	// With TRANSPORTER set the command joins that cluster and imports through its running
+	// services (so their caches and the lookup hear of every change); without, it starts the
+	// owning services itself on the configured store, the lookup included so that its read
+	// model follows the imported participants.
+	const joinCluster = Boolean(env.TRANSPORTER);
 	const broker = createRegistryBroker({
-		services: OWNERS.filter(isBuilt),
-		overrides: { transporter: undefined, nodeID: `seed-${process.pid}`, logger: { type: "Console", options: { level: "warn" } } },
+		env,
+		services: joinCluster ? [] : [...OWNERS, "lookup"].filter(isBuilt),
+		overrides: { nodeID: `seed-${process.pid}`, logger: { type: "Console", options: { level: "warn" } } },
 	});
 	try {
 		await broker.start();
+		if (joinCluster) await broker.waitForServices(OWNERS, 60000);
 		const result = await importSeed(broker, parsed.seed);
 		output.out(`${file} imported:`);
 		for (const [section, counts] of Object.entries(result)) output.out(describeCounts(section, counts));

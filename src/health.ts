@@ -9,6 +9,16 @@
 import type { ServiceBroker } from "moleculer";
 import type { Store } from "./store/types";
 
+/**
+ * Start-up work that must finish before the process takes traffic (server.ts imports the
+ * seed after the broker starts): readiness stays DOWN while it runs.
+ */
+let startupPending = false;
+
+export function markStartup(pending: boolean): void {
+	startupPending = pending;
+}
+
 export interface Readiness {
 	status: "UP" | "DOWN";
 	checks: Record<string, "UP" | "DOWN">;
@@ -25,7 +35,7 @@ export function requiredServices(broker: ServiceBroker): string[] {
 }
 
 export async function readiness(broker: ServiceBroker, required: string[] = requiredServices(broker)): Promise<Readiness> {
-	const checks: Record<string, "UP" | "DOWN"> = {};
+	const checks: Record<string, "UP" | "DOWN"> = { startup: startupPending ? "DOWN" : "UP" };
 	const transit = (broker as unknown as { transit?: { connected: boolean } }).transit;
 	checks.transporter = !transit || transit.connected ? "UP" : "DOWN";
 	const available = availableServices(broker);
