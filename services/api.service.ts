@@ -15,6 +15,7 @@ import type { Context, ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import packageJson from "../package.json";
 import { MemoryCounters, RedisCounters, type Counters } from "../src/counters";
+import { serveApiDocs } from "../src/api-docs";
 import { clientAddress, trustedProxies, type TrustedProxies } from "../src/client-address";
 import { classify, errorBody } from "../src/error-body";
 import { RegistryError, TypeMismatch } from "../src/errors";
@@ -289,6 +290,7 @@ const ApiService = {
 				this.sendJson(res, result.status === "UP" ? 200 : 503, result);
 				return true;
 			}
+			if (serveApiDocs(req, res, path)) return true;
 			if (path === `${API_BASE}/openapi.json`) {
 				this.openApiText ??= JSON.stringify(openApiDocument(REGISTRY_VERSION));
 				res.statusCode = 200;

@@ -219,6 +219,15 @@ function operationalPaths(): Record<string, JsonSchema> {
 				responses: { "200": { description: "Prometheus text format", content: { "text/plain": { schema: { type: "string" } } } } },
 			},
 		},
+		"/docs": {
+			get: {
+				operationId: "docs",
+				summary: "Interactive documentation (Swagger UI)",
+				tags: ["Operations"],
+				security: [{}],
+				responses: { "200": { description: "HTML page", content: { "text/html": { schema: { type: "string" } } } } },
+			},
+		},
 		[`${API_BASE}/openapi.json`]: {
 			get: { operationId: "openapi", summary: "This document", tags: ["Operations"], security: [{}], responses: { "200": json("OpenAPI 3.1 document") } },
 		},
