@@ -7,7 +7,8 @@
  * is decided by unique keys inside that batch, never by a read before the write; changes
  * to an existing participant carry its version, so concurrent ones serialize or retry.
  * A committed change is announced on the durable channel `registry.participants.changed`
- * and, when the lookup runs in this process, applied to it before the request answers.
+ * and, when the lookup runs in this process, applied to it before the request answers. The
+ * batch also holds the change in an outbox until it is published; a relay retries the rest.
  */
 import { randomUUID } from "node:crypto";
 import type { Context, Service, ServiceSchema } from "moleculer";
@@ -33,7 +34,7 @@ import { SeedRefused, type SeedReason } from "../src/seed";
 import type { Collection, Filter, Query, Store, StoredDoc, WriteOp } from "../src/store/types";
 import { participantAnswer, processesOf } from "./participants/answers";
 import { KeyedMutex } from "./participants/keyed-mutex";
-import { claimDoc, claimIdentifier, PARTICIPANT_MODELS, type ParticipantDoc, type ProcessClaimDoc } from "./participants/model";
+import { claimDoc, claimIdentifier, PARTICIPANT_MODELS, type ChangeOutboxDoc, type ParticipantDoc, type ProcessClaimDoc } from "./participants/model";
 import { canDelete, canRead, readScope, requireServiceProvider } from "./participants/ownership";
 import { CachedResolver } from "./participants/resolver";
 
@@ -42,6 +43,10 @@ interface Settings {
 	sweepIntervalMs: number;
 	/** Attempts of a change that lost an optimistic version race before it answers 409. */
 	maxWriteAttempts: number;
+	/** How often unpublished changes are published again (0: never). */
+	relayIntervalMs: number;
+	/** A change still in the outbox after this long is the relay's to publish. */
+	relayAfterMs: number;
 }
 
 interface Meta {
@@ -105,6 +110,8 @@ type SeedRowOutcome = { reasons: SeedReason[] } | { result: "created" | "updated
 interface PlannedChange {
 	ops: WriteOp[];
 	change: ParticipantChange;
+	/** The change's outbox document, removed once published. */
+	outboxId: string;
 	before: ParticipantDoc | null;
 	after: ParticipantDoc | null;
 }
@@ -115,12 +122,15 @@ interface ParticipantsThis extends Service<Settings> {
 		participants: Collection<ParticipantDoc>;
 		processClaims: Collection<ProcessClaimDoc>;
 		auditOutbox: Collection<AuditRecord & StoredDoc>;
+		changeOutbox: Collection<ChangeOutboxDoc>;
 	};
 	processResolver: CachedResolver<Process>;
 	providerResolver: CachedResolver<ServiceProvider>;
 	mutex: KeyedMutex;
 	sweepTimer?: NodeJS.Timeout;
-	sweeping?: Promise<number>;
+	relayTimer?: NodeJS.Timeout;
+	/** Background runs in progress, awaited on stop so none meets a closed store. */
+	running: Set<Promise<unknown>>;
 
 	addressed(caller: Caller | null | undefined, address: Address, purpose: Purpose): Promise<ParticipantDoc>;
 	changeAddressed<T>(ctx: Context<Address, Meta>, purpose: Purpose, work: (before: ParticipantDoc) => Promise<T>): Promise<T>;
@@ -131,7 +141,10 @@ interface ParticipantsThis extends Service<Settings> {
 	plan(caller: Caller | null, operation: string, before: ParticipantDoc | null, after: ParticipantDoc | null): PlannedChange;
 	commit(ctx: Context<unknown, Meta> | null, changes: PlannedChange[]): Promise<void>;
 	writeConflict(error: unknown, changes: PlannedChange[]): Promise<unknown>;
-	announce(ctx: Context<unknown, Meta> | null, change: ParticipantChange): Promise<void>;
+	announce(ctx: Context<unknown, Meta> | null, planned: PlannedChange): Promise<void>;
+	deliver(ctx: Context<unknown, Meta> | null, change: ParticipantChange): Promise<void>;
+	relay(olderThanMs: number): Promise<number>;
+	every(interval: number, task: () => Promise<number>, name: string): NodeJS.Timeout | undefined;
 	answers(docs: ParticipantDoc[], withProcesses: boolean): Promise<Participant[]>;
 	singleAnswer(doc: ParticipantDoc): Promise<Participant>;
 	storeQuery(scope: Filter, text: string | undefined): Promise<Pick<Query, "filter" | "words">>;
@@ -227,6 +240,8 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 	settings: {
 		sweepIntervalMs: 60 * 60 * 1000,
 		maxWriteAttempts: 8,
+		relayIntervalMs: 15 * 1000,
+		relayAfterMs: 10 * 1000,
 	},
 
 	actions: {
@@ -372,6 +387,14 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			},
 		},
 
+		/** Publishes changes still in the outbox now (operators, tests); `olderThanMs` defaults to 0: all of them. */
+		relayChanges: {
+			params: { olderThanMs: { type: "number", integer: true, min: 0, optional: true } },
+			async handler(this: ParticipantsThis, ctx: Context<{ olderThanMs?: number }>): Promise<{ published: number }> {
+				return { published: await this.relay(ctx.params.olderThanMs ?? 0) };
+			},
+		},
+
 		/** Runs the sweeper now (operators, tests); `today` defaults to the current UTC date. */
 		sweep: {
 			params: { today: { type: "string", pattern: /^\d{4}-\d{2}-\d{2}$/, optional: true } },
@@ -510,12 +533,10 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			const image = after ? { ...after, version } : null;
 			const serviceProviders = [...new Set([before?.serviceProvider, after?.serviceProvider].filter((id): id is string => typeof id === "string"))];
 			ops.push(auditWrite(auditRecord(caller, { operation, resource: "participant", resourceId: subject.identifier, serviceProviders, before, after: image })));
-			return {
-				ops,
-				before,
-				after: image,
-				change: { participant: subject.identifier, organizationKey: subject.organizationKey, processes: after ? after.processIds : [], version, deleted: !after },
-			};
+			const change: ParticipantChange = { participant: subject.identifier, organizationKey: subject.organizationKey, processes: after ? after.processIds : [], version, deleted: !after };
+			const outbox: ChangeOutboxDoc = { identifier: randomUUID(), at: new Date().toISOString(), change };
+			ops.push({ kind: "insert", collection: this.collections.changeOutbox.spec.collection, doc: outbox });
+			return { ops, before, after: image, change, outboxId: outbox.identifier };
 		},
 
 		/** One batch for all planned changes; a unique key that refuses it becomes a 409. Then announce. */
@@ -525,7 +546,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			} catch (error) {
 				throw await this.writeConflict(error, changes);
 			}
-			for (const planned of changes) await this.announce(ctx, planned.change);
+			for (const planned of changes) await this.announce(ctx, planned);
 		},
 
 		async writeConflict(this: ParticipantsThis, error: unknown, changes: PlannedChange[]): Promise<unknown> {
@@ -546,24 +567,72 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		},
 
 		/**
-		 * After a commit: apply to a lookup in this process first (the change is visible by the
-		 * time the request answers), then publish on the durable channel for every other
-		 * lookup. Both are idempotent by version. The change is committed already, so a
-		 * failure here is logged, not answered: `npm run lookup:rebuild` repairs a lookup.
+		 * After a commit: deliver the change, then take it out of the outbox. The change is
+		 * committed already, so a failure here is logged, not answered: the relay publishes
+		 * what stayed in the outbox.
 		 */
-		async announce(this: ParticipantsThis, ctx: Context<unknown, Meta> | null, change: ParticipantChange): Promise<void> {
+		async announce(this: ParticipantsThis, ctx: Context<unknown, Meta> | null, planned: PlannedChange): Promise<void> {
+			const { change } = planned;
+			try {
+				await this.deliver(ctx, change);
+				await this.collections.changeOutbox.delete(planned.outboxId);
+			} catch (error) {
+				this.logger.warn(`${PARTICIPANTS_CHANGED} for participant ${change.participant} v${change.version} not published yet (the relay retries):`, String(error));
+			}
+		},
+
+		/**
+		 * Apply to a lookup in this process first (the change is visible by the time the request
+		 * answers), then publish on the durable channel for every other lookup. Both are
+		 * idempotent by version; only a failed publish throws.
+		 */
+		async deliver(this: ParticipantsThis, ctx: Context<unknown, Meta> | null, change: ParticipantChange): Promise<void> {
 			if (this.broker.getLocalService("lookup")) {
 				try {
 					await (ctx ? ctx.call("lookup.apply", change) : this.broker.call("lookup.apply", change));
 				} catch (error) {
+					// The channel brings the change to this lookup too.
 					this.logger.warn(`lookup.apply failed for participant ${change.participant} v${change.version}:`, String(error));
 				}
 			}
-			try {
-				await publishParticipantChange(this.broker, change);
-			} catch (error) {
-				this.logger.error(`publishing ${PARTICIPANTS_CHANGED} failed for participant ${change.participant} v${change.version}:`, String(error));
+			await publishParticipantChange(this.broker, change);
+		},
+
+		/** Publishes changes left in the outbox for longer than `olderThanMs`, oldest first; stops at the first failure. */
+		async relay(this: ParticipantsThis, olderThanMs: number): Promise<number> {
+			const outbox = this.collections.changeOutbox;
+			const before = new Date(Date.now() - olderThanMs).toISOString();
+			let published = 0;
+			for (;;) {
+				const pending = await outbox.find({ filter: { at: { lte: before } }, sort: [{ field: "at", direction: "asc" }], limit: 100 });
+				for (const entry of pending) {
+					await this.deliver(null, entry.change);
+					await outbox.delete(entry.identifier);
+					published++;
+				}
+				if (pending.length < 100) break;
 			}
+			if (published > 0) this.logger.info(`relay published ${published} participant change(s) from the outbox`);
+			return published;
+		},
+
+		/** A background task every `interval` ms (0: none) that never overlaps itself and never keeps the process alive. */
+		every(this: ParticipantsThis, interval: number, task: () => Promise<number>, name: string): NodeJS.Timeout | undefined {
+			if (interval <= 0) return undefined;
+			let running: Promise<unknown> | null = null;
+			const timer = setInterval(() => {
+				if (running) return;
+				const run = task()
+					.catch((error) => this.logger.error(`participants ${name} failed:`, String(error)))
+					.finally(() => {
+						running = null;
+						this.running.delete(run);
+					});
+				running = run;
+				this.running.add(run);
+			}, interval);
+			timer.unref();
+			return timer;
 		},
 
 		/** List items: provider always; processes when asked (one catalog call for the page). */
@@ -679,6 +748,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 	},
 
 	created(this: ParticipantsThis) {
+		this.running = new Set();
 		this.mutex = new KeyedMutex();
 		this.processResolver = new CachedResolver<Process>((identifiers) =>
 			this.broker.call<Process[], { identifiers: string[] }>("catalog.processesByIds", { identifiers }),
@@ -689,28 +759,15 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 	},
 
 	async started(this: ParticipantsThis) {
-		const interval = this.settings.sweepIntervalMs;
-		if (interval > 0) {
-			this.sweepTimer = setInterval(() => {
-				// One sweep at a time: a slow one is not overlapped by the next tick.
-				if (this.sweeping) return;
-				this.sweeping = this.sweep(todayUtc())
-					.catch((error) => {
-						this.logger.error("participant sweeper failed:", error);
-						return 0;
-					})
-					.finally(() => {
-						this.sweeping = undefined;
-					});
-			}, interval);
-			this.sweepTimer.unref();
-		}
+		this.sweepTimer = this.every(this.settings.sweepIntervalMs, () => this.sweep(todayUtc()), "sweeper");
+		this.relayTimer = this.every(this.settings.relayIntervalMs, () => this.relay(this.settings.relayAfterMs), "outbox relay");
 	},
 
 	async stopped(this: ParticipantsThis) {
-		if (this.sweepTimer) clearInterval(this.sweepTimer);
+		for (const timer of [this.sweepTimer, this.relayTimer]) if (timer) clearInterval(timer);
 		this.sweepTimer = undefined;
-		if (this.sweeping) await this.sweeping;
+		this.relayTimer = undefined;
+		await Promise.all([...this.running]);
 	},
 };
 

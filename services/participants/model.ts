@@ -4,6 +4,7 @@
  * the audit outbox. Declared here, next to the service that owns them.
  */
 import { AUDIT_OUTBOX_MODEL } from "../../src/audit";
+import type { ParticipantChange } from "../../src/channels";
 import type { Contact } from "../../src/model";
 import type { ModelSpec, StoredDoc } from "../../src/store/types";
 
@@ -84,10 +85,30 @@ export const PROCESS_CLAIMS_MODEL: ModelSpec = {
 	],
 };
 
+/**
+ * A committed change not yet published on the durable channel. Written in the change's own
+ * batch and removed once published, so a change the channel missed (NATS down, a crash
+ * between commit and publish) is published later by the relay, never lost.
+ */
+export interface ChangeOutboxDoc extends StoredDoc {
+	identifier: string;
+	version?: number;
+	/** ISO instant of the commit: the relay takes the oldest first. */
+	at: string;
+	change: ParticipantChange;
+}
+
+export const CHANGE_OUTBOX_MODEL: ModelSpec = {
+	collection: "participantChangeOutbox",
+	fields: { at: { kind: "string" } },
+	indexes: [{ name: "at", fields: ["at"] }],
+};
+
 export const PARTICIPANT_MODELS = {
 	participants: PARTICIPANTS_MODEL,
 	processClaims: PROCESS_CLAIMS_MODEL,
 	auditOutbox: AUDIT_OUTBOX_MODEL,
+	changeOutbox: CHANGE_OUTBOX_MODEL,
 };
 
 export function claimIdentifier(organizationKey: string, processId: string): string {

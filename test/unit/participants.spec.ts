@@ -473,6 +473,43 @@ describe("internal actions", () => {
 	});
 });
 
+describe("change outbox", () => {
+	test("a change the channel refused stays in the outbox, and the relay publishes it later", async () => {
+		const channels = broker as unknown as { sendToChannel: (name: string, payload: unknown) => Promise<void> };
+		const original = channels.sendToChannel;
+		const outbox = internals().collections.changeOutbox;
+		channels.sendToChannel = async () => {
+			throw new Error("the channel is down");
+		};
+		let created: Participant;
+		try {
+			created = await addOrganization(sp1, [MLR]);
+		} finally {
+			channels.sendToChannel = original;
+		}
+		const waiting = await outbox.find({});
+		expect(waiting.map((entry) => (entry.change as { participant: string }).participant)).toEqual([created.identifier]);
+
+		const published: unknown[] = [];
+		channels.sendToChannel = async (name, payload) => {
+			published.push(payload);
+			return original.call(broker, name, payload);
+		};
+		try {
+			expect(await call("participants.relayChanges", {})).toEqual({ published: 1 });
+		} finally {
+			channels.sendToChannel = original;
+		}
+		expect(published).toEqual([expect.objectContaining({ participant: created.identifier, version: 1, deleted: false })]);
+		expect(await outbox.count()).toBe(0);
+	});
+
+	test("a published change leaves nothing in the outbox", async () => {
+		await addOrganization(sp1, []);
+		expect(await internals().collections.changeOutbox.count()).toBe(0);
+	});
+});
+
 describe("catalog changes", () => {
 	test("a renamed process shows in participant answers at once", async () => {
 		const process = await call<Process>("catalog.getProcess", { identifier: BILLING }, admin);
