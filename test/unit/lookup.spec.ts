@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import type { ActionHandler, ActionSchema, Context, Middleware, ServiceBroker } from "moleculer";
 import { createRegistryBroker } from "../../src/broker";
-import { channelsMiddleware, PARTICIPANTS_CHANGED } from "../../src/channels";
+import { channelPrefix, channelsAdapter, channelsMiddleware, PARTICIPANTS_CHANGED } from "../../src/channels";
 import type { Caller, Participant, Process } from "../../src/model";
 import { importSeed } from "../../src/seed";
 import { demoSeed } from "../support/registry";
@@ -252,6 +252,28 @@ describe("persistence", () => {
 			process.env.DATA_DIR = previous;
 			fs.rmSync(dataDir, { recursive: true, force: true });
 		}
+	});
+});
+
+describe("channel adapter (src/channels.ts)", () => {
+	test("without a NATS transporter the in-process Fake adapter carries the changes", () => {
+		expect(channelsAdapter({})).toEqual({ type: "Fake", options: { prefix: "registry-default" } });
+		expect(channelsAdapter({ TRANSPORTER: "TCP", NAMESPACE: "dev" }).type).toBe("Fake");
+	});
+
+	test("with nats:// it is JetStream: the namespace in the stream names, a durable consumer from the first kept change", () => {
+		const adapter = channelsAdapter({ TRANSPORTER: "nats://user:s%40cret@nats-1:4222,nats://nats-2:4222", NAMESPACE: "prod.eu" });
+		expect(adapter.type).toBe("NATS");
+		expect(adapter.options).toMatchObject({
+			prefix: "registry-prod_eu",
+			nats: {
+				url: "nats://nats-1:4222,nats://nats-2:4222",
+				connectionOptions: { user: "user", pass: "s@cret" },
+				consumerOptions: { config: { deliver_policy: "all" } },
+			},
+			deadLettering: { enabled: true },
+		});
+		expect(channelPrefix("")).toBe("registry-default");
 	});
 });
 
