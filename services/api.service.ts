@@ -27,6 +27,7 @@ import {
 	checkContentType,
 	groupOperations,
 	pathParamsToActionParams,
+	responseMediaType,
 	selectByAccept,
 	selectByPathForm,
 	type OperationGroup,
@@ -163,7 +164,7 @@ const ApiService = {
 					const operation = req.$operation as Operation;
 					ctx.meta.$statusCode = operation.status;
 					if (operation.status === 204) return null;
-					if (data !== null && data !== undefined) ctx.meta.$responseType = withCharset(operation.mediaTypes[0]);
+					if (data !== null && data !== undefined) ctx.meta.$responseType = withCharset(responseMediaType(operation, req.headers.accept));
 					if (operation.status === 201) ctx.meta.$location = locationOf(operation, data);
 					return data ?? null;
 				},

@@ -71,6 +71,17 @@ export function selectByAccept(candidates: Operation[], accept: string | undefin
 }
 
 /**
+ * The media type to answer with: the one of the operation's spellings the Accept named
+ * (the organization lookup has two), else the operation's first.
+ */
+export function responseMediaType(operation: Operation, accept: string | undefined): string {
+	if (operation.mediaTypes.length > 1 && accept) {
+		for (const range of parseAccept(accept)) if (operation.mediaTypes.includes(range.essence)) return range.essence;
+	}
+	return operation.mediaTypes[0];
+}
+
+/**
  * Content-Type of a request with a body: the operation's media type or application/json,
  * any charset; anything else (or none) is 415.
  */

@@ -1,4 +1,4 @@
-import { checkContentType, groupOperations, pathParamsToActionParams, selectByAccept, selectByPathForm } from "../../src/negotiation";
+import { checkContentType, groupOperations, pathParamsToActionParams, responseMediaType, selectByAccept, selectByPathForm } from "../../src/negotiation";
 import { CONTRACT_OPERATIONS, OPERATIONS } from "../../src/operations";
 
 const group = (method: string, path: string) => {
@@ -93,5 +93,16 @@ describe("the operations table", () => {
 			expect(forms.size).toBe(operations.length);
 			if (!operations[0].pathForm) expect(operations.filter((operation) => operation.isDefault)).toHaveLength(1);
 		}
+	});
+});
+
+describe("the answer's media type", () => {
+	const lookup = OPERATIONS.find((operation) => operation.id === "findOrganizationProcesses")!;
+
+	test("echoes the spelling the Accept asked for, and the first spelling otherwise", () => {
+		expect(responseMediaType(lookup, "application/vnd.registry.organization.processes.v1+json")).toBe("application/vnd.registry.organization.processes.v1+json");
+		expect(responseMediaType(lookup, "application/vnd.registry.organizations.processes.v1+json;charset=UTF-8")).toBe("application/vnd.registry.organizations.processes.v1+json");
+		expect(responseMediaType(lookup, "*/*")).toBe("application/vnd.registry.organizations.processes.v1+json");
+		expect(responseMediaType(lookup, undefined)).toBe("application/vnd.registry.organizations.processes.v1+json");
 	});
 });
