@@ -12,6 +12,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Context, Service, ServiceSchema } from "moleculer";
+import { envNumber } from "../src/settings";
 import { DbMixin } from "../mixins/db.mixin";
 import { auditRecord, auditWrite, type AuditRecord } from "../src/audit";
 import { PARTICIPANTS_CHANGED, publishParticipantChange, type ParticipantChange } from "../src/channels";
@@ -238,7 +239,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 	mixins: [DbMixin(PARTICIPANT_MODELS)],
 
 	settings: {
-		sweepIntervalMs: 60 * 60 * 1000,
+		sweepIntervalMs: envNumber("PARTICIPANT_SWEEP_INTERVAL_SECONDS") * 1000,
 		maxWriteAttempts: 8,
 		relayIntervalMs: 15 * 1000,
 		relayAfterMs: 10 * 1000,

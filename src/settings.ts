@@ -31,6 +31,7 @@ export const ENV_VARS: EnvVar[] = [
 	{ name: "AUTH_LOCKOUT_SECONDS", default: "300", description: "First lockout; doubles on repeat up to AUTH_MAX_LOCKOUT_SECONDS" },
 	{ name: "AUTH_MAX_LOCKOUT_SECONDS", default: "3600", description: "Longest lockout" },
 	{ name: "AUTH_CACHE_SECONDS", default: "60", description: "How long a verified credential is remembered by a gateway" },
+	{ name: "PARTICIPANT_SWEEP_INTERVAL_SECONDS", default: "3600", description: "How often participants whose deleteDate has come are removed" },
 	{ name: "METRICS", default: "true", description: "Moleculer metrics for GET /metrics; 'false' turns them off" },
 ];
 
