@@ -249,13 +249,18 @@ const ApiService = {
 		/** No route matched: 405 with Allow when the path exists for other methods, else 404. */
 		send404(this: GatewayThis, req: Request, res: Response) {
 			const path = (req.parsedUrl ?? req.url ?? "").split("?")[0];
-			const allowed = PATH_PATTERNS.filter((candidate) => candidate.pattern.test(path)).map((candidate) => candidate.method);
+			const allowed = this.methodsOf(path);
 			if (allowed.length > 0) {
-				res.setHeader("Allow", [...new Set(allowed)].join(", "));
+				res.setHeader("Allow", allowed.join(", "));
 				this.renderError(req, res, new RegistryError(405, "HttpRequestMethodNotSupportedException", `Request method '${req.method}' is not supported`));
 				return;
 			}
 			this.renderError(req, res, new RegistryError(404, "NotFoundException", `No endpoint ${req.method} ${path}`));
+		},
+
+		/** The methods the operations table defines for a path (for Allow). */
+		methodsOf(path: string): string[] {
+			return [...new Set(PATH_PATTERNS.filter((candidate) => candidate.pattern.test(path)).map((candidate) => candidate.method))];
 		},
 
 		renderError(this: GatewayThis, req: Request, res: Response, error: unknown) {
@@ -281,6 +286,16 @@ const ApiService = {
 		/** Health and metrics answer without credentials and before routing. */
 		async serveOperational(this: GatewayThis, req: Request, res: Response): Promise<boolean> {
 			const path = (req.url ?? "").split("?")[0];
+			if (req.method === "OPTIONS") {
+				// OPTIONS names a path's methods (RFC 9110), without credentials. It is answered
+				// here because moleculer-web would resolve it as the path's GET alias.
+				const allowed = this.methodsOf(path);
+				if (allowed.length === 0) return false;
+				res.setHeader("Allow", [...allowed, "OPTIONS"].join(", "));
+				res.statusCode = 204;
+				res.end();
+				return true;
+			}
 			if (req.method !== "GET" && req.method !== "HEAD") return false;
 			if (path === "/health/live") {
 				this.sendJson(res, 200, { status: "UP" });
@@ -381,6 +396,7 @@ interface GatewayThis {
 	sendJson(res: Response, status: number, body: unknown): void;
 	serveOperational(req: Request, res: Response): Promise<boolean>;
 	clientAddress(req: Request): string;
+	methodsOf(path: string): string[];
 	enforceRateLimit(user: Caller | null, req: Request): Promise<void>;
 }
 

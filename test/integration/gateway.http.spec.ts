@@ -76,6 +76,13 @@ describe("headers on every response", () => {
 	});
 });
 
+test("OPTIONS names the methods of a path with Allow", async () => {
+	const response = await request(registry.url).options("/rest/api/document-types/5b0f5a3c-0000-4000-8000-000000000000");
+	expect(response.status).toBe(204);
+	expect(response.headers.allow.split(", ").sort()).toEqual(["DELETE", "GET", "OPTIONS", "PUT"]);
+	expectCommonHeaders(response.headers);
+});
+
 describe("content negotiation", () => {
 	test("an Accept the operation does not produce is 406", async () => {
 		const response = await request(registry.url).get("/rest/api/processes").set("Accept", "text/html");
