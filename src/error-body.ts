@@ -107,7 +107,8 @@ export function classify(error: unknown, validated: unknown): Classified {
 	if (type === "request.aborted" || type === "request.size.invalid") return { status: 400, exception: "HttpMessageNotReadableException", message: err.message ?? "" };
 	// moleculer-web routing errors
 	if (type === "NOT_FOUND" || err.name === "NotFoundError") return { status: 404, exception: "NotFoundException", message: "No endpoint matches this path" };
-	if (type === "ERR_UNABLE_DECODE_PARAM") return { status: 400, exception: "MethodArgumentTypeMismatchException", message: "A path parameter is not validly percent-encoded" };
+	// moleculer-web's constant is named ERR_UNABLE_DECODE_PARAM; its value (the error's type) is "UNABLE_DECODE_PARAM".
+	if (type === "UNABLE_DECODE_PARAM" || type === "ERR_UNABLE_DECODE_PARAM") return { status: 400, exception: "MethodArgumentTypeMismatchException", message: "A path parameter is not validly percent-encoded" };
 	if (type === "RATE_LIMIT_EXCEEDED") return { status: 429, exception: "TooManyRequestsException", message: "Rate limit exceeded" };
 	if (UNAVAILABLE_TYPES.has(type) || err.name === "ServiceUnavailableError" || code === 503) {
 		return { status: 503, exception: "ServiceUnavailableException", message: "A service needed for this request is not available; try again shortly" };
