@@ -9,7 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import bodyParser from "body-parser";
 import type { Context, ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
@@ -20,6 +20,7 @@ import { clientAddress, trustedProxies, type TrustedProxies } from "../src/clien
 import { classify, errorBody } from "../src/error-body";
 import { RegistryError, TypeMismatch } from "../src/errors";
 import { readiness } from "../src/health";
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../src/json-depth";
 import { LoginThrottle, rateLimitWait } from "../src/login-throttle";
 import { prometheusFormatter } from "../src/metrics";
 import type { Caller } from "../src/model";
@@ -37,6 +38,7 @@ import { API_BASE, OPERATIONS, type Operation } from "../src/operations";
 import { parsePageRequest } from "../src/paging";
 import { COMMON_HEADERS, ERROR_CONTENT_TYPE, withCharset } from "../src/response-headers";
 import { env, envNumber } from "../src/settings";
+import { SHUTDOWN_TIMEOUT_MS } from "../moleculer.config";
 
 type Request = http.IncomingMessage & {
 	$params: { body?: unknown; query: Record<string, unknown>; params: Record<string, string> };
@@ -78,7 +80,11 @@ const jsonBody = bodyParser.json({ limit: "1mb", strict: false, type: () => true
 
 function parseBody(req: Request, res: Response): Promise<unknown> {
 	return new Promise((resolve, reject) => {
-		jsonBody(req, res, (error?: unknown) => (error ? reject(error) : resolve(req.body)));
+		jsonBody(req, res, (error?: unknown) => {
+			if (error) return reject(error);
+			if (jsonDepthExceeds(req.body)) return reject(new RegistryError(400, "HttpMessageNotReadableException", `JSON nesting is deeper than ${MAX_JSON_DEPTH} levels`));
+			resolve(req.body);
+		});
 	});
 }
 
@@ -324,6 +330,28 @@ const ApiService = {
 			return false;
 		},
 
+		/**
+		 * Graceful stop of the HTTP side (server.ts calls it first on SIGTERM): stop listening
+		 * (new connections are refused), answer every request already taken, closing each
+		 * connection after its answer, then close the idle keep-alive connections. After
+		 * `timeoutMs` the connections still open are cut.
+		 */
+		async drain(this: GatewayThis, timeoutMs: number): Promise<void> {
+			if (!this.server?.listening) return;
+			this.draining = true;
+			// net.Server's close, not http.Server's: the latter also destroys idle keep-alive
+			// connections at once, and one whose request bytes are arriving would be reset.
+			const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(this.server, () => resolve()));
+			for (const res of this.inFlight) if (!res.headersSent) res.setHeader("Connection", "close");
+			const deadline = Date.now() + timeoutMs;
+			while (this.inFlight.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+			this.server.closeIdleConnections();
+			const cut = setTimeout(() => this.server.closeAllConnections(), Math.max(0, deadline - Date.now()));
+			await closed;
+			clearTimeout(cut);
+			this.logger.info(`gateway drained: stopped listening${this.inFlight.size ? `, ${this.inFlight.size} request(s) cut at the deadline` : ""}`);
+		},
+
 		sendJson(this: GatewayThis, res: Response, status: number, body: unknown) {
 			const payload = JSON.stringify(body);
 			res.statusCode = status;
@@ -351,7 +379,18 @@ const ApiService = {
 
 	async started(this: GatewayThis) {
 		this.prometheus = prometheusFormatter(this.broker);
+		this.inFlight = new Set();
+		this.draining = false;
 		this.server = http.createServer((req, res) => {
+			this.inFlight.add(res);
+			res.once("close", () => {
+				this.inFlight.delete(res);
+				// While draining, a connection is closed as soon as it has nothing left to answer.
+				if (this.draining) setImmediate(() => this.server.closeIdleConnections());
+			});
+			// A request that still reaches a draining gateway (on an open keep-alive connection) is
+			// answered, and its connection closed after the answer.
+			if (this.draining) res.setHeader("Connection", "close");
 			for (const [name, value] of Object.entries(COMMON_HEADERS)) res.setHeader(name, value);
 			this.serveOperational(req as Request, res)
 				.then((served) => {
@@ -371,12 +410,9 @@ const ApiService = {
 	},
 
 	async stopped(this: GatewayThis) {
-		if (!this.server) return;
-		// Stop taking requests; in-flight ones finish (the broker's tracking waits for them).
-		await new Promise<void>((resolve) => {
-			this.server.close(() => resolve());
-			this.server.closeIdleConnections?.();
-		});
+		// server.ts drains on SIGTERM before the broker stops; a broker stopped otherwise (tests,
+		// the CLI) drains here.
+		await this.drain(SHUTDOWN_TIMEOUT_MS);
 	},
 };
 
@@ -385,6 +421,10 @@ interface GatewayThis {
 	logger: import("moleculer").LoggerInstance;
 	settings: { port: number | undefined };
 	server: http.Server;
+	/** Requests taken and not answered yet (graceful shutdown waits for them). */
+	inFlight: Set<http.ServerResponse>;
+	draining: boolean;
+	drain(timeoutMs: number): Promise<void>;
 	credentials: Map<string, { caller: Caller; expiresAt: number }>;
 	counters: Counters;
 	trustedProxies: TrustedProxies;
