@@ -18,6 +18,7 @@ import { auditRecord, auditWrite, type AuditRecord } from "../src/audit";
 import { PARTICIPANTS_CHANGED, publishParticipantChange, type ParticipantChange } from "../src/channels";
 import { BadRequest, Conflict, DuplicateKey, NotFound, StaleVersion, TypeMismatch, ValidationFailed, type Violation } from "../src/errors";
 import { organizationKey, parseParticipantIdentifier, participantQualifiedIdentifier } from "../src/identifiers";
+import { OutboxRelay } from "../src/outbox-relay";
 import type { Caller, Contact, Participant, Process, Reference, ServiceProvider } from "../src/model";
 import { DEFAULT_PAGE_SIZE, pageOf, type Page, type PageRequest } from "../src/paging";
 import {
@@ -130,6 +131,8 @@ interface ParticipantsThis extends Service<Settings> {
 	mutex: KeyedMutex;
 	sweepTimer?: NodeJS.Timeout;
 	relayTimer?: NodeJS.Timeout;
+	/** Publishes what stayed in the change outbox (src/outbox-relay.ts). */
+	changeRelay: OutboxRelay<ChangeOutboxDoc>;
 	/** Background runs in progress, awaited on stop so none meets a closed store. */
 	running: Set<Promise<unknown>>;
 
@@ -601,18 +604,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 
 		/** Publishes changes left in the outbox for longer than `olderThanMs`, oldest first; stops at the first failure. */
 		async relay(this: ParticipantsThis, olderThanMs: number): Promise<number> {
-			const outbox = this.collections.changeOutbox;
-			const before = new Date(Date.now() - olderThanMs).toISOString();
-			let published = 0;
-			for (;;) {
-				const pending = await outbox.find({ filter: { at: { lte: before } }, sort: [{ field: "at", direction: "asc" }], limit: 100 });
-				for (const entry of pending) {
-					await this.deliver(null, entry.change);
-					await outbox.delete(entry.identifier);
-					published++;
-				}
-				if (pending.length < 100) break;
-			}
+			const published = await this.changeRelay.drain(olderThanMs);
 			if (published > 0) this.logger.info(`relay published ${published} participant change(s) from the outbox`);
 			return published;
 		},
@@ -750,6 +742,13 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 
 	created(this: ParticipantsThis) {
 		this.running = new Set();
+		this.changeRelay = new OutboxRelay<ChangeOutboxDoc>({
+			name: "participant changes",
+			outbox: () => this.collections?.changeOutbox,
+			deliver: async (entries) => {
+				for (const entry of entries) await this.deliver(null, entry.change);
+			},
+		});
 		this.mutex = new KeyedMutex();
 		this.processResolver = new CachedResolver<Process>((identifiers) =>
 			this.broker.call<Process[], { identifiers: string[] }>("catalog.processesByIds", { identifiers }),
