@@ -17,6 +17,7 @@ import packageJson from "../package.json";
 import { MemoryCounters, RedisCounters, type Counters } from "../src/counters";
 import { serveApiDocs } from "../src/api-docs";
 import { clientAddress, trustedProxies, type TrustedProxies } from "../src/client-address";
+import { answerClientError } from "../src/client-error";
 import { classify, errorBody } from "../src/error-body";
 import { RegistryError, TypeMismatch } from "../src/errors";
 import { readiness } from "../src/health";
@@ -400,6 +401,8 @@ const ApiService = {
 		});
 		// Keep-alive connections must outlive a load balancer's idle timeout.
 		this.server.keepAliveTimeout = 65000;
+		// What node's HTTP parser refuses is answered in the error shape too (src/client-error.ts).
+		this.server.on("clientError", answerClientError);
 		await new Promise<void>((resolve, reject) => {
 			this.server.once("error", reject);
 			this.server.listen(this.settings.port ?? envNumber("PORT"), () => resolve());
