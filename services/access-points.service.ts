@@ -7,6 +7,7 @@
  * indexed queries; a cache would add an invalidation path for no measurable gain.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
+import { AuditOutboxMixin, type AuditOutboxThis } from "../mixins/audit-outbox.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { AUDIT_OUTBOX_MODEL, auditRecord, auditWrite } from "../src/audit";
 import { NotFound } from "../src/errors";
@@ -57,7 +58,7 @@ interface AccessPointCollections {
 	accessPointProviders: Collection<AccessPointProviderRecord>;
 }
 
-interface AccessPointsService extends Service {
+interface AccessPointsService extends Service, AuditOutboxThis {
 	store: Store;
 	collections: AccessPointCollections;
 	answers(records: AccessPointRecord[]): Promise<AccessPoint[]>;
@@ -101,7 +102,7 @@ type AccessPointSections = { accessPointProviders?: AccessPointProviderSeed[]; a
 
 const AccessPointsServiceSchema: ServiceSchema = {
 	name: "accessPoints",
-	mixins: [DbMixin({ accessPoints: ACCESS_POINT_MODEL, accessPointProviders: ACCESS_POINT_PROVIDER_MODEL, auditOutbox: AUDIT_OUTBOX_MODEL })],
+	mixins: [AuditOutboxMixin(), DbMixin({ accessPoints: ACCESS_POINT_MODEL, accessPointProviders: ACCESS_POINT_PROVIDER_MODEL, auditOutbox: AUDIT_OUTBOX_MODEL })],
 
 	actions: {
 		find: {
@@ -164,7 +165,10 @@ const AccessPointsServiceSchema: ServiceSchema = {
 					...providerPlan.writes.flatMap(({ before, after }) => upsertWithAudit(caller, "accessPointProvider", ACCESS_POINT_PROVIDER_MODEL.collection, before, after)),
 					...accessPointPlan.writes.flatMap(({ before, after }) => upsertWithAudit(caller, "accessPoint", ACCESS_POINT_MODEL.collection, before, after)),
 				];
-				if (ops.length) await this.store.batch(ops);
+				if (ops.length) {
+					await this.store.batch(ops);
+					this.relayAudit();
+				}
 				return { accessPointProviders: providerPlan.counts, accessPoints: accessPointPlan.counts };
 			},
 		},

@@ -11,6 +11,7 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import type { Context, Service, ServiceSchema } from "moleculer";
+import { AuditOutboxMixin, type AuditOutboxThis } from "../mixins/audit-outbox.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { AUDIT_OUTBOX_MODEL, auditRecord, auditWrite, type AuditRecord } from "../src/audit";
 import { Conflict, NotFound, ValidationFailed, type Violation } from "../src/errors";
@@ -88,7 +89,7 @@ interface AccountCollections {
 	serviceProviders: Collection<ServiceProviderRecord>;
 }
 
-interface AccountsService extends Service {
+interface AccountsService extends Service, AuditOutboxThis {
 	store: Store;
 	collections: AccountCollections;
 	linkViolations(ctx: AccountsContext<unknown>, account: AccountLinks): Promise<Violation[]>;
@@ -156,7 +157,7 @@ type AccountSections = { serviceProviders?: ServiceProviderSeed[]; accounts?: Ac
 
 const AccountsServiceSchema: ServiceSchema = {
 	name: "accounts",
-	mixins: [DbMixin({ accounts: ACCOUNT_MODEL, serviceProviders: SERVICE_PROVIDER_MODEL, auditOutbox: AUDIT_OUTBOX_MODEL })],
+	mixins: [AuditOutboxMixin(), DbMixin({ accounts: ACCOUNT_MODEL, serviceProviders: SERVICE_PROVIDER_MODEL, auditOutbox: AUDIT_OUTBOX_MODEL })],
 
 	actions: {
 		/** Never throws for wrong credentials; spends the same time whether the username exists or not. */
@@ -362,6 +363,7 @@ const AccountsServiceSchema: ServiceSchema = {
 		async write(this: AccountsService, ops: WriteOp[], changed: AccountsChanged[]): Promise<void> {
 			if (!ops.length) return;
 			await this.store.batch(ops);
+			this.relayAudit();
 			for (const payload of changed) await this.broker.broadcast("accounts.changed", payload);
 		},
 	},

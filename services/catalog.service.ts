@@ -12,6 +12,7 @@
  * and may hold on to the objects they receive.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
+import { AuditOutboxMixin, type AuditOutboxThis } from "../mixins/audit-outbox.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import type { Caller } from "../src/model";
 import { SORTABLE } from "../src/operations";
@@ -28,7 +29,7 @@ interface CatalogMeta {
 }
 type CatalogContext<P = Record<string, never>> = Context<P, CatalogMeta>;
 
-interface CatalogService extends Service {
+interface CatalogService extends Service, AuditOutboxThis {
 	store: Store;
 	collections: CatalogCollections;
 	catalog: Catalog;
@@ -73,7 +74,7 @@ function caller(ctx: CatalogContext<unknown>): Caller | undefined {
 
 const CatalogServiceSchema: ServiceSchema = {
 	name: "catalog",
-	mixins: [DbMixin(CATALOG_MODELS)],
+	mixins: [AuditOutboxMixin(), DbMixin(CATALOG_MODELS)],
 
 	actions: {
 		findProcesses: {
@@ -202,6 +203,7 @@ const CatalogServiceSchema: ServiceSchema = {
 	methods: {
 		async announce(this: CatalogService, changes: CatalogChange[]) {
 			if (!changes.length) return;
+			this.relayAudit();
 			await this.dropCache();
 			for (const change of changes) await this.broker.broadcast("catalog.changed", change);
 		},

@@ -13,6 +13,7 @@
 import { randomUUID } from "node:crypto";
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { envNumber } from "../src/settings";
+import { AuditOutboxMixin, type AuditOutboxThis } from "../mixins/audit-outbox.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { auditRecord, auditWrite, type AuditRecord } from "../src/audit";
 import { PARTICIPANTS_CHANGED, publishParticipantChange, type ParticipantChange } from "../src/channels";
@@ -118,7 +119,7 @@ interface PlannedChange {
 	after: ParticipantDoc | null;
 }
 
-interface ParticipantsThis extends Service<Settings> {
+interface ParticipantsThis extends Service<Settings>, AuditOutboxThis {
 	store: Store;
 	collections: {
 		participants: Collection<ParticipantDoc>;
@@ -239,7 +240,7 @@ function sameContent(doc: ParticipantDoc, next: ParticipantDoc): boolean {
 
 const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 	name: "participants",
-	mixins: [DbMixin(PARTICIPANT_MODELS)],
+	mixins: [AuditOutboxMixin(), DbMixin(PARTICIPANT_MODELS)],
 
 	settings: {
 		sweepIntervalMs: envNumber("PARTICIPANT_SWEEP_INTERVAL_SECONDS") * 1000,
@@ -550,6 +551,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			} catch (error) {
 				throw await this.writeConflict(error, changes);
 			}
+			this.relayAudit();
 			for (const planned of changes) await this.announce(ctx, planned);
 		},
 

@@ -16,6 +16,7 @@ export const SERVICE_MODULES: Record<string, string> = {
 	accessPoints: "access-points.service",
 	lookup: "lookup.service",
 	accounts: "accounts.service",
+	audit: "audit.service",
 };
 
 export function loadServiceSchema(name: string): ServiceSchema {

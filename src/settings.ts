@@ -17,7 +17,7 @@ export const ENV_VARS: EnvVar[] = [
 	{ name: "MONGO_URI", default: "", description: "mongodb://… selects MongoDB (mongoose) instead of the embedded store" },
 	{ name: "TRANSPORTER", default: "", description: "nats://… runs the services over NATS; unset: one process, in-process transporter" },
 	{ name: "CACHER", default: "", description: "redis://… uses the Redis cacher (ioredis); unset: in-memory cache" },
-	{ name: "SERVICES", default: "api,catalog,participants,accessPoints,lookup,accounts", description: "Comma list of the services this process runs" },
+	{ name: "SERVICES", default: "api,catalog,participants,accessPoints,lookup,accounts,audit", description: "Comma list of the services this process runs" },
 	{ name: "NAMESPACE", default: "", description: "Moleculer namespace: nodes only see nodes of the same namespace; also the Redis key prefix and the JetStream stream name suffix" },
 	{ name: "LOG_LEVEL", default: "info", description: "fatal, error, warn, info, debug or trace" },
 	{ name: "REGISTRY_SEED", default: "", description: "Seed file imported at start-up (idempotent upsert)" },

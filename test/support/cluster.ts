@@ -54,6 +54,7 @@ export const ONE_PROCESS_PER_SERVICE: Record<string, string> = {
 	accessPoints: "accessPoints",
 	lookup: "lookup",
 	accounts: "accounts",
+	audit: "audit",
 };
 
 function freePort(): Promise<number> {
