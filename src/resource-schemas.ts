@@ -10,6 +10,20 @@ const text = { type: "string" };
 const date = { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}$" };
 const flags = { type: "object", required: ["sorted", "unsorted", "empty"], properties: { sorted: { type: "boolean" }, unsorted: { type: "boolean" }, empty: { type: "boolean" } } };
 
+const participantProperties = {
+	identifier: uuid,
+	qualifiedIdentifier: text,
+	icd: { type: "string", pattern: "^\\d{1,4}$" },
+	organizationIdentifier: { type: "string", maxLength: 35 },
+	name: text,
+	registrationDate: date,
+	lastModificationDate: date,
+	deleteDate: date,
+	contact: { $ref: "#/components/schemas/Contact" },
+	provider: { type: "object", required: ["identifier", "title"], properties: { identifier: uuid, title: text } },
+	processes: { type: "array", items: { $ref: "#/components/schemas/Process" } },
+};
+
 export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 	Contact: { type: "object", required: ["name", "email", "phoneNumber"], properties: { name: text, email: text, phoneNumber: text } },
 	AccessPoint: {
@@ -81,19 +95,14 @@ export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 	Participant: {
 		type: "object",
 		required: ["identifier", "qualifiedIdentifier", "icd", "organizationIdentifier", "registrationDate", "lastModificationDate", "contact"],
-		properties: {
-			identifier: uuid,
-			qualifiedIdentifier: text,
-			icd: { type: "string", pattern: "^\\d{1,4}$" },
-			organizationIdentifier: { type: "string", maxLength: 35 },
-			name: text,
-			registrationDate: date,
-			lastModificationDate: date,
-			deleteDate: date,
-			contact: { $ref: "#/components/schemas/Contact" },
-			provider: { type: "object", required: ["identifier", "title"], properties: { identifier: uuid, title: text } },
-			processes: { type: "array", items: { $ref: "#/components/schemas/Process" } },
-		},
+		properties: participantProperties,
+	},
+	ProcessReference: { type: "object", required: ["identifier"], properties: { identifier: uuid } },
+	ExportedParticipant: {
+		type: "object",
+		description: "One line of the participant export (NDJSON): a participant with its provider, and its processes as references (the shape the import reads)",
+		required: ["identifier", "qualifiedIdentifier", "icd", "organizationIdentifier", "registrationDate", "lastModificationDate", "contact", "provider", "processes"],
+		properties: { ...participantProperties, processes: { type: "array", items: { $ref: "#/components/schemas/ProcessReference" } } },
 	},
 	AuditEvent: {
 		type: "object",

@@ -290,17 +290,24 @@ beforeAll(async () => {
 	ajv.addSchema(document, DOCUMENT_ID);
 	ajv.addSchema({ ...document, components: { ...document.components, schemas: closed(document.components.schemas) } }, CLOSED_ID);
 
-	// Participants the delete steps remove (sp1's own, one addressed by qualified identifier, one by UUID).
-	for (const [key, organization] of [["participantToDeleteByQi", NEW_ORGANIZATIONS.deleteByQi], ["participantToDelete", NEW_ORGANIZATIONS.deleteByUuid]]) {
-		const mediaType = "application/vnd.registry.participants.add.v1+json";
-		const created = await fetch(`${registry.url}${API_BASE}/participants`, {
+	const create = async (path: string, mediaType: string, authorization: string, body: unknown) => {
+		const created = await fetch(`${registry.url}${API_BASE}${path}`, {
 			method: "POST",
-			headers: { Authorization: SP1, Accept: mediaType, "Content-Type": mediaType },
-			body: JSON.stringify(participantBody(organization)),
+			headers: { Authorization: authorization, Accept: mediaType, "Content-Type": mediaType },
+			body: JSON.stringify(body),
 		});
 		expect(created.status).toBe(201);
-		state[key] = ((await created.json()) as { identifier: string }).identifier;
-	}
+		return ((await created.json()) as { identifier: string }).identifier;
+	};
+	// Participants the delete steps remove (sp1's own, one addressed by qualified identifier, one
+	// by UUID); the second has no name, so the finds show an optional field left out.
+	const addParticipant = "application/vnd.registry.participants.add.v1+json";
+	state.participantToDeleteByQi = await create("/participants", addParticipant, SP1, participantBody(NEW_ORGANIZATIONS.deleteByQi));
+	const { name: _name, ...nameless } = participantBody(NEW_ORGANIZATIONS.deleteByUuid);
+	state.participantToDelete = await create("/participants", addParticipant, SP1, nameless);
+	// A process and a document type with only their required fields, for the finds to show.
+	await create("/processes", "application/vnd.registry.processes.add.v1+json", ADMIN, { domain: "Minimal" });
+	await create("/document-types", "application/vnd.registry.document-types.add.v1+json", ADMIN, { title: "Minimal" });
 });
 afterAll(() => registry?.stop());
 
