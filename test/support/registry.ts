@@ -47,7 +47,7 @@ async function startDistributed(options: StartOptions): Promise<RunningRegistry>
 	const cluster = await startCluster({ env: options.env });
 	const seed = options.seed === undefined ? demoSeed() : options.seed;
 	try {
-		await cluster.broker.waitForServices(["accounts", "catalog", "accessPoints", "participants", "lookup"], 30000);
+		await cluster.broker.waitForServices(["accounts", "catalog", "accessPoints", "participants", "lookup", "audit"], 30000);
 		if (seed) await importSeedThrough(cluster.broker, seed);
 	} catch (error) {
 		await cluster.stop();
