@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { openApiText } from "../../cli/openapi";
 import { createRegistryClient, MEDIA_TYPES, mediaTypesOf, type HttpMethod } from "../../client";
-import { API_BASE, OPERATIONS } from "../../src/operations";
+import { API_BASE, OPERATIONS, SORTABLE } from "../../src/operations";
 
 const ROOT = path.join(__dirname, "..", "..");
 const CLIENT = path.join(ROOT, "client");
@@ -96,5 +96,25 @@ describe("createRegistryClient", () => {
 		await registry.GET("/rest/api/organizations/{qualifiedIdentifier}/processes", { params: { path: { qualifiedIdentifier: "iso6523-actorid-upis::0192:991825827" } }, fetch: fakeFetch });
 		expect(seen[0].url).toBe("http://registry.test/rest/api/organizations/iso6523-actorid-upis%3A%3A0192%3A991825827/processes");
 		expect(seen[0].headers.get("Accept")).toBe("application/vnd.registry.organizations.processes.v1+json");
+	});
+});
+
+describe("docs/client-guide.md keeps up with the operations table", () => {
+	const guide = fs.readFileSync(path.join(ROOT, "docs", "client-guide.md"), "utf8");
+
+	test("the roles table lists every operation with its roles", () => {
+		const rows = guide
+			.split("\n")
+			.filter((line) => /^\| .* \| `(GET|POST|PUT|DELETE) \/rest\/api/.test(line))
+			.map((line) => line.split("|").slice(1, -1).map((cell) => cell.trim()));
+		const expected = OPERATIONS.map((operation) => [operation.summary, `\`${operation.method} ${API_BASE}${operation.path.replace(/:([A-Za-z]+)/g, "{$1}")}\``, operation.roles.join(", ")]);
+		expect(rows).toEqual(expected);
+	});
+
+	test("the sortable names are the table's", () => {
+		for (const names of Object.values(SORTABLE)) {
+			const row = Object.keys(names).map((name) => `\`${name}\``).join(", ");
+			expect(guide).toContain(`| ${row} |`);
+		}
 	});
 });
