@@ -10,7 +10,7 @@ import type { Context, Service, ServiceSchema } from "moleculer";
 import { AuditOutboxMixin, type AuditOutboxThis } from "../mixins/audit-outbox.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { AUDIT_OUTBOX_MODEL, auditRecord, auditWrite } from "../src/audit";
-import { NotFound } from "../src/errors";
+import { Conflict, NotFound, ValidationFailed } from "../src/errors";
 import type { AccessPoint, AccessPointProvider, Caller, Contact } from "../src/model";
 import { SORTABLE } from "../src/operations";
 import { MAX_PAGE_SIZE, pageOf, type Page, type PageRequest } from "../src/paging";
@@ -25,6 +25,11 @@ import {
 	type SeedCounts,
 } from "../src/seed";
 import type { Collection, ModelSpec, Store, StoredDoc, WriteOp } from "../src/store/types";
+import { randomUUID } from "node:crypto";
+import { CONTACT_SCHEMA } from "../src/schemas";
+import { SEED_ITEM_SCHEMAS } from "../src/seed";
+import { exportPageParams, keysetPage, linesOf, type ExportPage, type ExportPageRequest } from "../src/registry-export";
+import { DEFAULT_MESSAGES } from "../src/validation";
 
 export interface AccessPointProviderRecord extends StoredDoc {
 	title: string;
@@ -105,6 +110,72 @@ const AccessPointsServiceSchema: ServiceSchema = {
 	mixins: [AuditOutboxMixin(), DbMixin({ accessPoints: ACCESS_POINT_MODEL, accessPointProviders: ACCESS_POINT_PROVIDER_MODEL, auditOutbox: AUDIT_OUTBOX_MODEL })],
 
 	actions: {
+		// ---- operator actions (operator CLI; no HTTP operation reaches them) -------------
+
+		/** A new access point provider; 409 when the identifier is taken. */
+		addProvider: {
+			visibility: "public",
+			params: { title: { type: "string", empty: false, max: 1000 }, contact: CONTACT_SCHEMA, identifier: { type: "uuid", optional: true } },
+			async handler(this: AccessPointsService, ctx: AccessPointsContext<{ title: string; contact: Contact; identifier?: string }>): Promise<AccessPointProvider> {
+				const { name, email, phoneNumber } = ctx.params.contact;
+				const record: AccessPointProviderRecord = { identifier: ctx.params.identifier?.toLowerCase() ?? randomUUID(), title: ctx.params.title, contact: { name, email, phoneNumber } };
+				await insertAudited(this, ctx.meta.user, "addAccessPointProvider", "accessPointProvider", ACCESS_POINT_PROVIDER_MODEL.collection, record);
+				return providerAnswer(record);
+			},
+		},
+
+		/** A new access point of an existing provider; 400 when the provider is unknown, 409 when the identifier is taken. */
+		add: {
+			visibility: "public",
+			params: {
+				title: { type: "string", empty: false, max: 1000 },
+				provider: { type: "uuid" },
+				endpoints: { ...(SEED_ITEM_SCHEMAS.accessPoints.props as { endpoints: object }).endpoints, min: 1 },
+				identifier: { type: "uuid", optional: true },
+			},
+			async handler(this: AccessPointsService, ctx: AccessPointsContext<{ title: string; provider: string; endpoints: EndpointSeed[]; identifier?: string }>): Promise<AccessPoint> {
+				const provider = await this.collections.accessPointProviders.get(ctx.params.provider.toLowerCase());
+				if (!provider) throw ValidationFailed.one("provider", "Exists", DEFAULT_MESSAGES.Exists, ctx.params.provider);
+				const record: AccessPointRecord = {
+					identifier: ctx.params.identifier?.toLowerCase() ?? randomUUID(),
+					title: ctx.params.title,
+					provider: provider.identifier,
+					endpoints: ctx.params.endpoints.map(({ url, transportProfile }) => ({
+						url,
+						transportProfile: { title: transportProfile.title, value: transportProfile.value, certificateTypes: [...transportProfile.certificateTypes] },
+					})),
+				};
+				await insertAudited(this, ctx.meta.user, "addAccessPoint", "accessPoint", ACCESS_POINT_MODEL.collection, record);
+				return accessPointAnswer(record, provider);
+			},
+		},
+
+		/** Every access point provider by title (operator CLI `access-points providers`). */
+		listProviders: {
+			visibility: "public",
+			async handler(this: AccessPointsService): Promise<AccessPointProvider[]> {
+				return (await this.collections.accessPointProviders.find({ sort: [{ field: "title", direction: "asc" }] })).map(providerAnswer);
+			},
+		},
+
+		/** Operator CLI `export`: one page by key of access point providers or access points (src/registry-export.ts). */
+		exportRecords: {
+			visibility: "public",
+			params: exportPageParams(["accessPointProvider", "accessPoint"]),
+			async handler(this: AccessPointsService, ctx: AccessPointsContext<ExportPageRequest>): Promise<ExportPage> {
+				if (ctx.params.type === "accessPointProvider") {
+					return linesOf(await keysetPage(this.collections.accessPointProviders, ctx.params), (record) => ({ type: "accessPointProvider", ...providerAnswer(record) }));
+				}
+				return linesOf(await keysetPage(this.collections.accessPoints, ctx.params), ({ identifier, title, provider, endpoints }) => ({
+					type: "accessPoint",
+					identifier,
+					title,
+					provider,
+					endpoints,
+				}));
+			},
+		},
+
 		find: {
 			params: { pageRequest: PAGE_REQUEST },
 			async handler(this: AccessPointsService, ctx: AccessPointsContext<{ pageRequest: PageRequest }>): Promise<Page<AccessPoint>> {
@@ -182,6 +253,26 @@ const AccessPointsServiceSchema: ServiceSchema = {
 		},
 	},
 };
+
+/** One new record and its audit record in one batch; a taken identifier is a 409. */
+async function insertAudited(
+	service: AccessPointsService,
+	caller: Caller | null | undefined,
+	operation: string,
+	resource: "accessPoint" | "accessPointProvider",
+	collection: string,
+	record: StoredDoc,
+): Promise<void> {
+	const audit = auditRecord(caller, { operation, resource, resourceId: record.identifier, before: null, after: record });
+	try {
+		await service.store.batch([{ kind: "insert", collection, doc: record }, auditWrite(audit)]);
+	} catch (error) {
+		if ((error as { name?: string }).name === "DuplicateKey") throw new Conflict(`${resource === "accessPoint" ? "access point" : "access point provider"} ${record.identifier} already exists`);
+		throw error;
+	}
+	// The audit relay (mixins/audit-outbox.mixin.ts), where this service has it.
+	(service as { relayAudit?: () => void }).relayAudit?.();
+}
 
 function upsertWithAudit(
 	caller: Caller | undefined,

@@ -33,6 +33,7 @@ import {
 } from "../src/seed";
 import type { Collection, ModelSpec, Store, StoredDoc, WriteOp } from "../src/store/types";
 import { DEFAULT_MESSAGES } from "../src/validation";
+import { exportPageParams, keysetPage, linesOf, type AccountLine, type ExportPage, type ExportPageRequest } from "../src/registry-export";
 
 export interface AccountRecord extends StoredDoc {
 	/** Case-sensitive, as the credential is. */
@@ -126,6 +127,18 @@ function callerOf(account: AccountRecord): Caller {
 function summaryOf(account: AccountRecord): AccountSummary {
 	const { identifier, username, role, serviceProvider, accessPointProvider, disabled } = account;
 	return { identifier, username, role, serviceProvider, accessPointProvider, disabled };
+}
+
+function accountLineOf(account: AccountRecord): AccountLine {
+	const { username, passwordHash, role, serviceProvider, accessPointProvider, disabled } = account;
+	return {
+		username,
+		passwordHash,
+		role,
+		...(serviceProvider ? { serviceProvider } : {}),
+		...(accessPointProvider ? { accessPointProvider } : {}),
+		disabled: disabled === true,
+	};
 }
 
 function serviceProviderOf(record: ServiceProviderRecord): ServiceProvider {
@@ -321,6 +334,27 @@ const AccountsServiceSchema: ServiceSchema = {
 			visibility: "public",
 			async handler(this: AccountsService): Promise<ServiceProvider[]> {
 				return (await this.collections.serviceProviders.find({ sort: [{ field: "title", direction: "asc" }] })).map(serviceProviderOf);
+			},
+		},
+
+		/** Operator CLI `accounts list`: every account by username, never a hash. */
+		listAccounts: {
+			visibility: "public",
+			async handler(this: AccountsService): Promise<AccountSummary[]> {
+				const accounts = (await this.collections.accounts.find({})).map(summaryOf);
+				return accounts.sort((a, b) => (a.username < b.username ? -1 : a.username > b.username ? 1 : 0));
+			},
+		},
+
+		/** Operator CLI `export`: one page by key of service providers or accounts (src/registry-export.ts); accounts with their hash. */
+		exportRecords: {
+			visibility: "public",
+			params: exportPageParams(["serviceProvider", "account"]),
+			async handler(this: AccountsService, ctx: AccountsContext<ExportPageRequest>): Promise<ExportPage> {
+				if (ctx.params.type === "serviceProvider") {
+					return linesOf(await keysetPage(this.collections.serviceProviders, ctx.params), (record) => ({ type: "serviceProvider", ...serviceProviderOf(record) }));
+				}
+				return linesOf(await keysetPage(this.collections.accounts, ctx.params), (record) => ({ type: "account", ...accountLineOf(record) }));
 			},
 		},
 	},

@@ -22,7 +22,8 @@ import type { Store } from "../src/store/types";
 import type { CatalogChange } from "./catalog/batch";
 import { Catalog, type CatalogCollections, type CatalogSeed } from "./catalog/catalog";
 import type { DocumentTypeForm, ProcessForm } from "./catalog/forms";
-import { CATALOG_MODELS } from "./catalog/models";
+import { CATALOG_MODELS, type DocumentTypeRecord, type ProcessRecord } from "./catalog/models";
+import { exportPageParams, keysetPage, linesOf, type ExportPage, type ExportPageRequest } from "../src/registry-export";
 
 interface CatalogMeta {
 	user?: Caller | null;
@@ -70,6 +71,36 @@ function seesHidden(ctx: CatalogContext<unknown>): boolean {
 
 function caller(ctx: CatalogContext<unknown>): Caller | undefined {
 	return ctx.meta.user ?? undefined;
+}
+
+const references = (identifiers: string[]) => identifiers.map((identifier) => ({ identifier }));
+
+function processLine(record: ProcessRecord): object {
+	return {
+		type: "process",
+		identifier: record.identifier,
+		...(record.qualifiedIdentifier == null ? {} : { qualifiedIdentifier: record.qualifiedIdentifier }),
+		domain: record.domain,
+		...(record.title == null ? {} : { title: record.title }),
+		...(record.alias == null ? {} : { alias: record.alias }),
+		restricted: record.restricted,
+		visible: record.visible,
+		capabilities: references(record.capabilityIds),
+		documentTypes: references(record.documentTypeIds),
+		dependencies: references(record.dependencyIds),
+		requiredICDs: record.requiredICDs,
+	};
+}
+
+function documentTypeLine(record: DocumentTypeRecord, linking: ProcessRecord[]): object {
+	return {
+		type: "documentType",
+		identifier: record.identifier,
+		...(record.qualifiedIdentifier == null ? {} : { qualifiedIdentifier: record.qualifiedIdentifier }),
+		title: record.title,
+		visible: record.visible,
+		processes: references(linking.map((process) => process.identifier)),
+	};
 }
 
 const CatalogServiceSchema: ServiceSchema = {
@@ -180,6 +211,23 @@ const CatalogServiceSchema: ServiceSchema = {
 			params: { capabilities: IDENTIFIERS, processes: IDENTIFIERS, documentTypes: IDENTIFIERS },
 			handler(this: CatalogService, ctx: CatalogContext<{ capabilities?: string[]; processes?: string[]; documentTypes?: string[] }>) {
 				return this.catalog.knownIdentifiers(ctx.params);
+			},
+		},
+		/**
+		 * Operator CLI `export`: one page by key of capabilities, processes or document types, as
+		 * seed items (src/registry-export.ts). Links are stated on both sides, as a seed may.
+		 */
+		exportRecords: {
+			visibility: "public",
+			params: exportPageParams(["capability", "process", "documentType"]),
+			async handler(this: CatalogService, ctx: CatalogContext<ExportPageRequest>): Promise<ExportPage> {
+				const { type } = ctx.params;
+				if (type === "capability") return linesOf(await keysetPage(this.collections.capabilities, ctx.params), ({ identifier, title }) => ({ type, identifier, title }));
+				if (type === "process") return linesOf(await keysetPage(this.collections.processes, ctx.params), processLine);
+				const page = await keysetPage(this.collections.documentTypes, ctx.params);
+				const ids = page.docs.map((record) => record.identifier);
+				const linking = ids.length ? await this.collections.processes.find({ filter: { documentTypeIds: { in: ids } } }) : [];
+				return linesOf(page, (record) => documentTypeLine(record, linking.filter((process) => process.documentTypeIds.includes(record.identifier))));
 			},
 		},
 		importSeed: {

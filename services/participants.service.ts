@@ -37,6 +37,10 @@ import { SeedRefused, type SeedReason } from "../src/seed";
 import type { Collection, Filter, Query, Store, StoredDoc, WriteOp } from "../src/store/types";
 import { participantAnswer, processesOf } from "./participants/answers";
 import { KeyedMutex } from "./participants/keyed-mutex";
+import { exportPage, exportStream, importRecords, IMPORT_RECORDS_PARAMS, type ImportResult } from "./participants/export-import";
+import { exportPageParams, type ExportPage, type ExportPageRequest, type ImportedParticipant } from "../src/registry-export";
+import { RegistryError } from "../src/errors";
+import type { Readable } from "node:stream";
 import { claimDoc, claimIdentifier, PARTICIPANT_MODELS, type ChangeOutboxDoc, type ParticipantDoc, type ProcessClaimDoc } from "./participants/model";
 import { canDelete, canRead, readScope, requireServiceProvider } from "./participants/ownership";
 import { CachedResolver } from "./participants/resolver";
@@ -389,6 +393,37 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 				const rows = ctx.params.participants ?? [];
 				const counts = rows.length > 0 ? await this.importSeedParticipants(ctx as Context<{ participants: SeedParticipant[] }, Meta>) : { created: 0, updated: 0, unchanged: 0 };
 				return { participants: counts };
+			},
+		},
+
+		/**
+		 * Every participant as NDJSON (GET /rest/api/exports/participants, ADMIN): a Readable of
+		 * lines in the spec's Participant shape with `provider` and processes as `[{ identifier }]`,
+		 * read from the store in pages as it is consumed (services/participants/export-import.ts).
+		 */
+		export: {
+			async handler(this: ParticipantsThis, ctx: Context<unknown, Meta>): Promise<Readable> {
+				// The gateway allows ADMIN only; internal callers (no user) are operators' tools.
+				if (ctx.meta.user && ctx.meta.user.role !== "ADMIN") throw new RegistryError(403, "AccessDeniedException", "Access is denied");
+				return exportStream(this);
+			},
+		},
+
+		/** Operator CLI `export`: one page by key of participant lines (src/registry-export.ts). */
+		exportRecords: {
+			visibility: "public",
+			params: exportPageParams(["participant"]),
+			handler(this: ParticipantsThis, ctx: Context<ExportPageRequest>): Promise<ExportPage> {
+				return exportPage(this, ctx.params);
+			},
+		},
+
+		/** Operator CLI `import`: a batch of exported participants, upserted by identifier, all or nothing; `dryRun` only checks. */
+		importRecords: {
+			visibility: "public",
+			params: IMPORT_RECORDS_PARAMS,
+			handler(this: ParticipantsThis, ctx: Context<{ participants: ImportedParticipant[]; dryRun?: boolean }, Meta>): Promise<ImportResult> {
+				return importRecords(this, ctx);
 			},
 		},
 

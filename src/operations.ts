@@ -253,7 +253,7 @@ export const OPERATIONS: Operation[] = [
 		id: "exportParticipants", summary: "Export every participant as NDJSON (streamed)", tag: "Exports", extension: true,
 		method: "GET", path: "/exports/participants", mediaTypes: ["application/x-ndjson"], pathParams: {},
 		roles: ["ADMIN"], action: "participants.export", status: 200,
-		response: { schema: "Participant", ndjson: true },
+		response: { schema: "ExportedParticipant", ndjson: true },
 	},
 ];
 

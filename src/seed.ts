@@ -489,8 +489,16 @@ const IMPORTERS: { action: string; sections: SeedSection[] }[] = [
 
 export type SeedResult = Record<string, unknown>;
 
+/** Optional news of an import's progress (the operator CLI's progress bar). */
+export interface SeedProgress {
+	/** The file is checked and will be imported: how many records it holds. */
+	onChecked?(records: number): void;
+	/** One owner imported its sections: how many records they held. */
+	onImported?(action: string, records: number): void;
+}
+
 /** Checks the whole file first; throws SeedRefused (nothing written) or imports every section. */
-export async function importSeed(broker: ServiceBroker, json: unknown): Promise<SeedResult> {
+export async function importSeed(broker: ServiceBroker, json: unknown, progress: SeedProgress = {}): Promise<SeedResult> {
 	const reasons = validateSeed(json, json && typeof json === "object" ? await existingRecords(broker, referencesOutside(json)) : {});
 	const seed = (reasons.length ? {} : json) as Seed;
 	const importers = IMPORTERS.filter(({ sections }) => sections.some((section) => (seed[section]?.length ?? 0) > 0));
@@ -498,10 +506,13 @@ export async function importSeed(broker: ServiceBroker, json: unknown): Promise<
 		if (!isRunning(broker, action)) reasons.push({ path: sections.join(", "), message: `cannot be imported: ${action} is not running` });
 	}
 	if (reasons.length) throw new SeedRefused(reasons);
+	const recordsOf = (sections: SeedSection[]) => sections.reduce((sum, section) => sum + (seed[section]?.length ?? 0), 0);
+	progress.onChecked?.(importers.reduce((sum, { sections }) => sum + recordsOf(sections), 0));
 	const result: SeedResult = {};
 	for (const { action, sections } of importers) {
 		const params = Object.fromEntries(sections.map((section) => [section, seed[section] ?? []]));
 		Object.assign(result, await broker.call(action, params));
+		progress.onImported?.(action, recordsOf(sections));
 	}
 	return result;
 }
