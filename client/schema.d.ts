@@ -1481,7 +1481,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/x-ndjson": components["schemas"]["Participant"];
+                    "application/x-ndjson": components["schemas"]["ExportedParticipant"];
                 };
             };
             400: components["responses"]["Error400"];
