@@ -60,11 +60,11 @@ export async function runSeed(args: string[], output: CliOutput = CONSOLE, env: 
 	// With TRANSPORTER set the command joins that cluster and imports through its running
 	// services (so their caches and the lookup hear of every change); without, it starts the
 	// owning services itself on the configured store, the lookup included so that its read
-	// model follows the imported participants.
+	// model follows the imported participants, and audit so that the trail has the import.
 	const joinCluster = Boolean(env.TRANSPORTER);
 	const broker = createRegistryBroker({
 		env,
-		services: joinCluster ? [] : [...OWNERS, "lookup"].filter(isBuilt),
+		services: joinCluster ? [] : [...OWNERS, "lookup", "audit"].filter(isBuilt),
 		overrides: { nodeID: `seed-${process.pid}`, logger: { type: "Console", options: { level: "warn" } } },
 	});
 	try {
@@ -73,6 +73,8 @@ export async function runSeed(args: string[], output: CliOutput = CONSOLE, env: 
 		const result = await importSeed(broker, parsed.seed);
 		output.out(`${file} imported:`);
 		for (const [section, counts] of Object.entries(result)) output.out(describeCounts(section, counts));
+		// Deliver the audit records now; what cannot go stays in the outboxes for the next start.
+		for (const service of broker.services) await (service as { relayAuditNow?: () => Promise<number> }).relayAuditNow?.().catch(() => 0);
 		return 0;
 	} catch (error) {
 		const reasons = reasonsOf(error);

@@ -14,7 +14,7 @@
  * List it BEFORE DbMixin: Moleculer starts the later mixin first, so the store is open when
  * this mixin starts, and stops this mixin (waiting for a run) before the store closes.
  */
-import type { Service, ServiceSchema } from "moleculer";
+import type { Service, ServiceBroker, ServiceSchema } from "moleculer";
 import type { AuditRecord } from "../src/audit";
 import { AUDIT_OUTBOX_MODEL } from "../src/audit";
 import { OutboxRelay } from "../src/outbox-relay";
@@ -47,6 +47,11 @@ function recordOf(doc: OutboxRecord): AuditRecord {
 	return copy;
 }
 
+function auditAvailable(service: { broker: ServiceBroker }): boolean {
+	const registry = service.broker.registry as unknown as { getActionEndpoints(name: string): { hasAvailable(): boolean } | undefined };
+	return registry.getActionEndpoints("audit.record")?.hasAvailable() === true;
+}
+
 export function AuditOutboxMixin(): Partial<ServiceSchema> {
 	return {
 		settings: { auditRelayIntervalMs: 5000, auditRelayBatchSize: 100 },
@@ -73,6 +78,9 @@ export function AuditOutboxMixin(): Partial<ServiceSchema> {
 				name: `${self.name} audit`,
 				outbox: () => self.collections?.auditOutbox,
 				deliver: async (records) => {
+					// Not known anywhere yet (starting, or this process runs without it): wait
+					// quietly for the next run instead of a "not registered" warning per write.
+					if (!auditAvailable(self)) throw new Error("audit.record is not available");
 					await self.broker.call("audit.record", { records: records.map(recordOf) });
 				},
 				batchSize: self.settings.auditRelayBatchSize,
