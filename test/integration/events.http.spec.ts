@@ -228,7 +228,8 @@ describe("GET /rest/api/events: filters and paging", () => {
 	});
 
 	test("a bad from, to or participant is 400 MethodArgumentTypeMismatchException in the error shape", async () => {
-		for (const query of [{ from: "yesterday" }, { to: "2026-02-30" }, { participant: "not-a-participant" }]) {
+		const queries: Record<string, string>[] = [{ from: "yesterday" }, { to: "2026-02-30" }, { participant: "not-a-participant" }];
+		for (const query of queries) {
 			const response = await events(admin, query);
 			expect(response.status).toBe(400);
 			expect(response.body).toMatchObject({ status: 400, exception: "MethodArgumentTypeMismatchException", path: EVENTS });
