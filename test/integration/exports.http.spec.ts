@@ -3,9 +3,10 @@
  * the real gateway: in one process, and in the distributed project across NATS, where the
  * action's stream travels over the transporter. More participants than one store page and
  * one stream chunk, so the answer is many chunks. In the distributed project the operator
- * CLI also joins the cluster (TRANSPORTER, NAMESPACE) and exports the same participants.
+ * tools join the cluster (TRANSPORTER, NAMESPACE): the CLI exports the same participants, and
+ * the REPL (`npm run repl`) lists the nodes and calls an action.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import path from "node:path";
 import request from "supertest";
 import { addParticipants, DEMO_PROVIDER } from "../support/bulk";
@@ -96,3 +97,30 @@ inCluster("the operator CLI joins the cluster (TRANSPORTER, NAMESPACE) and expor
 	expect(records.filter((record) => record.type === "participant")).toHaveLength(DEMO_PARTICIPANTS + BULK);
 	expect(records.filter((record) => record.type === "account").map((record) => record.username).sort()).toEqual(["admin", "app1", "authority", "sp1", "sp2"]);
 });
+
+inCluster("the REPL (npm run repl) joins the cluster with no services of its own: nodes, and a call answers", async () => {
+	const env = { ...process.env, TRANSPORTER: NATS_URL, NAMESPACE: registry.broker.namespace, LOG_LEVEL: "error" };
+	const repl = spawn(process.execPath, [path.join(__dirname, "..", "..", "dist", "cli", "repl.js")], { env, stdio: ["pipe", "pipe", "pipe"] });
+	let output = "";
+	repl.stdout.on("data", (chunk) => (output += chunk));
+	repl.stderr.on("data", (chunk) => (output += chunk));
+	const exited = new Promise<number | null>((resolve) => repl.once("exit", (code) => resolve(code)));
+	const waitFor = async (text: string) => {
+		const deadline = Date.now() + 30000;
+		while (!output.includes(text)) {
+			if (Date.now() > deadline) throw new Error(`REPL never printed ${text}:\n${output}`);
+			await new Promise((resolve) => setTimeout(resolve, 50));
+		}
+	};
+	try {
+		await waitFor("joined the cluster");
+		repl.stdin.write("nodes\n");
+		await waitFor("gateway-");
+		repl.stdin.write("call accounts.listServiceProviders\n");
+		await waitFor("Nordlys E-faktura AS");
+		repl.stdin.write("quit\n");
+		expect(await exited).toBe(0);
+	} finally {
+		repl.kill();
+	}
+}, 60000);

@@ -388,6 +388,12 @@ describe("the built CLI", () => {
 		expect(unknown.stderr).not.toMatch(/\s+at /);
 	});
 
+	test("the REPL without TRANSPORTER refuses (2): a one-process registry cannot be joined", () => {
+		const run = spawnSync(process.execPath, [path.join(ROOT, "dist", "cli", "repl.js")], { env, encoding: "utf8", timeout: 60000 });
+		expect(run.status).toBe(2);
+		expect(run.stderr).toContain("set TRANSPORTER");
+	});
+
 	test("npm run registry -- …", () => {
 		const run = spawnSync("npm", ["run", "--silent", "registry", "--", "service-providers", "list"], { cwd: ROOT, env, encoding: "utf8", timeout: 60000 });
 		expect(run.status).toBe(0);
