@@ -124,10 +124,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Find participants, array form / Find participants, paged form
-         * @description Roles: Find participants, array form: SERVICE_PROVIDER, ADMIN, NETWORK_AUTHORITY; Find participants, paged form: SERVICE_PROVIDER, ADMIN, NETWORK_AUTHORITY. The Accept media type selects the form; a missing or generic Accept selects the paged form.
+         * Find participants, paged form / Find participants, array form
+         * @description Roles: Find participants, paged form: SERVICE_PROVIDER, ADMIN, NETWORK_AUTHORITY; Find participants, array form: SERVICE_PROVIDER, ADMIN, NETWORK_AUTHORITY. The Accept media type selects the form; a missing or generic Accept selects the paged form.
          */
-        get: operations["streamParticipants_or_findParticipants"];
+        get: operations["findParticipants_or_streamParticipants"];
         put?: never;
         /**
          * Add participant
@@ -216,10 +216,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Find processes, array form / Find processes, paged form
-         * @description Roles: Find processes, array form: SERVICE_PROVIDER, ACCESS_POINT_PROVIDER, ADMIN, NETWORK_AUTHORITY, ANONYMOUS; Find processes, paged form: SERVICE_PROVIDER, ACCESS_POINT_PROVIDER, ADMIN, NETWORK_AUTHORITY, ANONYMOUS. The Accept media type selects the form; a missing or generic Accept selects the paged form.
+         * Find processes, paged form / Find processes, array form
+         * @description Roles: Find processes, paged form: SERVICE_PROVIDER, ACCESS_POINT_PROVIDER, ADMIN, NETWORK_AUTHORITY, ANONYMOUS; Find processes, array form: SERVICE_PROVIDER, ACCESS_POINT_PROVIDER, ADMIN, NETWORK_AUTHORITY, ANONYMOUS. The Accept media type selects the form; a missing or generic Accept selects the paged form.
          */
-        get: operations["streamProcesses_or_findProcesses"];
+        get: operations["findProcesses_or_streamProcesses"];
         put?: never;
         /**
          * Add process
@@ -569,23 +569,23 @@ export interface components {
                 }[];
             }[];
         };
-        /** @description NotNull */
+        /** @description Required: must not be null (NotNull) */
         documentTypeFormDTO: {
-            /** @description NotEmpty */
+            /** @description Required: must not be empty (NotEmpty) */
             title: string;
             qualifiedIdentifier?: string | null;
             visible?: boolean | null;
             processes?: {
                 /**
                  * Format: uuid
-                 * @description NotNull
+                 * @description Required: must not be null (NotNull)
                  */
                 identifier: string;
             }[] | null;
         };
-        /** @description NotNull */
+        /** @description Required: must not be null (NotNull) */
         processFormDTO: {
-            /** @description NotNull */
+            /** @description Required: must not be null (NotNull) */
             domain: string;
             title?: string | null;
             alias?: string | null;
@@ -595,74 +595,74 @@ export interface components {
             capabilities?: {
                 /**
                  * Format: uuid
-                 * @description NotNull
+                 * @description Required: must not be null (NotNull)
                  */
                 identifier: string;
             }[] | null;
             documentTypes?: {
                 /**
                  * Format: uuid
-                 * @description NotNull
+                 * @description Required: must not be null (NotNull)
                  */
                 identifier: string;
             }[] | null;
             dependencies?: {
                 /**
                  * Format: uuid
-                 * @description NotNull
+                 * @description Required: must not be null (NotNull)
                  */
                 identifier: string;
             }[] | null;
             requiredICDs?: string[] | null;
         };
-        /** @description NotNull */
+        /** @description Required: must not be null (NotNull) */
         addParticipantFormDTO: {
-            /** @description NotNull */
+            /** @description Required: must not be null (NotNull) */
             icd: string;
-            /** @description NotEmpty */
+            /** @description Required: must not be empty (NotEmpty) */
             organizationIdentifier: string;
             name?: string | null;
-            /** @description NotNull */
+            /** @description Required: must not be null (NotNull) */
             processes: {
                 /**
                  * Format: uuid
-                 * @description NotNull
+                 * @description Required: must not be null (NotNull)
                  */
                 identifier: string;
             }[];
-            /** @description NotNull */
+            /** @description Required: must not be null (NotNull) */
             contact: {
-                /** @description NotEmpty */
+                /** @description Required: must not be empty (NotEmpty) */
                 name: string;
                 /**
                  * Format: email
-                 * @description NotNull
+                 * @description Required: must not be null (NotNull)
                  */
                 email: string;
-                /** @description NotEmpty */
+                /** @description Required: must not be empty (NotEmpty) */
                 phoneNumber: string;
             };
         };
-        /** @description NotNull */
+        /** @description Required: must not be null (NotNull) */
         updateParticipantFormDTO: {
-            /** @description NotNull */
+            /** @description Required: must not be null (NotNull) */
             processes: {
                 /**
                  * Format: uuid
-                 * @description NotNull
+                 * @description Required: must not be null (NotNull)
                  */
                 identifier: string;
             }[];
-            /** @description NotNull */
+            /** @description Required: must not be null (NotNull) */
             contact: {
-                /** @description NotEmpty */
+                /** @description Required: must not be empty (NotEmpty) */
                 name: string;
                 /**
                  * Format: email
-                 * @description NotNull
+                 * @description Required: must not be null (NotNull)
                  */
                 email: string;
-                /** @description NotEmpty */
+                /** @description Required: must not be empty (NotEmpty) */
                 phoneNumber: string;
             };
             deleteDate?: string | null;
@@ -883,6 +883,8 @@ export interface operations {
             /** @description Add document type */
             201: {
                 headers: {
+                    /** @description Path of the created record */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1026,19 +1028,19 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
-    streamParticipants_or_findParticipants: {
+    findParticipants_or_streamParticipants: {
         parameters: {
             query?: {
-                /** @description Organization number (or icd:number), or name words separated by + or spaces; each must start a word of the name */
-                query?: string;
-                /** @description When true, each participant includes its processes */
-                processes?: boolean;
                 /** @description Page to fetch; the first page is 0 */
                 page?: number;
                 /** @description Page size; larger values are clamped to 1000 */
                 size?: number;
                 /** @description property[,property…][,ASC|DESC], repeatable. Sortable: name, icd, organizationIdentifier, qualifiedIdentifier, qualifiedIdentifier.value, registrationDate, lastModificationDate */
                 sort?: string[];
+                /** @description Organization number (or icd:number), or name words separated by + or spaces; each must start a word of the name */
+                query?: string;
+                /** @description When true, each participant includes its processes */
+                processes?: boolean;
             };
             header?: never;
             path?: never;
@@ -1046,16 +1048,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Find participants, array form */
+            /** @description Find participants, paged form */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/vnd.registry.participants.stream.v1+json": components["schemas"]["Participant"][];
                     "application/vnd.registry.participants.find.v1+json": components["schemas"]["Page"] & {
                         content?: components["schemas"]["Participant"][];
                     };
+                    "application/vnd.registry.participants.stream.v1+json": components["schemas"]["Participant"][];
                 };
             };
             400: components["responses"]["Error400"];
@@ -1083,6 +1085,8 @@ export interface operations {
             /** @description Add participant */
             201: {
                 headers: {
+                    /** @description Path of the created record */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1258,7 +1262,7 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
-    streamProcesses_or_findProcesses: {
+    findProcesses_or_streamProcesses: {
         parameters: {
             query?: {
                 /** @description Page to fetch; the first page is 0 */
@@ -1274,16 +1278,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Find processes, array form */
+            /** @description Find processes, paged form */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/vnd.registry.processes.stream.v1+json": components["schemas"]["Process"][];
                     "application/vnd.registry.processes.find.v1+json": components["schemas"]["Page"] & {
                         content?: components["schemas"]["Process"][];
                     };
+                    "application/vnd.registry.processes.stream.v1+json": components["schemas"]["Process"][];
                 };
             };
             400: components["responses"]["Error400"];
@@ -1310,6 +1314,8 @@ export interface operations {
             /** @description Add process */
             201: {
                 headers: {
+                    /** @description Path of the created record */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,7 +1,8 @@
 /**
  * Interactive API documentation at /docs: Swagger UI from the swagger-ui-dist package (no
  * CDN), reading GET /rest/api/openapi.json. Its "Authorize" button takes Basic credentials,
- * so "try it" calls the running registry as that account.
+ * so "try it" calls the running registry as that account. No request leaves the registry
+ * (validatorUrl: null turns off the public validator badge).
  */
 import fs from "node:fs";
 import type http from "node:http";
@@ -45,6 +46,7 @@ const INITIALIZER_JS = `window.onload = function () {
     deepLinking: true,
     persistAuthorization: true,
     displayRequestDuration: true,
+    validatorUrl: null,
     presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
     layout: "StandaloneLayout"
   });

@@ -8,6 +8,7 @@ import { OPERATIONS, API_BASE, type Operation } from "./operations";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./paging";
 import { ADD_PARTICIPANT_FORM, DOCUMENT_TYPE_FORM, PROCESS_FORM, UPDATE_PARTICIPANT_FORM } from "./schemas";
 import { RESOURCE_SCHEMAS } from "./resource-schemas";
+import { DEFAULT_MESSAGES } from "./validation";
 
 type JsonSchema = Record<string, unknown>;
 type Rule = Record<string, unknown>;
@@ -67,7 +68,9 @@ export function ruleToJsonSchema(rule: Rule): { schema: JsonSchema; required: bo
 			schema = {};
 	}
 	const messages = (rule.messages ?? {}) as Record<string, string>;
-	if (messages.required && REQUIRED_MESSAGE_CODES.has(messages.required)) schema.description = `${messages.required}`;
+	if (messages.required && REQUIRED_MESSAGE_CODES.has(messages.required)) {
+		schema.description = `Required: ${DEFAULT_MESSAGES[messages.required]} (${messages.required})`;
+	}
 	if (nullable && typeof schema.type === "string") schema.type = [schema.type, "null"];
 	return { schema, required: !optional };
 }
@@ -142,7 +145,9 @@ function responseSchema(operation: Operation): JsonSchema | undefined {
 }
 
 /** Operations sharing method and path become one OpenAPI operation with several media types. */
-function pathItem(operations: Operation[]): JsonSchema {
+function pathItem(group: Operation[]): JsonSchema {
+	// The default form first: Swagger UI and generated clients offer the first media type.
+	const operations = [...group].sort((a, b) => Number(b.isDefault ?? false) - Number(a.isDefault ?? false));
 	const first = operations[0];
 	const roles = [...new Set(operations.flatMap((operation) => operation.roles))];
 	const parameters = Object.entries(first.pathParams).map(([name, kind]) =>
@@ -167,6 +172,9 @@ function pathItem(operations: Operation[]): JsonSchema {
 	for (const operation of operations) {
 		const key = String(operation.status);
 		const entry = (success[key] ??= { description: operation.status === 204 ? "Done; no body" : operation.summary }) as JsonSchema;
+		if (operation.status === 201) {
+			entry.headers = { Location: { description: "Path of the created record", schema: { type: "string" } } };
+		}
 		const schema = responseSchema(operation);
 		if (schema) {
 			const content = (entry.content ??= {}) as JsonSchema;
