@@ -18,7 +18,10 @@ function statusOf(code: string | undefined): number {
 }
 
 export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-	if (error.code === "ECONNRESET" || !socket.writable) {
+	// As node's default handler does: never write into an answer already on its way on this
+	// connection (bytes after a request without a length are parsed as a next request).
+	const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+	if (error.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent) {
 		socket.destroy();
 		return;
 	}
