@@ -96,7 +96,7 @@ describeWithBrowser("interactive API docs at /docs in headless Chromium", () => 
 		await expect(dialog.getByText("Authorized").count()).resolves.toBeGreaterThan(0);
 		await dialog.locator("button.modal-btn.auth.btn-done").click();
 
-		const operation = page.locator("#operations-Participants-streamParticipants_or_findParticipants");
+		const operation = page.locator("#operations-Participants-findParticipants_or_streamParticipants");
 		await operation.locator(".opblock-summary").first().click();
 		await operation.locator("button.try-out__btn").click();
 		await operation.locator("button.execute").click();
@@ -112,7 +112,7 @@ describeWithBrowser("interactive API docs at /docs in headless Chromium", () => 
 			// Page coordinates of the operation block and of its live answer (runs in the page).
 			const box = (selector: string) =>
 				page.evaluate(`(() => { const r = document.querySelector(${JSON.stringify(selector)}).getBoundingClientRect(); return { y: r.top + window.scrollY, height: r.height }; })()`) as Promise<{ y: number; height: number }>;
-			const id = "#operations-Participants-streamParticipants_or_findParticipants";
+			const id = "#operations-Participants-findParticipants_or_streamParticipants";
 			const top = await box(id);
 			const answer = await box(`${id} .live-responses-table`);
 			const file = path.resolve(process.env.DOCS_SCREENSHOT);
