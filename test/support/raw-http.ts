@@ -36,6 +36,10 @@ export function rawRequest(baseUrl: string, request: RawRequest): Promise<RawAns
 		});
 		req.setTimeout(request.timeoutMs ?? 30000, () => req.destroy(new Error(`no answer within ${request.timeoutMs ?? 30000} ms: ${request.method} ${request.path.slice(0, 200)}`)));
 		req.on("error", reject);
+		// node's client sends no length for a GET, DELETE or OPTIONS body: say it, so the request stays well-formed.
+		if (request.body !== undefined && !Object.keys(request.headers ?? {}).some((name) => /^(content-length|transfer-encoding)$/i.test(name))) {
+			req.setHeader("Content-Length", Buffer.byteLength(request.body));
+		}
 		req.end(request.body);
 	});
 }
@@ -44,7 +48,8 @@ export function rawRequest(baseUrl: string, request: RawRequest): Promise<RawAns
 export function socketRequest(baseUrl: string, bytes: string | Buffer, timeoutMs = 30000): Promise<RawAnswer> {
 	const { hostname, port } = new URL(baseUrl);
 	return new Promise((resolve, reject) => {
-		const socket = net.connect(Number(port), hostname, () => socket.end(bytes));
+		// Not end(): node's server drops a request whose client half-closed before the answer.
+		const socket = net.connect(Number(port), hostname, () => socket.write(bytes));
 		const chunks: Buffer[] = [];
 		socket.setTimeout(timeoutMs, () => socket.destroy(new Error(`no answer within ${timeoutMs} ms`)));
 		socket.on("data", (chunk: Buffer) => chunks.push(chunk));
