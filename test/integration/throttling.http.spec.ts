@@ -1,0 +1,177 @@
+/**
+ * Brute force and load (issue 8, decisions §3): what test/integration/gateway.http.spec.ts
+ * does not show already about failed-login throttling, and the per-caller rate limit.
+ *
+ *   - a username locked again waits twice as long, up to AUTH_MAX_LOCKOUT_SECONDS; while
+ *     locked, the right password is refused as the wrong one (429, so a guess teaches nothing)
+ *   - a username that does not exist is locked the same way (nothing tells it apart)
+ *   - one client address failing with many usernames is locked for every request that carries
+ *     credentials; other addresses are not, and neither are its anonymous requests
+ *   - RATE_LIMIT: the N+1th request within a minute from one account answers 429 with
+ *     Retry-After and the error body; another account is unaffected; anonymous callers are
+ *     counted per address
+ *
+ * Client addresses are simulated with X-Forwarded-For from a trusted proxy (TRUST_PROXY),
+ * so that each test has addresses of its own. In the distributed project the registry runs
+ * two gateway processes and the requests alternate between them: the counters only add up
+ * because both gateways keep them in the same Redis.
+ */
+import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
+import { errorAnswerProblems, rawRequest, type RawAnswer } from "../support/raw-http";
+import { basic, demoAccount, demoAuth, demoSeed, startRegistry, TOPOLOGY, type RunningRegistry } from "../support/registry";
+
+const RATE_LIMIT = 25;
+const USER_MAX_FAILURES = 3;
+const ADDRESS_MAX_FAILURES = 8;
+const LOCKOUT_SECONDS = 1;
+const MAX_LOCKOUT_SECONDS = 3;
+
+const ENV = {
+	RATE_LIMIT: String(RATE_LIMIT),
+	AUTH_USER_MAX_FAILURES: String(USER_MAX_FAILURES),
+	AUTH_ADDRESS_MAX_FAILURES: String(ADDRESS_MAX_FAILURES),
+	AUTH_WINDOW_SECONDS: "60",
+	AUTH_LOCKOUT_SECONDS: String(LOCKOUT_SECONDS),
+	AUTH_MAX_LOCKOUT_SECONDS: String(MAX_LOCKOUT_SECONDS),
+	TRUST_PROXY: "127.0.0.1,::1",
+};
+
+/** Gateways to send to, in turn (one in one process; two processes sharing Redis in the cluster). */
+let gateways: string[] = [];
+let stop: () => Promise<void>;
+let turn = 0;
+
+beforeAll(async () => {
+	if (TOPOLOGY === "distributed") {
+		// eslint-disable-next-line @typescript-eslint/no-require-imports
+		const { startCluster } = require("../support/cluster") as typeof import("../support/cluster");
+		// eslint-disable-next-line @typescript-eslint/no-require-imports
+		const { importSeed } = require("../../src/seed") as typeof import("../../src/seed");
+		const cluster: Cluster = await startCluster({ env: ENV, topology: { ...ONE_PROCESS_PER_SERVICE, gateway2: "api" } });
+		stop = () => cluster.stop();
+		await cluster.broker.waitForServices(["accounts", "catalog", "accessPoints", "participants", "lookup"], 30000);
+		await importSeed(cluster.broker, demoSeed());
+		gateways = [cluster.url, `http://127.0.0.1:${(cluster.processes.get("gateway2") as { port: number }).port}`];
+	} else {
+		const registry: RunningRegistry = await startRegistry({ env: ENV });
+		stop = () => registry.stop();
+		gateways = [registry.url];
+	}
+}, 180000);
+afterAll(() => stop?.());
+
+function get(path: string, options: { authorization?: string; address: string }): Promise<RawAnswer> {
+	const headers: Record<string, string> = { "X-Forwarded-For": options.address };
+	if (options.authorization) headers.Authorization = options.authorization;
+	const gateway = gateways[turn++ % gateways.length];
+	return rawRequest(gateway, { method: "GET", path: `/rest/api${path}`, headers });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function expectTooMany(answer: RawAnswer): number {
+	expect({ status: answer.status, exception: JSON.parse(answer.text).exception }).toEqual({ status: 429, exception: "TooManyRequestsException" });
+	expect(errorAnswerProblems(answer)).toEqual([]);
+	const retryAfter = Number(answer.headers["retry-after"]);
+	expect(Number.isInteger(retryAfter) && retryAfter > 0).toBe(true);
+	return retryAfter;
+}
+
+/** Polls with the right credentials until they work again; returns how long that took. */
+async function untilUnlocked(authorization: string, address: string, deadlineMs: number): Promise<number> {
+	const started = Date.now();
+	for (;;) {
+		const answer = await get("/processes", { authorization, address });
+		if (answer.status === 200) return Date.now() - started;
+		expect(answer.status).toBe(429);
+		if (Date.now() - started > deadlineMs) throw new Error(`still locked after ${deadlineMs} ms`);
+		await sleep(150);
+	}
+}
+
+describe("failed logins (decisions §3)", () => {
+	test("a username locked again waits twice as long, up to the maximum; the right password is 429 while locked", async () => {
+		const account = demoAccount("NETWORK_AUTHORITY");
+		const right = basic(account.username, account.password as string);
+		const waits: number[] = [];
+		let address = 0;
+		for (let round = 0; round < 3; round++) {
+			// Failures from a new address each, so that only the username's count can lock.
+			for (let attempt = 0; attempt < USER_MAX_FAILURES; attempt++) {
+				const wrong = await get("/processes", { authorization: basic(account.username, `wrong-${round}-${attempt}`), address: `10.3.0.${++address}` });
+				expect(wrong.status).toBe(401);
+			}
+			waits.push(expectTooMany(await get("/processes", { authorization: right, address: `10.3.0.${++address}` })));
+			expectTooMany(await get("/processes", { authorization: basic(account.username, "another-guess"), address: `10.3.0.${++address}` }));
+			if (round < 2) await untilUnlocked(right, `10.3.0.${++address}`, (MAX_LOCKOUT_SECONDS + 3) * 1000);
+		}
+		expect(waits).toEqual([LOCKOUT_SECONDS, LOCKOUT_SECONDS * 2, Math.min(LOCKOUT_SECONDS * 4, MAX_LOCKOUT_SECONDS)]);
+	}, 60000);
+
+	test("a username that does not exist is locked the same way; another one is not", async () => {
+		const ghost = `ghost-${process.pid}`;
+		for (let attempt = 0; attempt < USER_MAX_FAILURES; attempt++) {
+			expect((await get("/processes", { authorization: basic(ghost, `guess-${attempt}`), address: `10.4.0.${attempt + 1}` })).status).toBe(401);
+		}
+		const locked = await get("/processes", { authorization: basic(ghost, "any-password"), address: "10.4.0.10" });
+		expect(expectTooMany(locked)).toBeLessThanOrEqual(LOCKOUT_SECONDS);
+		expect((await get("/processes", { authorization: basic(`${ghost}-other`, "guess"), address: "10.4.0.11" })).status).toBe(401);
+		// The answers of the locked unknown name and of a locked real account look the same.
+		expect(Object.keys(JSON.parse(locked.text)).sort()).toEqual(["error", "exception", "message", "path", "status", "timestamp"]);
+	});
+
+	test("one address failing with many usernames is locked for every request with credentials, then recovers; other addresses and its anonymous requests are not", async () => {
+		const address = "10.5.0.1";
+		const admin = demoAuth("ADMIN");
+		for (let attempt = 0; attempt < ADDRESS_MAX_FAILURES; attempt++) {
+			// A different username each time: no username reaches its own limit.
+			const wrong = await get("/processes", { authorization: basic(`spray-${process.pid}-${attempt}`, "Summer2026!"), address });
+			expect(wrong.status).toBe(401);
+		}
+		const locked = await get("/accessPoints", { authorization: admin, address });
+		expect(expectTooMany(locked)).toBeLessThanOrEqual(LOCKOUT_SECONDS);
+		expectTooMany(await get("/processes", { authorization: basic("someone-new", "x"), address }));
+		expect((await get("/accessPoints", { authorization: admin, address: "10.5.0.2" })).status).toBe(200);
+		expect((await get("/processes", { address })).status).toBe(200);
+		expect(await untilUnlocked(admin, address, (LOCKOUT_SECONDS + 3) * 1000)).toBeLessThanOrEqual((LOCKOUT_SECONDS + 3) * 1000);
+	});
+});
+
+describe("per-caller rate limit (RATE_LIMIT)", () => {
+	/** The limit counts per calendar minute: start a burst early enough in one. */
+	async function freshMinute(): Promise<void> {
+		const left = 60000 - (Date.now() % 60000);
+		if (left < 10000) await sleep(left + 200);
+	}
+
+	test(`the ${RATE_LIMIT + 1}th request of one account within a minute is 429 with Retry-After; another account is unaffected`, async () => {
+		await freshMinute();
+		const limited = demoAuth("ACCESS_POINT_PROVIDER");
+		const other = demoAuth("SERVICE_PROVIDER", 1);
+		for (let index = 0; index < RATE_LIMIT; index++) {
+			// From changing addresses: the limit follows the account, not the address.
+			const answer = await get("/accessPoints", { authorization: limited, address: `10.6.0.${index + 1}` });
+			expect({ index, status: answer.status }).toEqual({ index, status: 200 });
+		}
+		const refused = await get("/accessPoints", { authorization: limited, address: "10.6.1.1" });
+		const retryAfter = expectTooMany(refused);
+		expect(retryAfter).toBeLessThanOrEqual(60);
+		expect(JSON.parse(refused.text).message).toMatch(new RegExp(`${RATE_LIMIT} requests per minute`));
+		expectTooMany(await get("/processes", { authorization: limited, address: "10.6.1.2" }));
+		expect((await get("/accessPoints", { authorization: other, address: "10.6.1.1" })).status).toBe(200);
+	});
+
+	test("anonymous callers are limited per address", async () => {
+		await freshMinute();
+		const address = "10.7.0.1";
+		for (let index = 0; index < RATE_LIMIT; index++) {
+			const answer = await get("/processes", { address });
+			expect({ index, status: answer.status }).toEqual({ index, status: 200 });
+		}
+		expectTooMany(await get("/processes", { address }));
+		expectTooMany(await get(`/organizations/iso6523-actorid-upis::0192:991825827/processes`, { address }));
+		expect((await get("/processes", { address: "10.7.0.2" })).status).toBe(200);
+		// An account calling from that address has a budget of its own.
+		expect((await get("/processes", { authorization: demoAuth("ADMIN"), address })).status).toBe(200);
+	});
+});
