@@ -27,6 +27,13 @@ import { KeyedMutex } from "./participants/keyed-mutex";
 interface Settings {
 	/** Seconds a finished answer lives in the shared (Redis) cacher; changes delete it earlier. */
 	sharedAnswerTtl: number;
+	/**
+	 * Organizations (per visibility) whose finished answer this node keeps in memory. Entries
+	 * are small (the answers themselves are shared, see `finished`), so the default holds
+	 * every organization of a 100,000-participant registry for both visibilities: a warm
+	 * lookup never reads the store (docs/performance.md).
+	 */
+	maxCachedAnswers: number;
 	/** Participants read per call during a rebuild. */
 	rebuildPageSize: number;
 }
@@ -42,12 +49,15 @@ interface LookupThis extends Service<Settings> {
 	catalogLoading: Promise<void> | null;
 	catalogGeneration: number;
 	answers: AnswerCache<Process[]>;
+	/** Finished answers by their JSON: one frozen copy per distinct answer (see `finished`). */
+	finishedAnswers: Map<string, Process[]>;
 	mutex: KeyedMutex;
 	/** Changes applied while a rebuild runs, re-applied after it wrote its snapshot. */
 	rebuildLog: ParticipantChange[] | null;
 	rebuilding: Promise<{ organizations: number; participants: number }> | null;
 
 	answer(organizationKey: string, visibility: Visibility): Promise<CachedAnswer<Process[]>>;
+	finished(answer: Process[]): Process[];
 	applyChange(change: ParticipantChange): Promise<boolean>;
 	writeChange(change: ParticipantChange): Promise<boolean>;
 	invalidate(organizationKey?: string, tellOthers?: boolean): Promise<void>;
@@ -60,6 +70,24 @@ interface LookupThis extends Service<Settings> {
 
 const SHARED_PREFIX = "lookup.answers:";
 const MAX_APPLY_ATTEMPTS = 10;
+
+/**
+ * Where a finished answer carries its own JSON (UTF-8 bytes). The gateway writes those bytes
+ * instead of serializing the same answer again on every request (services/api.service.ts,
+ * `encodeResponse`); a symbol key is invisible to JSON, to callers' equality checks, and it
+ * does not travel over the transporter, so a remote caller simply serializes as before.
+ */
+const SERIALIZED = Symbol.for("registry.serialized");
+/** Distinct finished answers kept; a registry has few (they depend only on the process set). */
+const MAX_FINISHED_ANSWERS = 20000;
+
+function deepFreeze<T>(value: T): T {
+	if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+		Object.freeze(value);
+		for (const child of Object.values(value as object)) deepFreeze(child);
+	}
+	return value;
+}
 
 const CHANGE_PARAMS = {
 	participant: { type: "string" },
@@ -94,6 +122,7 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 
 	settings: {
 		sharedAnswerTtl: 60,
+		maxCachedAnswers: 250000,
 		rebuildPageSize: 5000,
 	},
 
@@ -167,14 +196,34 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 			const epoch = this.answers.epoch;
 			const shared = await this.sharedGet(key);
 			if (shared !== undefined) {
-				this.answers.set(key, shared, epoch);
-				return shared;
+				const answer = this.finished(shared);
+				this.answers.set(key, answer, epoch);
+				return answer;
 			}
 			const doc = await this.collections.organizationProcesses.get(organizationKey);
-			const answer = hasParticipants(doc) ? organizationAnswer(organizationProcessIds(doc as OrganizationProcessesDoc), this.catalog, visibility === "visible") : null;
+			const built = hasParticipants(doc) ? organizationAnswer(organizationProcessIds(doc as OrganizationProcessesDoc), this.catalog, visibility === "visible") : null;
+			const answer = built && this.finished(built);
 			this.answers.set(key, answer, epoch);
 			if (answer) await this.sharedSet(key, answer, epoch);
 			return answer;
+		},
+
+		/**
+		 * The one shared copy of an answer: organizations with the same processes get the same
+		 * frozen array (so the in-memory cache costs a map entry per organization, not a copy of
+		 * its processes), carrying its JSON bytes under SERIALIZED. Keyed by content, so a copy
+		 * is never stale; the whole set is dropped with the catalog copy (`invalidate()`).
+		 */
+		finished(this: LookupThis, answer: Process[]): Process[] {
+			const json = JSON.stringify(answer);
+			const known = this.finishedAnswers.get(json);
+			if (known) return known;
+			if (this.finishedAnswers.size >= MAX_FINISHED_ANSWERS) this.finishedAnswers.clear();
+			const copy = JSON.parse(json) as Process[];
+			Object.defineProperty(copy, SERIALIZED, { value: Buffer.from(json, "utf8"), enumerable: false });
+			deepFreeze(copy);
+			this.finishedAnswers.set(json, copy);
+			return copy;
 		},
 
 		async applyChange(this: LookupThis, change: ParticipantChange): Promise<boolean> {
@@ -204,6 +253,7 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 		/** Drops finished answers here, in the shared cacher and (by event) on the other lookup nodes. */
 		async invalidate(this: LookupThis, organizationKey?: string, tellOthers = false): Promise<void> {
 			this.answers.invalidate(organizationKey);
+			if (organizationKey === undefined) this.finishedAnswers.clear();
 			const cacher = this.broker.cacher;
 			if (cacher) {
 				try {
@@ -296,7 +346,8 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 		this.catalog = new Map();
 		this.catalogLoading = null;
 		this.catalogGeneration = 0;
-		this.answers = new AnswerCache<Process[]>();
+		this.answers = new AnswerCache<Process[]>(this.settings.maxCachedAnswers);
+		this.finishedAnswers = new Map();
 		this.mutex = new KeyedMutex();
 		this.rebuildLog = null;
 		this.rebuilding = null;
