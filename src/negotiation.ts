@@ -36,7 +36,26 @@ interface MediaRange {
 	quality: number;
 }
 
-function parseAccept(accept: string): MediaRange[] {
+/**
+ * Parsed Accept headers by their text. Clients send the same few Accept values on every
+ * request, and parsing one cost more than the rest of the negotiation on the hot lookup
+ * (docs/performance.md). Bounded, because the header is the client's: past the bound the
+ * memo starts again empty.
+ */
+const PARSED_ACCEPT = new Map<string, readonly MediaRange[]>();
+const MAX_PARSED_ACCEPT = 256;
+
+function parseAccept(accept: string): readonly MediaRange[] {
+	let ranges = PARSED_ACCEPT.get(accept);
+	if (ranges === undefined) {
+		if (PARSED_ACCEPT.size >= MAX_PARSED_ACCEPT) PARSED_ACCEPT.clear();
+		ranges = Object.freeze(parseAcceptText(accept));
+		PARSED_ACCEPT.set(accept, ranges);
+	}
+	return ranges;
+}
+
+function parseAcceptText(accept: string): MediaRange[] {
 	return accept
 		.split(",")
 		.map((part) => part.trim())
