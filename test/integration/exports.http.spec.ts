@@ -7,6 +7,8 @@
  * the REPL (`npm run repl`) lists the nodes and calls an action.
  */
 import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import request from "supertest";
 import { addParticipants, DEMO_PROVIDER } from "../support/bulk";
@@ -87,7 +89,7 @@ test("anonymous gets 401", async () => {
 
 const inCluster = TOPOLOGY === "distributed" ? test : test.skip;
 
-inCluster("the operator CLI joins the cluster (TRANSPORTER, NAMESPACE) and exports the same participants", () => {
+inCluster("the operator CLI joins the cluster (TRANSPORTER, NAMESPACE), exports the same participants and imports them back unchanged", () => {
 	const cli = path.join(__dirname, "..", "..", "dist", "cli", "registry.js");
 	const env = { ...process.env, TRANSPORTER: NATS_URL, NAMESPACE: registry.broker.namespace, DATA_DIR: ":memory:", LOG_LEVEL: "error" };
 	const result = spawnSync(process.execPath, [cli, "export"], { env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 120000 });
@@ -96,6 +98,14 @@ inCluster("the operator CLI joins the cluster (TRANSPORTER, NAMESPACE) and expor
 	const records = result.stdout.trimEnd().split("\n").map((line) => JSON.parse(line));
 	expect(records.filter((record) => record.type === "participant")).toHaveLength(DEMO_PARTICIPANTS + BULK);
 	expect(records.filter((record) => record.type === "account").map((record) => record.username).sort()).toEqual(["admin", "app1", "authority", "sp1", "sp2"]);
+
+	// The same file imported through the cluster's services: checked (a dry run over NATS), then nothing to change.
+	const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "registry-export-")), "registry.ndjson");
+	fs.writeFileSync(file, result.stdout);
+	const imported = spawnSync(process.execPath, [cli, "import", file], { env, encoding: "utf8", timeout: 120000 });
+	expect(imported.stderr).toContain(`participant: 0 created, 0 updated, ${DEMO_PARTICIPANTS + BULK} unchanged`);
+	expect(imported.status).toBe(0);
+	fs.rmSync(path.dirname(file), { recursive: true, force: true });
 });
 
 inCluster("the REPL (npm run repl) joins the cluster with no services of its own: nodes, and a call answers", async () => {
