@@ -18,7 +18,7 @@ import { MemoryCounters, RedisCounters, type Counters } from "../src/counters";
 import { serveApiDocs } from "../src/api-docs";
 import { clientAddress, trustedProxies, type TrustedProxies } from "../src/client-address";
 import { answerClientError } from "../src/client-error";
-import { classify, errorBody } from "../src/error-body";
+import { bodyError, classify, errorBody } from "../src/error-body";
 import { RegistryError, TypeMismatch } from "../src/errors";
 import { readiness } from "../src/health";
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../src/json-depth";
@@ -114,7 +114,7 @@ const jsonBody = bodyParser.json({ limit: "1mb", strict: false, type: () => true
 function parseBody(req: Request, res: Response): Promise<unknown> {
 	return new Promise((resolve, reject) => {
 		jsonBody(req, res, (error?: unknown) => {
-			if (error) return reject(error);
+			if (error) return reject(bodyError(error));
 			if (jsonDepthExceeds(req.body)) return reject(new RegistryError(400, "HttpMessageNotReadableException", `JSON nesting is deeper than ${MAX_JSON_DEPTH} levels`));
 			resolve(req.body);
 		});

@@ -4,7 +4,7 @@
  * and availability errors, moleculer-web's routing errors and body-parser failures.
  */
 import { STATUS_CODES } from "node:http";
-import type { ExceptionName, Violation } from "./errors";
+import { RegistryError, type ExceptionName, type Violation } from "./errors";
 import { toViolations, type FailedCheck } from "./validation";
 
 export interface FieldErrorBody {
@@ -90,6 +90,17 @@ const REGISTRY_EXCEPTIONS = new Set<string>([
 	"ServiceUnavailableException",
 ]);
 
+/**
+ * V8 quotes a piece of the body in some parse errors (`Unexpected token 'S', ..."assword":
+ * Secret-123"... is not valid JSON`): an answer (or a log of it) must never carry what may be
+ * a password, so that piece is dropped; the other messages only name a position (issue 8).
+ */
+function parseErrorMessage(message: string): string {
+	if (!/is not valid JSON$/.test(message)) return message;
+	const token = /^(Unexpected token '.+?'),/su.exec(message)?.[1];
+	return token ? `${token} (not valid JSON)` : "not valid JSON";
+}
+
 /** Which errors mean "a service the request needs is not there or did not answer in time". */
 const UNAVAILABLE_TYPES = new Set(["SERVICE_NOT_FOUND", "SERVICE_NOT_AVAILABLE", "REQUEST_TIMEOUT", "REQUEST_REJECTED", "REQUEST_SKIPPED", "NO_ALIAS_HANDLER_UNAVAILABLE"]);
 
@@ -113,7 +124,7 @@ export function classify(error: unknown, validated: unknown): Classified {
 		return { status: 400, exception: "MethodArgumentNotValidException", message: "", violations, violationCount: checks.length };
 	}
 	// body-parser failures (they carry `type` like "entity.parse.failed" and a `status`).
-	if (type === "entity.parse.failed") return { status: 400, exception: "HttpMessageNotReadableException", message: `JSON parse error: ${err.message}` };
+	if (type === "entity.parse.failed") return { status: 400, exception: "HttpMessageNotReadableException", message: `JSON parse error: ${parseErrorMessage(err.message ?? "")}` };
 	if (type === "entity.too.large") return { status: 413, exception: "PayloadTooLargeException", message: "Request body is larger than 1 MiB" };
 	if (type === "encoding.unsupported" || type === "charset.unsupported") return { status: 415, exception: "HttpMediaTypeNotSupportedException", message: err.message ?? "" };
 	if (type === "request.aborted" || type === "request.size.invalid") return { status: 400, exception: "HttpMessageNotReadableException", message: err.message ?? "" };
@@ -143,4 +154,16 @@ export function errorBody(classified: Classified, path: string, objectName: stri
 		body.message = `Validation failed for object='${name}'. Error count: ${Math.max(classified.violationCount ?? 0, classified.violations.length)}`;
 	}
 	return body;
+}
+
+/**
+ * A request body that could not be read, as the gateway throws it. body-parser's errors carry
+ * `status`, not `code`, so moleculer-web logged each one as "Request error!" with its message
+ * and stack at error level: a client's malformed JSON filled the error log, quoting a piece of
+ * the body (a password, perhaps). The ones a client caused become RegistryErrors (4xx: not
+ * logged, answered the same); anything else stays as it is (issue 8).
+ */
+export function bodyError(error: unknown): unknown {
+	const classified = classify(error, undefined);
+	return classified.status < 500 ? new RegistryError(classified.status, classified.exception, classified.message) : error;
 }
