@@ -18,7 +18,7 @@ import { NATS_URL } from "../support/servers";
 const EXPORT = "/rest/api/exports/participants";
 const ADMIN = basic("admin", "admin-demo-password");
 const DEMO_PARTICIPANTS = 4;
-const BULK = 1200;
+const BULK = 700;
 
 let registry: RunningRegistry;
 beforeAll(async () => {

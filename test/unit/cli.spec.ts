@@ -237,7 +237,7 @@ describe("on a seeded store", () => {
 describe("export and import", () => {
 	const source = dataDir("source");
 	const copy = dataDir("copy");
-	const BULK = 1500;
+	const BULK = 1100;
 	let file: string;
 	let records: Record<string, unknown>[];
 
