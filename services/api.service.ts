@@ -19,9 +19,9 @@ import { serveApiDocs } from "../src/api-docs";
 import { clientAddress, trustedProxies, type TrustedProxies } from "../src/client-address";
 import { answerClientError } from "../src/client-error";
 import { bodyError, classify, errorBody } from "../src/error-body";
-import { RegistryError, TypeMismatch } from "../src/errors";
+import { RegistryError, TypeMismatch, ValidationFailed } from "../src/errors";
 import { readiness } from "../src/health";
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../src/json-depth";
+import { jsonDepthExceeds, longArrayPath, MAX_ARRAY_ITEMS, MAX_JSON_DEPTH } from "../src/json-depth";
 import { LoginThrottle, rateLimitWait } from "../src/login-throttle";
 import { prometheusFormatter } from "../src/metrics";
 import type { Caller } from "../src/model";
@@ -116,6 +116,8 @@ function parseBody(req: Request, res: Response): Promise<unknown> {
 		jsonBody(req, res, (error?: unknown) => {
 			if (error) return reject(bodyError(error));
 			if (jsonDepthExceeds(req.body)) return reject(new RegistryError(400, "HttpMessageNotReadableException", `JSON nesting is deeper than ${MAX_JSON_DEPTH} levels`));
+			const longArray = longArrayPath(req.body);
+			if (longArray !== null) return reject(ValidationFailed.one(longArray || "body", "Size", `size must be between 0 and ${MAX_ARRAY_ITEMS}`, null));
 			resolve(req.body);
 		});
 	});
