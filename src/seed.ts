@@ -497,6 +497,8 @@ export interface SeedProgress {
 	onImported?(action: string, records: number): void;
 }
 
+const SEED_IMPORT_TIMEOUT_MS = 10 * 60 * 1000;
+
 /** Checks the whole file first; throws SeedRefused (nothing written) or imports every section. */
 export async function importSeed(broker: ServiceBroker, json: unknown, progress: SeedProgress = {}): Promise<SeedResult> {
 	const reasons = validateSeed(json, json && typeof json === "object" ? await existingRecords(broker, referencesOutside(json)) : {});
@@ -511,7 +513,9 @@ export async function importSeed(broker: ServiceBroker, json: unknown, progress:
 	const result: SeedResult = {};
 	for (const { action, sections } of importers) {
 		const params = Object.fromEntries(sections.map((section) => [section, seed[section] ?? []]));
-		Object.assign(result, await broker.call(action, params));
+		// An import is bulk work (accounts hash every password with scrypt): it gets its own
+		// generous timeout rather than REQUEST_TIMEOUT, which is sized for API requests.
+		Object.assign(result, await broker.call(action, params, { timeout: SEED_IMPORT_TIMEOUT_MS }));
 		progress.onImported?.(action, recordsOf(sections));
 	}
 	return result;
