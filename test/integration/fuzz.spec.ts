@@ -599,6 +599,11 @@ describe(`fuzz (fast-check seed ${SEED})`, () => {
 			expect({ path: request.path.slice(0, 40), status: answer.status, exception: JSON.parse(answer.text).exception }).toEqual({ path: request.path.slice(0, 40), status, exception });
 			expect(errorAnswerProblems(answer)).toEqual([]);
 		}
+		// Amplification: an array too long is one Size violation; many wrong items list 100 of them.
+		const longArray = await rawRequest(registry.url, { method: "POST", path: `${API_BASE}/processes`, headers: { Authorization: admin, "Content-Type": "application/json" }, body: JSON.stringify({ domain: "x", requiredICDs: new Array(100000).fill(7) }) });
+		expect({ status: longArray.status, errors: JSON.parse(longArray.text).errors.map((error: { field: string; code: string }) => `${error.code} ${error.field}`) }).toEqual({ status: 400, errors: ["Size requiredICDs"] });
+		const manyWrong = await rawRequest(registry.url, { method: "POST", path: `${API_BASE}/processes`, headers: { Authorization: admin, "Content-Type": "application/json" }, body: JSON.stringify({ domain: "x", requiredICDs: new Array(900).fill("x") }) });
+		expect({ status: manyWrong.status, message: JSON.parse(manyWrong.text).message, listed: JSON.parse(manyWrong.text).errors.length }).toEqual({ status: 400, message: "Validation failed for object='processFormDTO'. Error count: 900", listed: 100 });
 		const raw = await socketRequest(registry.url, `GET ${API_BASE}/processes/\u0001 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
 		expect(raw.status).toBe(400);
 		expect(errorAnswerProblems(raw)).toEqual([]);
