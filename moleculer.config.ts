@@ -6,6 +6,12 @@
 import type { BrokerOptions } from "moleculer";
 import { env, envNumber } from "./src/settings";
 
+/**
+ * How long a stopping process waits for the requests it took: the gateway's HTTP drain
+ * (services/api.service.ts) and Moleculer's request tracking each wait at most this long.
+ */
+export const SHUTDOWN_TIMEOUT_MS = 10000;
+
 export function brokerOptions(source: NodeJS.ProcessEnv = process.env): BrokerOptions {
 	const transporter = env("TRANSPORTER", source);
 	const cacher = env("CACHER", source);
@@ -42,7 +48,7 @@ export function brokerOptions(source: NodeJS.ProcessEnv = process.env): BrokerOp
 			preferLocal: true,
 		},
 		// Graceful shutdown: wait for in-flight requests before leaving the cluster.
-		tracking: { enabled: true, shutdownTimeout: 10000 },
+		tracking: { enabled: true, shutdownTimeout: SHUTDOWN_TIMEOUT_MS },
 		validator: { type: "Fastest", options: { useNewCustomCheckerFunction: true, haltOnFirstError: false } } as never,
 		// GET /metrics renders this registry in Prometheus text (services/api.service.ts).
 		metrics: { enabled: metrics },

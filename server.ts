@@ -5,6 +5,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { SHUTDOWN_TIMEOUT_MS } from "./moleculer.config";
 import { createRegistryBroker } from "./src/broker";
 import { markStartup } from "./src/health";
 import { startOperationalServer } from "./src/operational-server";
@@ -33,7 +34,37 @@ async function demoSeedWhenEmpty(broker: import("moleculer").ServiceBroker): Pro
 
 async function main(): Promise<void> {
 	const services = selectedServices();
-	const broker = createRegistryBroker({ services });
+	const broker = createRegistryBroker({ services, overrides: { skipProcessEventRegistration: true } });
+	let operational: Awaited<ReturnType<typeof startOperationalServer>> | null = null;
+	// SIGTERM: a gateway first stops listening and answers every request it took (the API's
+	// drain), then the broker leaves the cluster, waits for the calls it serves (tracking),
+	// stops the services and closes its connections. A shutdown that cannot finish in time exits
+	// 1. The signals are this file's alone (the broker registers no handlers of its own, which
+	// would stop it at once, in parallel with the drain), from before the broker starts.
+	let stopping = false;
+	const shutdown = async (signal: string) => {
+		if (stopping) return;
+		stopping = true;
+		broker.logger.info(`${signal} received: finishing in-flight requests and leaving the cluster`);
+		const deadline = setTimeout(() => {
+			broker.logger.error(`shutdown did not finish within ${(3 * SHUTDOWN_TIMEOUT_MS) / 1000} s; exiting`);
+			process.exit(1);
+		}, 3 * SHUTDOWN_TIMEOUT_MS);
+		deadline.unref();
+		try {
+			const api = broker.getLocalService("api") as unknown as { drain?: (timeoutMs: number) => Promise<void> } | undefined;
+			if (api?.drain) await api.drain(SHUTDOWN_TIMEOUT_MS);
+			operational?.close();
+			await broker.stop();
+			process.exit(0);
+		} catch (error) {
+			broker.logger.error("shutdown failed", error);
+			process.exit(1);
+		}
+	};
+	process.on("SIGTERM", () => void shutdown("SIGTERM"));
+	process.on("SIGINT", () => void shutdown("SIGINT"));
+
 	const mode = env("TRANSPORTER") ? `distributed (transporter ${env("TRANSPORTER").replace(/\/\/[^@/]*@/, "//***@")})` : "one process";
 	broker.logger.info(
 		`participant registry: mode=${mode}; services=${services.join(",")}; store=${env("MONGO_URI") ? "mongodb" : `sqlite in ${env("DATA_DIR")}`}; cache=${env("CACHER") ? "redis" : "memory"}; namespace=${env("NAMESPACE") || "(none)"}`,
@@ -41,7 +72,7 @@ async function main(): Promise<void> {
 	markStartup(true);
 	await broker.start();
 	// A process without the gateway still answers health probes and metrics on PORT.
-	const operational = services.includes("api") ? null : await startOperationalServer(broker, envNumber("PORT"));
+	if (!services.includes("api")) operational = await startOperationalServer(broker, envNumber("PORT"));
 
 	const seedFile = env("REGISTRY_SEED") || (await demoSeedWhenEmpty(broker));
 	if (seedFile) {
@@ -55,20 +86,6 @@ async function main(): Promise<void> {
 		broker.logger.info(`seed ${seedFile} imported:`, result);
 	}
 	markStartup(false);
-
-	const shutdown = (signal: string) => {
-		broker.logger.info(`${signal} received: finishing in-flight requests and leaving the cluster`);
-		operational?.close();
-		broker.stop().then(
-			() => process.exit(0),
-			(error) => {
-				broker.logger.error("shutdown failed", error);
-				process.exit(1);
-			},
-		);
-	};
-	process.once("SIGTERM", () => shutdown("SIGTERM"));
-	process.once("SIGINT", () => shutdown("SIGINT"));
 }
 
 main().catch((error) => {

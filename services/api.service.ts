@@ -64,6 +64,9 @@ interface GatewayMeta {
 	$location?: string;
 }
 
+/** How long nothing must be in flight before a draining gateway closes its idle keep-alive connections. */
+const DRAIN_QUIET_MS = 250;
+
 const REGISTRY_VERSION: string = packageJson.version;
 
 const GROUPS = groupOperations(OPERATIONS);
@@ -407,17 +410,42 @@ const ApiService = {
 		async drain(this: GatewayThis, timeoutMs: number): Promise<void> {
 			if (!this.server?.listening) return;
 			this.draining = true;
-			// net.Server's close, not http.Server's: the latter also destroys idle keep-alive
-			// connections at once, and one whose request bytes are arriving would be reset.
-			const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(this.server, () => resolve()));
-			for (const res of this.inFlight) if (!res.headersSent) res.setHeader("Connection", "close");
 			const deadline = Date.now() + timeoutMs;
-			while (this.inFlight.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-			this.server.closeIdleConnections();
-			const cut = setTimeout(() => this.server.closeAllConnections(), Math.max(0, deadline - Date.now()));
-			await closed;
-			clearTimeout(cut);
-			this.logger.info(`gateway drained: stopped listening${this.inFlight.size ? `, ${this.inFlight.size} request(s) cut at the deadline` : ""}`);
+			// Connections the kernel has completed but the process has not accepted yet would be
+			// reset when the socket stops listening: accept them first. Each round lets the event
+			// loop poll once (two immediates), which accepts every connection waiting; the rounds
+			// end when one accepted none (at most a second, under a stream of new connections).
+			let acceptedInRound = true;
+			const accepted = () => (acceptedInRound = true);
+			this.server.on("connection", accepted);
+			const acceptUntil = Math.min(deadline, Date.now() + 1000);
+			while (acceptedInRound && Date.now() < acceptUntil) {
+				acceptedInRound = false;
+				for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
+			}
+			this.server.off("connection", accepted);
+			// net.Server's close, not http.Server's: the latter also destroys "idle" connections at
+			// once, and a connection accepted whose request is not read yet counts as idle.
+			let closed = false;
+			const allClosed = new Promise<void>((resolve) =>
+				net.Server.prototype.close.call(this.server, () => {
+					closed = true;
+					resolve();
+				}),
+			);
+			for (const res of this.inFlight) if (!res.headersSent) res.setHeader("Connection", "close");
+			let quietSince = Date.now();
+			while (!closed && Date.now() < deadline) {
+				// Idle keep-alive connections are closed only once nothing has been in flight for a
+				// moment: a request already sent on one of them has been read by then.
+				if (this.inFlight.size > 0) quietSince = Date.now();
+				else if (Date.now() - quietSince >= DRAIN_QUIET_MS) this.server.closeIdleConnections();
+				await new Promise((resolve) => setTimeout(resolve, 20));
+			}
+			const cut = this.inFlight.size;
+			if (!closed) this.server.closeAllConnections();
+			await allClosed;
+			this.logger.info(`gateway drained: stopped listening${cut ? `, ${cut} request(s) cut at the deadline` : ""}`);
 		},
 
 		sendJson(this: GatewayThis, res: Response, status: number, body: unknown) {
@@ -455,11 +483,7 @@ const ApiService = {
 		this.draining = false;
 		this.server = http.createServer((req, res) => {
 			this.inFlight.add(res);
-			res.once("close", () => {
-				this.inFlight.delete(res);
-				// While draining, a connection is closed as soon as it has nothing left to answer.
-				if (this.draining) setImmediate(() => this.server.closeIdleConnections());
-			});
+			res.once("close", () => this.inFlight.delete(res));
 			// A request that still reaches a draining gateway (on an open keep-alive connection) is
 			// answered, and its connection closed after the answer.
 			if (this.draining) res.setHeader("Connection", "close");
