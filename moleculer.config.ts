@@ -4,6 +4,7 @@
  * store. TRANSPORTER / CACHER / MONGO_URI switch to the distributed mode with no code change.
  */
 import type { BrokerOptions } from "moleculer";
+import { ResilientRedisCacher, redisClientOptions } from "./src/resilient-cacher";
 import { env, envNumber } from "./src/settings";
 
 /**
@@ -22,17 +23,14 @@ export function brokerOptions(source: NodeJS.ProcessEnv = process.env): BrokerOp
 		nodeID: env("NODE_ID", source) || undefined,
 		transporter: transporter || undefined,
 		cacher: cacher
-			? {
-					type: "Redis",
-					options: {
-						// Keys are namespaced so that several registries (and test runs) share one Redis.
-						prefix: `registry-${namespace || "default"}`,
-						ttl: 300,
-						redis: cacher,
-						// A lost Redis must not fail requests: the cacher's errors are logged and the store answers.
-						monitor: false,
-					},
-				}
+			? // Moleculer's Redis cacher, degrading to misses when Redis is away (src/resilient-cacher.ts).
+				new ResilientRedisCacher({
+					// Keys are namespaced so that several registries (and test runs) share one Redis.
+					prefix: `registry-${namespace || "default"}`,
+					ttl: 300,
+					redis: redisClientOptions(cacher),
+					monitor: false,
+				})
 			: { type: "Memory", options: { ttl: 300, clone: false } },
 		logger: {
 			type: "Console",
