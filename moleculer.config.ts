@@ -5,6 +5,7 @@
  */
 import type { BrokerOptions } from "moleculer";
 import { ResilientRedisCacher, redisClientOptions } from "./src/resilient-cacher";
+import { retryReadsMiddleware } from "./src/retry-policy";
 import { env, envNumber } from "./src/settings";
 
 /**
@@ -37,7 +38,17 @@ export function brokerOptions(source: NodeJS.ProcessEnv = process.env): BrokerOp
 			options: { level: env("LOG_LEVEL", source), formatter: "short", colors: false, moduleColors: false },
 		},
 		requestTimeout: envNumber("REQUEST_TIMEOUT", source),
+		// A node that dies without a goodbye is noticed when its heartbeats stop: sent every
+		// second, a node is gone after 4 s without one (found 3–9 s after it died, less than
+		// REQUEST_TIMEOUT's 10 s default). The calls still waiting for it are then rejected, and
+		// reads (and calls a stopping node refused) are tried again on another node by the
+		// RetryReads middleware (src/retry-policy.ts), so losing one of two nodes fails no read.
+		// Lower values would find a dead node sooner but would mistake a busy event loop for a
+		// dead node. Moleculer's own retryPolicy stays off: it would re-run local actions too.
+		heartbeatInterval: 1,
+		heartbeatTimeout: 4,
 		retryPolicy: { enabled: false },
+		middlewares: [retryReadsMiddleware()],
 		circuitBreaker: { enabled: false },
 		registry: {
 			strategy: "RoundRobin",

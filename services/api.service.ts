@@ -303,7 +303,11 @@ const ApiService = {
 			req.$actionParams = params;
 			req.$params = params as Request["$params"];
 
-			const endpoint = this.broker.findNextActionEndpoint(operation.action, route.callOptions, ctx);
+			// moleculer-web already took an endpoint of the alias's action from the balancer: keep
+			// it when the operation calls that action. Asking again would step the round robin
+			// twice per request, and with two nodes of a service every request would go to the same one.
+			const resolved = req.$endpoint as { action?: { name?: string } } | undefined;
+			const endpoint = resolved?.action?.name === operation.action ? resolved : this.broker.findNextActionEndpoint(operation.action, route.callOptions, ctx);
 			if (endpoint instanceof Error) throw endpoint;
 			req.$endpoint = endpoint;
 			req.$action = (endpoint as unknown as { action: unknown }).action;
