@@ -1,0 +1,229 @@
+/**
+ * Processes the benchmark starts and measures: the registry (`node dist/server.js`, one
+ * process or the k8s/ topology over the local NATS and Redis), the bare baseline server,
+ * and the load generator. Every process started here is stopped here (by its own pid).
+ */
+import { fork, spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import Redis from "ioredis";
+import { connect } from "nats";
+import { channelPrefix } from "../../src/channels";
+import type { LatencyResult, LatencySpec, LoadResult, LoadSpec } from "./load-client";
+
+export const ROOT = path.join(__dirname, "..", "..", "..");
+const SERVER = path.join(ROOT, "dist", "server.js");
+
+export const NATS_URL = process.env.BENCH_NATS_URL ?? "nats://127.0.0.1:4222";
+export const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
+
+export function freePort(): Promise<number> {
+	return new Promise((resolve, reject) => {
+		const server = net.createServer();
+		server.once("error", reject);
+		server.listen(0, "127.0.0.1", () => {
+			const { port } = server.address() as net.AddressInfo;
+			server.close(() => resolve(port));
+		});
+	});
+}
+
+export function reachable(url: string, timeoutMs = 1000): Promise<boolean> {
+	const { hostname, port } = new URL(url);
+	return new Promise((resolve) => {
+		const socket = net.connect({ host: hostname, port: Number(port) });
+		const done = (ok: boolean) => {
+			socket.destroy();
+			resolve(ok);
+		};
+		socket.setTimeout(timeoutMs, () => done(false));
+		socket.once("connect", () => done(true));
+		socket.once("error", () => done(false));
+	});
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resident set size of a process, from /proc (bytes). */
+export function rssOf(pid: number): number {
+	const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+	const match = /VmRSS:\s+(\d+)\s+kB/.exec(status);
+	if (!match) throw new Error(`no VmRSS for ${pid}`);
+	return Number(match[1]) * 1024;
+}
+
+export interface RegistryProcess {
+	name: string;
+	services: string;
+	port: number;
+	url: string;
+	child: ChildProcess;
+	output: string[];
+	/** Milliseconds from spawn to the first 200 from /health/ready. */
+	readyMs: number;
+	stop(): Promise<void>;
+}
+
+async function isReady(port: number): Promise<boolean> {
+	try {
+		const response = await fetch(`http://127.0.0.1:${port}/health/ready`);
+		await response.arrayBuffer();
+		return response.status === 200;
+	} catch {
+		return false;
+	}
+}
+
+/** Starts `node dist/server.js` with the given environment and waits for /health/ready. */
+export async function startRegistry(name: string, env: Record<string, string>, options: { timeoutMs?: number; nodeArgs?: string[] } = {}): Promise<RegistryProcess> {
+	const port = env.PORT ? Number(env.PORT) : await freePort();
+	const output: string[] = [];
+	const started = performance.now();
+	const child = spawn(process.execPath, [...(options.nodeArgs ?? []), SERVER], {
+		cwd: ROOT,
+		env: { ...process.env, ...env, PORT: String(port) },
+		stdio: ["ignore", "pipe", "pipe"],
+	});
+	const keep = (chunk: Buffer) => {
+		output.push(chunk.toString());
+		if (output.length > 300) output.shift();
+	};
+	child.stdout?.on("data", keep);
+	child.stderr?.on("data", keep);
+	const stop = async () => {
+		if (child.exitCode !== null || child.signalCode !== null) return;
+		const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+		child.kill("SIGTERM");
+		const timer = setTimeout(() => child.kill("SIGKILL"), 20000);
+		await exited;
+		clearTimeout(timer);
+	};
+	const deadline = Date.now() + (options.timeoutMs ?? 120000);
+	for (;;) {
+		if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}:\n${output.join("").slice(-4000)}`);
+		if (await isReady(port)) break;
+		if (Date.now() > deadline) {
+			await stop();
+			throw new Error(`${name} was not ready in time:\n${output.join("").slice(-4000)}`);
+		}
+		await sleep(10);
+	}
+	const readyMs = performance.now() - started;
+	return { name, services: env.SERVICES ?? "all", port, url: `http://127.0.0.1:${port}`, child, output, readyMs, stop };
+}
+
+export interface Cluster {
+	namespace: string;
+	processes: RegistryProcess[];
+	gateway: RegistryProcess;
+	stop(): Promise<void>;
+}
+
+/**
+ * The distributed topology: one process per entry of `topology` (name → SERVICES), all on
+ * the local NATS and Redis under a namespace of their own, each service on the given
+ * DATA_DIR (every service opens only its own file there). stop() ends the processes and
+ * removes the namespace's JetStream streams and Redis keys.
+ */
+export async function startCluster(topology: Record<string, string>, dataDir: string, extraEnv: Record<string, string> = {}): Promise<Cluster> {
+	const namespace = `bench${process.pid}x${Math.random().toString(36).slice(2, 7)}`;
+	const shared = { TRANSPORTER: NATS_URL, CACHER: REDIS_URL, NAMESPACE: namespace, DATA_DIR: dataDir, ...extraEnv };
+	const processes: RegistryProcess[] = [];
+	const cleanup = async () => {
+		await Promise.all(processes.map((entry) => entry.stop()));
+		await removeNamespace(namespace);
+	};
+	try {
+		// The gateway waits for accounts (readiness), the lookup for catalog: start the owners first.
+		const order = Object.entries(topology).sort(([, a], [, b]) => Number(a.includes("api")) - Number(b.includes("api")));
+		const started = await Promise.all(order.map(([name, services]) => startRegistry(name, { ...shared, SERVICES: services, NODE_ID: `${name}-${namespace}` })));
+		processes.push(...started);
+	} catch (error) {
+		await cleanup();
+		throw error;
+	}
+	const gateway = processes.find((entry) => entry.services.split(",").includes("api"));
+	if (!gateway) throw new Error("the topology has no gateway (api)");
+	return { namespace, processes, gateway, stop: cleanup };
+}
+
+async function removeNamespace(namespace: string): Promise<void> {
+	const connection = await connect({ servers: NATS_URL.replace("nats://", "") }).catch(() => null);
+	if (connection) {
+		try {
+			const manager = await connection.jetstreamManager();
+			const prefix = channelPrefix(namespace);
+			for await (const stream of manager.streams.list()) {
+				if (stream.config.name.includes(prefix) || stream.config.subjects?.some((subject) => subject.includes(prefix))) await manager.streams.delete(stream.config.name);
+			}
+		} catch {
+			// JetStream not enabled: nothing of this run is left there.
+		} finally {
+			await connection.close();
+		}
+	}
+	const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+	try {
+		await redis.connect();
+		for (const pattern of [`registry-${namespace}*`, `*${namespace}*`]) {
+			let cursor = "0";
+			do {
+				const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 500);
+				cursor = next;
+				if (keys.length) await redis.del(...keys);
+			} while (cursor !== "0");
+		}
+	} catch {
+		// Redis gone: nothing to clean.
+	} finally {
+		redis.disconnect();
+	}
+}
+
+/** Runs one load in a separate process (bench/lib/load-client.ts). */
+export function runLoad(spec: LoadSpec): Promise<LoadResult>;
+export function runLoad(spec: LatencySpec): Promise<LatencyResult>;
+export function runLoad(spec: LoadSpec | LatencySpec): Promise<LoadResult | LatencyResult> {
+	return new Promise((resolve, reject) => {
+		const child = fork(path.join(__dirname, "load-client.js"), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+		let settled = false;
+		child.once("message", (message: { result?: LoadResult | LatencyResult; error?: string }) => {
+			settled = true;
+			if (message.result) resolve(message.result);
+			else reject(new Error(message.error ?? "load client failed"));
+		});
+		child.once("exit", (code) => {
+			if (!settled) reject(new Error(`load client exited with ${code}`));
+		});
+		child.send(spec);
+	});
+}
+
+export interface BaselineServer {
+	url: string;
+	child: ChildProcess;
+	stop(): Promise<void>;
+}
+
+/** The bare node:http server answering `answer` from memory (bench/baseline-server.ts). */
+export function startBaseline(answer: { status: number; headers: [string, string][]; body: string }): Promise<BaselineServer> {
+	return new Promise((resolve, reject) => {
+		const child = fork(path.join(__dirname, "..", "baseline-server.js"), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+		child.once("message", (message: { port?: number; error?: string }) => {
+			if (!message.port) return reject(new Error(message.error ?? "baseline failed"));
+			resolve({
+				url: `http://127.0.0.1:${message.port}`,
+				child,
+				stop: () =>
+					new Promise<void>((done) => {
+						if (child.exitCode !== null) return done();
+						child.once("exit", () => done());
+						child.kill("SIGTERM");
+					}),
+			});
+		});
+		child.once("exit", (code) => reject(new Error(`baseline exited with ${code}`)));
+		child.send(answer);
+	});
+}
