@@ -798,6 +798,12 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 	async started(this: ParticipantsThis) {
 		this.sweepTimer = this.every(this.settings.sweepIntervalMs, () => this.sweep(todayUtc()), "sweeper");
 		this.relayTimer = this.every(this.settings.relayIntervalMs, () => this.relay(this.settings.relayAfterMs), "outbox relay");
+		// What a killed process committed but never published is in the outbox: publish it now
+		// rather than a relay interval later (redelivery is harmless, the lookup applies by version).
+		const leftover = this.relay(0)
+			.catch((error) => this.logger.warn("participants outbox relay at start failed:", String(error)))
+			.finally(() => this.running.delete(leftover));
+		this.running.add(leftover);
 	},
 
 	async stopped(this: ParticipantsThis) {
