@@ -36,6 +36,8 @@ export interface Cluster {
 	env: Record<string, string>;
 	kill(name: string, signal?: NodeJS.Signals): Promise<void>;
 	restart(name: string): Promise<void>;
+	/** Starts one more process (e.g. a second node of a service) and waits until it is ready. */
+	add(name: string, services: string): Promise<void>;
 	stop(): Promise<void>;
 }
 
@@ -45,6 +47,11 @@ export interface ClusterOptions {
 	env?: Record<string, string>;
 	/** Extra environment per process name. */
 	processEnv?: Record<string, Record<string, string>>;
+	/**
+	 * Process name → the process whose DATA_DIR it uses: two nodes of one service then share its
+	 * SQLite files (WAL, one machine), as replicas share MongoDB in production.
+	 */
+	shareDataWith?: Record<string, string>;
 }
 
 export const ONE_PROCESS_PER_SERVICE: Record<string, string> = {
@@ -100,7 +107,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 		const output: string[] = [];
 		const child = spawn(process.execPath, [path.join(ROOT, "dist", "server.js")], {
 			cwd: ROOT,
-			env: { ...process.env, ...shared, ...options.processEnv?.[name], SERVICES: services, PORT: String(port), DATA_DIR: path.join(dataRoot, name), NODE_ID: `${name}-${namespace}` },
+			env: { ...process.env, ...shared, ...options.processEnv?.[name], SERVICES: services, PORT: String(port), DATA_DIR: path.join(dataRoot, options.shareDataWith?.[name] ?? name), NODE_ID: `${name}-${namespace}` },
 			stdio: ["ignore", "pipe", "pipe"],
 		});
 		const keep = (chunk: Buffer) => {
@@ -142,6 +149,14 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 			await stopProcess(entry, "SIGTERM");
 			const restarted = launch(name, entry.services, entry.port);
 			await waitFor(() => ready(restarted.port), 30000, `${name} to be ready again`);
+		},
+		async add(name, services) {
+			if (processes.has(name)) throw new Error(`process ${name} exists already`);
+			const added = launch(name, services, await freePort());
+			await waitFor(async () => {
+				if (added.child.exitCode !== null) throw new Error(`${name} exited:\n${added.output.join("")}`);
+				return ready(added.port);
+			}, 60000, `${name} to be ready`);
 		},
 		async stop() {
 			await Promise.all([...processes.values()].map((entry) => stopProcess(entry, "SIGTERM")));
