@@ -1,0 +1,204 @@
+/**
+ * Issue 8, "a service process killed in distributed mode (lookup, participants, catalog):
+ * requests that need it answer 503 in the spec's error shape within the configured request
+ * timeout (never hang, never 500); a second node of the same service takes over without a
+ * failed request; the killed one rejoins and serves again".
+ *
+ * A SIGKILLed node says no goodbye: the gateway learns of it when its heartbeats stop
+ * (moleculer.config.ts: every second, gone after 4 s without one). Until then requests may
+ * still be routed to it; they wait, and are rejected when the node is declared gone. A read
+ * rejected that way is tried again on another node (src/retry-policy.ts), so with a second
+ * node nothing fails; with none, the answer is the spec's 503.
+ */
+import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
+import { demoAuth, demoSeed } from "../support/registry";
+import { metricOf, pollUntil, send, type Answer } from "./support";
+import { startSeededCluster } from "./support";
+
+/** The configured request timeout of this cluster (the default of src/settings.ts). */
+const REQUEST_TIMEOUT = 10000;
+
+let cluster: Cluster;
+
+beforeAll(async () => {
+	cluster = await startSeededCluster({
+		topology: ONE_PROCESS_PER_SERVICE,
+		env: { REQUEST_TIMEOUT: String(REQUEST_TIMEOUT) },
+		shareDataWith: { participants2: "participants", lookup2: "lookup", catalog2: "catalog" },
+	});
+}, 180000);
+afterAll(() => cluster?.stop());
+
+interface Subject {
+	service: string;
+	action: string;
+	read(): Promise<Answer>;
+}
+
+const demoParticipant = (demoSeed().participants as { icd: string; organizationIdentifier: string }[])[0];
+const sp1 = demoAuth("SERVICE_PROVIDER", 0);
+
+const SUBJECTS: Subject[] = [
+	{
+		service: "participants",
+		action: "participants.find",
+		read: () => send(`${cluster.url}/rest/api/participants?size=5&sort=name`, { headers: { Accept: "application/vnd.registry.participants.find.v1+json", Authorization: sp1 } }),
+	},
+	{
+		service: "lookup",
+		action: "lookup.organizationProcesses",
+		read: () =>
+			send(`${cluster.url}/rest/api/organizations/${encodeURIComponent(`iso6523-actorid-upis::${demoParticipant.icd}:${demoParticipant.organizationIdentifier}`)}/processes`, {
+				headers: { Accept: "application/vnd.registry.organizations.processes.v1+json" },
+			}),
+	},
+	{
+		service: "catalog",
+		action: "catalog.findProcesses",
+		read: () => send(`${cluster.url}/rest/api/processes?size=5&sort=title`, { headers: { Accept: "application/vnd.registry.processes.find.v1+json" } }),
+	},
+];
+
+interface Timed extends Answer {
+	at: number;
+}
+
+/** `workers` clients sending the subject's read one after another until stopped. */
+function readLoop(subject: Subject, workers = 2) {
+	const answers: Timed[] = [];
+	let stopped = false;
+	const run = async () => {
+		while (!stopped) {
+			const at = Date.now();
+			answers.push({ ...(await subject.read()), at });
+		}
+	};
+	const running = Array.from({ length: workers }, run);
+	return {
+		answers,
+		since: (time: number) => answers.filter((answer) => answer.at >= time),
+		async stop() {
+			stopped = true;
+			await Promise.all(running);
+		},
+	};
+}
+
+const onlineNodes = () => metricOf(cluster, "gateway", "moleculer_registry_nodes_online_total");
+
+/** Waits until the gateway knows every running process (and the test's broker) as online; returns that count. */
+async function everyNodeOnline(): Promise<number> {
+	const running = [...cluster.processes.values()].filter((entry) => entry.child.exitCode === null && entry.child.signalCode === null).length;
+	// The gateway counts itself, the other processes and the test's broker.
+	return pollUntil("the gateway to see every node", 30000, async () => ((await onlineNodes()) === running + 1 ? running + 1 : undefined));
+}
+const describeAnswer = (answer: Answer) => `${answer.status} after ${answer.ms} ms: ${answer.error ?? JSON.stringify(answer.body)}`;
+
+/** The spec's error body of a 503. */
+function expectServiceUnavailable(answer: Answer): void {
+	expect({ status: answer.status, error: answer.error }).toEqual({ status: 503, error: undefined });
+	expect(answer.body).toEqual({
+		timestamp: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/),
+		status: 503,
+		error: "Service Unavailable",
+		exception: "ServiceUnavailableException",
+		message: expect.any(String),
+		path: expect.stringMatching(/^\/rest\/api\//),
+	});
+}
+
+describe("the only node of a service killed (SIGKILL)", () => {
+	test.each(SUBJECTS.map((subject) => [subject.service, subject]))(
+		"%s: requests that need it answer 503 ServiceUnavailableException within REQUEST_TIMEOUT (never hang, never 500); restarted, it rejoins and serves again",
+		async (_name, subject) => {
+			const loop = readLoop(subject as Subject);
+			try {
+				await pollUntil("answers before the kill", 30000, async () => (loop.answers.filter((answer) => answer.status === 200).length >= 10 ? true : undefined), 20);
+				const online = await everyNodeOnline();
+				const killedAt = Date.now();
+				await cluster.kill((subject as Subject).service, "SIGKILL");
+				await pollUntil("the gateway to drop the dead node", 30000, async () => ((await onlineNodes()) < online ? true : undefined));
+				const droppedAt = Date.now();
+				// Requests after the node is known gone: answered at once.
+				await pollUntil("answers after the node was dropped", 30000, async () => (loop.since(droppedAt).length >= 10 ? true : undefined), 20);
+				const restartAt = Date.now();
+				await cluster.restart((subject as Subject).service);
+				const servedAgain = await pollUntil("the restarted node to serve", 30000, async () => loop.since(restartAt).find((answer) => answer.status === 200)?.at, 20);
+				await pollUntil("answers after it serves again", 30000, async () => (loop.since(servedAgain).length >= 10 ? true : undefined), 20);
+				await loop.stop();
+
+				// Everything answered after the kill (the requests in flight at the kill included) and
+				// sent before the node served again: a 503 in the spec's shape, in time.
+				const dead = loop.answers.filter((answer) => answer.at + answer.ms >= killedAt && answer.at < servedAgain && answer.status !== 200);
+				const slowest = Math.max(...dead.map((answer) => answer.ms));
+				const afterDrop = dead.filter((answer) => answer.at >= droppedAt);
+				// eslint-disable-next-line no-console
+				console.info(
+					`service-kill ${(subject as Subject).service} (only node): dropped by the gateway ${droppedAt - killedAt} ms after the kill; ${dead.length} answers while dead, ` +
+						`slowest ${slowest} ms, slowest once dropped ${Math.max(...afterDrop.map((answer) => answer.ms))} ms; restarted and serving ${servedAgain - restartAt} ms after the restart began`,
+				);
+				expect(dead.length).toBeGreaterThan(0);
+				for (const answer of dead) {
+					expectServiceUnavailable(answer);
+					expect(answer.ms).toBeLessThanOrEqual(REQUEST_TIMEOUT + 1000);
+				}
+				// Once the node is known gone, a 503 is immediate.
+				for (const answer of afterDrop) expect(answer.ms).toBeLessThan(1000);
+				// Nothing else than 200 and 503 at any time, and only 200 once it serves again.
+				expect(loop.answers.filter((answer) => answer.status !== 200 && answer.status !== 503).map(describeAnswer)).toEqual([]);
+				expect(loop.since(servedAgain).filter((answer) => answer.status !== 200).map(describeAnswer)).toEqual([]);
+			} finally {
+				await loop.stop();
+			}
+		},
+		90000,
+	);
+});
+
+describe("one of two nodes of a service killed (SIGKILL)", () => {
+	beforeAll(async () => {
+		// A second node of each service joins the running cluster (sharing the first one's store).
+		for (const subject of SUBJECTS) await cluster.add(`${subject.service}2`, subject.service);
+	}, 120000);
+
+	test.each(SUBJECTS.map((subject) => [subject.service, subject]))(
+		"%s: the other node takes over without a failed request; the killed one, restarted, rejoins and serves again",
+		async (_name, subject) => {
+			const { service, action } = subject as Subject;
+			const loop = readLoop(subject as Subject, 3);
+			try {
+				// Both nodes serve before the kill.
+				const before = await Promise.all([service, `${service}2`].map((name) => metricOf(cluster, name, "moleculer_request_total", { action })));
+				await pollUntil("both nodes to serve", 30000, async () => {
+					const now = await Promise.all([service, `${service}2`].map((name) => metricOf(cluster, name, "moleculer_request_total", { action })));
+					return now.every((count, index) => count > before[index]) ? true : undefined;
+				});
+				const online = await everyNodeOnline();
+				const killedAt = Date.now();
+				await cluster.kill(service, "SIGKILL");
+				await pollUntil("the gateway to drop the dead node", 30000, async () => ((await onlineNodes()) < online ? true : undefined));
+				const droppedAt = Date.now();
+				await pollUntil("answers after the node was dropped", 30000, async () => (loop.since(droppedAt).length >= 20 ? true : undefined), 20);
+				const restartAt = Date.now();
+				await cluster.restart(service);
+				// The restarted node takes requests again (its own metrics count them).
+				await pollUntil("the restarted node to serve again", 30000, async () => ((await metricOf(cluster, service, "moleculer_request_total", { action })) > 0 ? true : undefined));
+				const servingAt = Date.now();
+				await loop.stop();
+
+				// The requests in flight at the kill included.
+				const sinceKill = loop.answers.filter((answer) => answer.at + answer.ms >= killedAt);
+				// eslint-disable-next-line no-console
+				console.info(
+					`service-kill ${service} (one of two): dropped by the gateway ${droppedAt - killedAt} ms after the kill; ${sinceKill.length} requests from the kill to the end, ` +
+						`slowest ${Math.max(...sinceKill.map((answer) => answer.ms))} ms; restarted node serving ${servingAt - restartAt} ms after the restart began`,
+				);
+				expect(loop.answers.filter((answer) => answer.status !== 200).map(describeAnswer)).toEqual([]);
+				expect(sinceKill.length).toBeGreaterThan(20);
+			} finally {
+				await loop.stop();
+			}
+		},
+		90000,
+	);
+});
