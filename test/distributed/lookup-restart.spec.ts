@@ -7,6 +7,7 @@
  */
 import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
 import { disagreements, FREE_PROCESSES, metricOf, Participants, pollUntil, startSeededCluster, type Answer } from "./support";
+import { seededRandom as random } from "../support/seeded-random";
 
 let cluster: Cluster;
 
@@ -15,17 +16,6 @@ beforeAll(async () => {
 }, 120000);
 afterAll(() => cluster?.stop());
 
-/** mulberry32: a seeded sequence, so a failing run can be replayed. */
-function random(seed: number): () => number {
-	let state = seed >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 test("a lookup node killed (SIGKILL) while participants are added, updated and deleted, then restarted, answers every touched organization as the participants service does: the durable consumer delivers every change it missed", async () => {
 	const seed = Number(process.env.LOOKUP_RESTART_SEED ?? 20261122);

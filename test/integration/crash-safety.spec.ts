@@ -24,6 +24,7 @@ import Database from "better-sqlite3";
 import globalSetup from "../support/global-setup";
 import { rawRequest } from "../support/raw-http";
 import { demoAccount, demoAuth, DEMO_SEED_FILE } from "../support/registry";
+import { seededRandom as random } from "../support/seeded-random";
 
 const SEED = 8_2026;
 const ROUNDS = 6;
@@ -36,17 +37,6 @@ const BILLING = "55555555-0000-4000-8000-000000000001";
 const ORDERING = "55555555-0000-4000-8000-000000000003";
 const ADD = "application/vnd.registry.participants.add.v1+json";
 
-/** mulberry32: a small seeded PRNG, so a failing run can be replayed. */
-function random(seed: number): () => number {
-	let state = seed >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 interface Sent {
 	organizationIdentifier: string;

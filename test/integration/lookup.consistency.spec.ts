@@ -6,6 +6,7 @@
  */
 import request from "supertest";
 import { demoAccount, demoAuth, startRegistry, TOPOLOGY, type RunningRegistry } from "../support/registry";
+import { seededRandom as random } from "../support/seeded-random";
 
 const SEED = 20261122;
 const OPERATIONS = 240;
@@ -26,17 +27,6 @@ beforeAll(async () => {
 });
 afterAll(() => registry.stop());
 
-/** mulberry32: a small seeded PRNG, so a failing sequence can be replayed. */
-function random(seed: number): () => number {
-	let state = seed >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 const qid = (organization: string) => `iso6523-actorid-upis::0088:${organization}`;
 const participantPath = (organization: string, suffix = "") => `/rest/api/participants/${encodeURIComponent(qid(organization))}${suffix}`;

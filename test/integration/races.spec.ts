@@ -28,6 +28,7 @@ import { createRegistryBroker } from "../../src/broker";
 import { importSeed } from "../../src/seed";
 import { rawRequest, type RawAnswer } from "../support/raw-http";
 import { demoAccount, demoAuth, demoSeed } from "../support/registry";
+import { seededRandom as random } from "../support/seeded-random";
 
 const SEED = 4_2026;
 const ROUNDS = 100;
@@ -66,17 +67,6 @@ interface Observed {
 	retryLater?: boolean;
 }
 
-/** mulberry32: a small seeded PRNG, so a failing round can be replayed. */
-function random(seed: number): () => number {
-	let state = seed >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 // ---------------------------------------------------------------------------------------
 // The serial model (decisions §4, §6)
