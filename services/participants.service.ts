@@ -798,10 +798,14 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 	async started(this: ParticipantsThis) {
 		this.sweepTimer = this.every(this.settings.sweepIntervalMs, () => this.sweep(todayUtc()), "sweeper");
 		this.relayTimer = this.every(this.settings.relayIntervalMs, () => this.relay(this.settings.relayAfterMs), "outbox relay");
-		// What a killed process committed but never published is in the outbox: publish it now
-		// rather than a relay interval later (redelivery is harmless, the lookup applies by version).
-		const leftover = this.relay(0)
-			.catch((error) => this.logger.warn("participants outbox relay at start failed:", String(error)))
+		// What a killed process committed but never published is in the outbox: publish it as
+		// soon as the lookup is up (before that, the in-process channel has no subscriber and a
+		// local apply would fail), rather than a relay interval later. Redelivery is harmless:
+		// the lookup applies by version.
+		const leftover = this.broker
+			.waitForServices(["lookup"], this.settings.relayIntervalMs || 15000)
+			.then(() => this.relay(0))
+			.catch((error) => this.logger.warn("participants outbox relay at start deferred to the next interval:", String(error)))
 			.finally(() => this.running.delete(leftover));
 		this.running.add(leftover);
 	},
