@@ -314,7 +314,7 @@ const ApiService = {
 		},
 
 		async enforceRateLimit(this: GatewayThis, user: Caller | null, req: Request): Promise<void> {
-			const perMinute = Number(env("RATE_LIMIT"));
+			const perMinute = this.rateLimitPerMinute;
 			if (!perMinute) return;
 			const callerKey = user ? `user:${user.username}` : `addr:${this.clientAddress(req)}`;
 			const wait = await rateLimitWait(this.counters, callerKey, perMinute);
