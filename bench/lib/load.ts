@@ -42,8 +42,10 @@ export const BATCH = 2000;
 function broker(services: string[]): ServiceBroker {
 	return createRegistryBroker({
 		services,
-		// Quiet, and no request timeout: a batch of thousands of rows is one call.
-		overrides: { logger: { type: "Console", options: { level: "warn" } }, requestTimeout: 0 },
+		// Quiet, and no request timeout: a batch of thousands of rows is one call. A signal ends
+		// the process (each batch is one transaction): moleculer's own handler would stop the
+		// broker and leave this loop running.
+		overrides: { logger: { type: "Console", options: { level: "warn" } }, requestTimeout: 0, skipProcessEventRegistration: true },
 	});
 }
 
