@@ -616,8 +616,10 @@ describe("SQLite at scale", () => {
 			await timed("wordsPage", () => participants.find({ words: ["nordic"], sort: [{ field: "name", direction: "asc" }], offset: 5000, limit: 20 }));
 			await timed("arrayContains", () => participants.find({ filter: { identifiers: "0192:900050000" } }));
 			started = performance.now();
-			expect(timings.pageNameAsc).toBeLessThan(50);
-			expect(timings.pageRegisteredDesc).toBeLessThan(50);
+			// A guard against a lost index (a sort of 100,000 rows per page), loose enough for a
+			// loaded CI machine; the real figures are measured by `npm run bench`, never in CI.
+			expect(timings.pageNameAsc).toBeLessThan(1000);
+			expect(timings.pageRegisteredDesc).toBeLessThan(1000);
 			console.info(`store scale: ${Object.entries(timings).map(([label, ms]) => `${label}=${ms.toFixed(1)}ms`).join(" ")}`);
 		} finally {
 			await store.close();
