@@ -133,6 +133,32 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 		clearTimeout(timer);
 	};
 
+	/**
+	 * Waits until a process answers /health/ready. A port picked by freePort() can be taken by
+	 * someone else (an outgoing connection's ephemeral port) before the child binds it: such a
+	 * child exits with EADDRINUSE and is launched again on a fresh port.
+	 */
+	const untilReady = async (name: string, timeoutMs: number): Promise<ClusterProcess> => {
+		let attempts = 0;
+		let entry = processes.get(name) as ClusterProcess;
+		const firstPort = entry.port;
+		await waitFor(async () => {
+			entry = processes.get(name) as ClusterProcess;
+			if (entry.child.exitCode !== null) {
+				const output = entry.output.join("");
+				if (output.includes("EADDRINUSE") && attempts++ < 5) {
+					launch(name, entry.services, await freePort());
+					return false;
+				}
+				throw new Error(`${name} exited:\n${output}`);
+			}
+			return ready(entry.port);
+		}, timeoutMs, `${name} to be ready`);
+		// A gateway that had to move keeps being the cluster's address.
+		if (entry.port !== firstPort && cluster.url === `http://127.0.0.1:${firstPort}`) cluster.url = `http://127.0.0.1:${entry.port}`;
+		return entry;
+	};
+
 	const cluster: Cluster = {
 		url: "",
 		namespace,
@@ -147,16 +173,13 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 			const entry = processes.get(name);
 			if (!entry) throw new Error(`no process ${name}`);
 			await stopProcess(entry, "SIGTERM");
-			const restarted = launch(name, entry.services, entry.port);
-			await waitFor(() => ready(restarted.port), 30000, `${name} to be ready again`);
+			launch(name, entry.services, entry.port);
+			await untilReady(name, 30000);
 		},
 		async add(name, services) {
 			if (processes.has(name)) throw new Error(`process ${name} exists already`);
-			const added = launch(name, services, await freePort());
-			await waitFor(async () => {
-				if (added.child.exitCode !== null) throw new Error(`${name} exited:\n${added.output.join("")}`);
-				return ready(added.port);
-			}, 60000, `${name} to be ready`);
+			launch(name, services, await freePort());
+			await untilReady(name, 60000);
 		},
 		async stop() {
 			await Promise.all([...processes.values()].map((entry) => stopProcess(entry, "SIGTERM")));
@@ -169,12 +192,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 
 	try {
 		await broker.start();
-		for (const entry of processes.values()) {
-			await waitFor(async () => {
-				if (entry.child.exitCode !== null) throw new Error(`${entry.name} exited:\n${entry.output.join("")}`);
-				return ready(entry.port);
-			}, 60000, `${entry.name} to be ready`);
-		}
+		for (const name of [...processes.keys()]) await untilReady(name, 60000);
 	} catch (error) {
 		const logs = [...processes.values()].map((entry) => `--- ${entry.name}\n${entry.output.join("").slice(-3000)}`).join("\n");
 		await cluster.stop();
