@@ -320,6 +320,8 @@ export class SqliteStore implements Store {
 	/** @internal */
 	readonly db: Database.Database;
 	private readonly statements = new Map<string, Database.Statement>();
+	/** better-sqlite3 builds four wrappers per `db.transaction(fn)` call: built once, it takes the work as its argument. */
+	private readonly transactional: (work: () => unknown) => unknown;
 	private readonly collections = new Map<string, SqliteCollection<StoredDoc>>();
 	private closed = false;
 
@@ -332,7 +334,13 @@ export class SqliteStore implements Store {
 		this.db.pragma("busy_timeout = 5000");
 		this.db.pragma("foreign_keys = OFF");
 		this.db.pragma("temp_store = MEMORY");
+		this.transactional = this.db.transaction((work: () => unknown) => work());
 		this.db.exec(`CREATE TABLE IF NOT EXISTS __store_meta (collection TEXT PRIMARY KEY NOT NULL, spec TEXT NOT NULL, fingerprint TEXT NOT NULL)`);
+	}
+
+	/** @internal Runs `work` in one transaction (a savepoint when one is open already). */
+	transaction<R>(work: () => R): R {
+		return this.transactional(work) as R;
 	}
 
 	/** @internal A prepared statement, cached by its SQL text. */
@@ -365,7 +373,7 @@ export class SqliteStore implements Store {
 			if (!collection) throw new Error(`store: batch: collection ${JSON.stringify(op?.collection)} was not declared on this store`);
 			return { op, collection };
 		});
-		this.db.transaction(() => {
+		this.transaction(() => {
 			for (const { op, collection } of resolved) {
 				switch (op.kind) {
 					case "insert":
@@ -387,7 +395,7 @@ export class SqliteStore implements Store {
 						throw new Error(`store: batch: unknown operation ${JSON.stringify((op as { kind?: unknown }).kind)}`);
 				}
 			}
-		})();
+		});
 	}
 
 	async ping(): Promise<boolean> {
@@ -673,7 +681,7 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 	private atomically<R>(fn: () => R): R {
 		this.store.checkOpen();
 		try {
-			return this.store.db.inTransaction ? fn() : this.store.db.transaction(fn)();
+			return this.store.db.inTransaction ? fn() : this.store.transaction(fn);
 		} catch (error) {
 			throw this.translate(error);
 		}
@@ -841,7 +849,7 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 	async getMany(identifiers: string[]): Promise<T[]> {
 		this.store.checkOpen();
 		const unique = [...new Set((identifiers ?? []).filter((identifier) => typeof identifier === "string"))];
-		return this.store.db.transaction(() => this.read(unique))();
+		return this.store.transaction(() => this.read(unique));
 	}
 
 	async findOne(filter: Filter): Promise<T | null> {
@@ -856,12 +864,21 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 		if (!where || limit === 0) return [];
 		const keys = sortKeys(this.model, query?.sort);
 		const order = keys.map((key) => `t.${q(key.field.column)} ${key.descending ? "DESC" : "ASC"}`).join(", ");
-		// Phase 1 walks the (covering) sort index for identifiers only; phase 2 reads the page's bodies.
-		const sql = `SELECT t.identifier AS identifier FROM ${this.table} t${where.sql} ORDER BY ${order} LIMIT ? OFFSET ?`;
-		return this.store.db.transaction(() => {
+		// `LIMIT +? OFFSET +?`, never a bare `LIMIT ?`: SQLite takes a bare bound LIMIT as a
+		// planning hint and then re-prepares the statement on every run (half its cost).
+		if (offset === 0) {
+			// A first page (and every findOne): one statement reads the rows, a snapshot by itself.
+			const sql = `SELECT t.identifier AS identifier, t.version AS version, t.body AS body FROM ${this.table} t${where.sql} ORDER BY ${order} LIMIT +?`;
+			const rows = this.store.stmt(sql).all([...where.params, limit ?? -1]) as Array<{ identifier: string; version: number; body: string }>;
+			return rows.map((row) => this.parse(row.identifier, row));
+		}
+		// Deeper pages: phase 1 walks the (covering) sort index for identifiers only, so the rows
+		// skipped by OFFSET are never read; phase 2 reads the page's bodies, in the same snapshot.
+		const sql = `SELECT t.identifier AS identifier FROM ${this.table} t${where.sql} ORDER BY ${order} LIMIT +? OFFSET +?`;
+		return this.store.transaction(() => {
 			const rows = this.store.stmt(sql).all([...where.params, limit ?? -1, offset]) as Array<{ identifier: string }>;
 			return this.read(rows.map((row) => row.identifier));
-		})();
+		});
 	}
 
 	async count(query?: Pick<Query, "filter" | "words">): Promise<number> {
@@ -890,21 +907,21 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 		let first = true;
 		while (remaining > 0) {
 			const size = Math.min(PAGE, remaining);
-			const page = this.store.db.transaction(() => {
+			const page = this.store.transaction(() => {
 				let sql: string;
 				let params: Bindable[];
 				if (last === undefined) {
-					sql = `${select}${where.sql} ORDER BY ${order} LIMIT ? OFFSET ?`;
+					sql = `${select}${where.sql} ORDER BY ${order} LIMIT +? OFFSET +?`;
 					params = [...where.params, size, first ? offset : 0];
 				} else {
 					const after = this.after(keys, last);
-					sql = `${select}${where.sql ? `${where.sql} AND ` : " WHERE "}(${after.sql}) ORDER BY ${order} LIMIT ?`;
+					sql = `${select}${where.sql ? `${where.sql} AND ` : " WHERE "}(${after.sql}) ORDER BY ${order} LIMIT +?`;
 					params = [...where.params, ...after.params, size];
 				}
 				const rows = this.store.stmt(sql).all(params) as Array<Record<string, Bindable>>;
 				const identifierKey = `k${keys.length - 1}`;
 				return { rows, docs: this.read(rows.map((row) => row[identifierKey] as string)) };
-			})();
+			});
 			first = false;
 			if (page.rows.length === 0) return;
 			const tail = page.rows[page.rows.length - 1];
