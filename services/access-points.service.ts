@@ -25,11 +25,11 @@ import {
 	type SeedCounts,
 } from "../src/seed";
 import type { Collection, ModelSpec, Store, StoredDoc, WriteOp } from "../src/store/types";
-import { randomUUID } from "node:crypto";
 import { CONTACT_SCHEMA } from "../src/schemas";
 import { SEED_ITEM_SCHEMAS } from "../src/seed";
 import { exportPageParams, keysetPage, linesOf, type ExportPage, type ExportPageRequest } from "../src/registry-export";
 import { DEFAULT_MESSAGES } from "../src/validation";
+import { newRecordIdentifier } from "../src/record-identifier";
 
 export interface AccessPointProviderRecord extends StoredDoc {
 	title: string;
@@ -118,7 +118,7 @@ const AccessPointsServiceSchema: ServiceSchema = {
 			params: { title: { type: "string", empty: false, max: 1000 }, contact: CONTACT_SCHEMA, identifier: { type: "uuid", optional: true } },
 			async handler(this: AccessPointsService, ctx: AccessPointsContext<{ title: string; contact: Contact; identifier?: string }>): Promise<AccessPointProvider> {
 				const { name, email, phoneNumber } = ctx.params.contact;
-				const record: AccessPointProviderRecord = { identifier: ctx.params.identifier?.toLowerCase() ?? randomUUID(), title: ctx.params.title, contact: { name, email, phoneNumber } };
+				const record: AccessPointProviderRecord = { identifier: ctx.params.identifier?.toLowerCase() ?? newRecordIdentifier(), title: ctx.params.title, contact: { name, email, phoneNumber } };
 				await insertAudited(this, ctx.meta.user, "addAccessPointProvider", "accessPointProvider", ACCESS_POINT_PROVIDER_MODEL.collection, record);
 				return providerAnswer(record);
 			},
@@ -137,7 +137,7 @@ const AccessPointsServiceSchema: ServiceSchema = {
 				const provider = await this.collections.accessPointProviders.get(ctx.params.provider.toLowerCase());
 				if (!provider) throw ValidationFailed.one("provider", "Exists", DEFAULT_MESSAGES.Exists, ctx.params.provider);
 				const record: AccessPointRecord = {
-					identifier: ctx.params.identifier?.toLowerCase() ?? randomUUID(),
+					identifier: ctx.params.identifier?.toLowerCase() ?? newRecordIdentifier(),
 					title: ctx.params.title,
 					provider: provider.identifier,
 					endpoints: ctx.params.endpoints.map(({ url, transportProfile }) => ({

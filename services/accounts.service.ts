@@ -9,7 +9,7 @@
  * Nothing here is cached: the gateway caches verified credentials itself and drops them on
  * `accounts.changed`.
  */
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { AuditOutboxMixin, type AuditOutboxThis } from "../mixins/audit-outbox.mixin";
 import { DbMixin } from "../mixins/db.mixin";
@@ -34,6 +34,7 @@ import {
 import type { Collection, ModelSpec, Store, StoredDoc, WriteOp } from "../src/store/types";
 import { DEFAULT_MESSAGES } from "../src/validation";
 import { exportPageParams, keysetPage, linesOf, type AccountLine, type ExportPage, type ExportPageRequest } from "../src/registry-export";
+import { newRecordIdentifier } from "../src/record-identifier";
 
 export interface AccountRecord extends StoredDoc {
 	/** Case-sensitive, as the credential is. */
@@ -313,7 +314,7 @@ const AccountsServiceSchema: ServiceSchema = {
 			visibility: "public",
 			params: { title: { type: "string", empty: false, max: 1000 }, identifier: { type: "uuid", optional: true } },
 			async handler(this: AccountsService, ctx: AccountsContext<{ title: string; identifier?: string }>): Promise<ServiceProvider> {
-				const provider: ServiceProviderRecord = { identifier: ctx.params.identifier?.toLowerCase() ?? randomUUID(), title: ctx.params.title };
+				const provider: ServiceProviderRecord = { identifier: ctx.params.identifier?.toLowerCase() ?? newRecordIdentifier(), title: ctx.params.title };
 				try {
 					await this.write(
 						[

@@ -10,7 +10,6 @@
  * and, when the lookup runs in this process, applied to it before the request answers. The
  * batch also holds the change in an outbox until it is published; a relay retries the rest.
  */
-import { randomUUID } from "node:crypto";
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { envNumber } from "../src/settings";
 import { AuditOutboxMixin, type AuditOutboxThis } from "../mixins/audit-outbox.mixin";
@@ -44,6 +43,7 @@ import type { Readable } from "node:stream";
 import { claimDoc, claimIdentifier, PARTICIPANT_MODELS, type ChangeOutboxDoc, type ParticipantDoc, type ProcessClaimDoc } from "./participants/model";
 import { canDelete, canRead, readScope, requireServiceProvider } from "./participants/ownership";
 import { CachedResolver } from "./participants/resolver";
+import { newRecordIdentifier } from "../src/record-identifier";
 
 interface Settings {
 	/** How often the sweeper removes participants whose deleteDate has arrived (0: never). */
@@ -219,7 +219,7 @@ function seedHoldingsOfOthers(seed: SeedContext, index: number): Set<string> {
 
 function seedParticipant(row: SeedParticipant, key: string, now: string): ParticipantDoc {
 	return {
-		identifier: row.identifier?.toLowerCase() ?? randomUUID(),
+		identifier: row.identifier?.toLowerCase() ?? newRecordIdentifier(),
 		icd: row.icd,
 		organizationIdentifier: row.organizationIdentifier,
 		organizationKey: key,
@@ -526,7 +526,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			if (violations.length > 0) throw new ValidationFailed(violations);
 			const now = new Date().toISOString();
 			return {
-				identifier: identifier ?? randomUUID(),
+				identifier: identifier ?? newRecordIdentifier(),
 				icd: form.icd,
 				organizationIdentifier: form.organizationIdentifier,
 				organizationKey: key,
@@ -574,7 +574,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			const serviceProviders = [...new Set([before?.serviceProvider, after?.serviceProvider].filter((id): id is string => typeof id === "string"))];
 			ops.push(auditWrite(auditRecord(caller, { operation, resource: "participant", resourceId: subject.identifier, serviceProviders, before, after: image })));
 			const change: ParticipantChange = { participant: subject.identifier, organizationKey: subject.organizationKey, processes: after ? after.processIds : [], version, deleted: !after };
-			const outbox: ChangeOutboxDoc = { identifier: randomUUID(), at: new Date().toISOString(), change };
+			const outbox: ChangeOutboxDoc = { identifier: newRecordIdentifier(), at: new Date().toISOString(), change };
 			ops.push({ kind: "insert", collection: this.collections.changeOutbox.spec.collection, doc: outbox });
 			return { ops, before, after: image, change, outboxId: outbox.identifier };
 		},

@@ -4,9 +4,9 @@
  * as the change, in its own `auditOutbox` collection; so the record exists if and only if
  * the change does. A relay forwards outbox records to the audit log and removes them.
  */
-import { randomUUID } from "node:crypto";
 import type { Caller } from "./model";
 import type { ModelSpec, WriteOp } from "./store/types";
+import { newRecordIdentifier } from "./record-identifier";
 
 export interface AuditRecord {
 	identifier: string;
@@ -47,7 +47,7 @@ export function auditRecord(
 	},
 ): AuditRecord {
 	return {
-		identifier: randomUUID(),
+		identifier: newRecordIdentifier(),
 		at: new Date().toISOString(),
 		actor: caller ? { username: caller.username, role: caller.role, ...(caller.serviceProvider ? { serviceProvider: caller.serviceProvider } : {}) } : null,
 		operation: fields.operation,

@@ -3,7 +3,6 @@
  * (spec "Document types", "Processes"; decisions §4, §6). The service (catalog.service.ts)
  * only adapts actions to these methods, broadcasts the returned changes and cleans its cache.
  */
-import { randomUUID } from "node:crypto";
 import { Conflict, NotFound, ValidationFailed, type Violation } from "../../src/errors";
 import type { Caller, DocumentType, Process } from "../../src/model";
 import { pageOf, type Page, type PageRequest } from "../../src/paging";
@@ -24,6 +23,7 @@ import { byIdentifier, documentTypeAnswer, processAnswer, referencedBy } from ".
 import { CatalogBatch, type CatalogChange, type CatalogResource } from "./batch";
 import { distinct, documentTypeRecord, processRecord, referenceIds, type DocumentTypeForm, type ProcessForm } from "./forms";
 import { QUALIFIED_IDENTIFIER_INDEX, type CapabilityRecord, type DocumentTypeRecord, type ProcessRecord } from "./models";
+import { newRecordIdentifier } from "../../src/record-identifier";
 
 export interface CatalogCollections {
 	processes: Collection<ProcessRecord>;
@@ -139,7 +139,7 @@ export class Catalog {
 	// ---- process writes -----------------------------------------------------------------
 
 	async addProcess(form: ProcessForm, caller: Caller | undefined): Promise<Written<Process>> {
-		const record = processRecord(randomUUID(), form);
+		const record = processRecord(newRecordIdentifier(), form);
 		await this.checkProcessReferences(form, record.identifier);
 		const batch = new CatalogBatch(caller, "addProcess");
 		batch.insert("process", record);
@@ -178,7 +178,7 @@ export class Catalog {
 
 	async addDocumentType(form: DocumentTypeForm, caller: Caller | undefined): Promise<Written<DocumentType>> {
 		return retryingStale(async () => {
-			const record = documentTypeRecord(randomUUID(), form);
+			const record = documentTypeRecord(newRecordIdentifier(), form);
 			const linked = await this.existingReferences(referenceIds(form.processes), "processes", this.records.processes);
 			const batch = new CatalogBatch(caller, "addDocumentType");
 			batch.insert("documentType", record);

@@ -9,6 +9,7 @@ import { DuplicateKey, StaleVersion } from "../../src/errors";
 import { ServiceBroker } from "moleculer";
 import { DbMixin, type DbService } from "../../mixins/db.mixin";
 import { MongoStore, SqliteStore, createStore } from "../../src/store";
+import { walCheckpointer } from "../../src/store/checkpointer";
 import type { Collection, ModelSpec, Store, StoredDoc } from "../../src/store/types";
 
 interface Person extends StoredDoc {
@@ -336,6 +337,37 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 				await expect(store.batch([{ kind: "insert", collection: "nope", doc: person("x") }])).rejects.toThrow(/not declared/);
 			});
 
+			test("concurrent writes: each succeeds or fails alone, as if run one after another in call order", async () => {
+				// Issued in one turn: the SQLite store commits them as one group (savepoint each).
+				const outcomes = await Promise.allSettled([
+					store.batch([{ kind: "insert", collection: spec.collection, doc: person("c1", { email: "c1@x.no", name: "Group One" }) }]),
+					// Takes c1's email: refused, and only this batch is undone.
+					store.batch([
+						{ kind: "insert", collection: spec.collection, doc: person("c2", { name: "Group Two" }) },
+						{ kind: "insert", collection: spec.collection, doc: person("c3", { email: "C1@X.NO" }) },
+					]),
+					people.replace({ ...person("p2"), name: "Group Replaced" } as Person, 1),
+					people.replace(person("p3"), 7),
+					people.delete("p4"),
+					people.insert(person("c4", { name: "Group Four" })),
+					// Sees the delete issued before it.
+					people.delete("p4"),
+				]);
+				expect(outcomes.map((outcome) => outcome.status)).toEqual(["fulfilled", "rejected", "fulfilled", "rejected", "fulfilled", "fulfilled", "fulfilled"]);
+				expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateKey);
+				expect((outcomes[3] as PromiseRejectedResult).reason).toBeInstanceOf(StaleVersion);
+				expect((outcomes[4] as PromiseFulfilledResult<boolean>).value).toBe(true);
+				expect((outcomes[6] as PromiseFulfilledResult<boolean>).value).toBe(false);
+				expect(await people.get("c1")).toMatchObject({ name: "Group One", version: 1 });
+				expect(await people.get("c2")).toBeNull();
+				expect(await people.get("c3")).toBeNull();
+				expect(await people.get("p2")).toMatchObject({ name: "Group Replaced", version: 2 });
+				expect(await people.get("p3")).toMatchObject({ version: 1 });
+				expect(await people.get("p4")).toBeNull();
+				expect(await people.get("c4")).toMatchObject({ name: "Group Four" });
+				expect(ids(await people.find({ words: ["group"] }))).toEqual(["c1", "c4", "p2"]);
+			});
+
 			test("deleteWhere removes matches (and their words and array values)", async () => {
 				expect(await people.deleteWhere({ country: "NO", age: { gte: 50 } })).toBe(2);
 				expect(ids(await people.find({}))).toEqual(["p1", "p2", "p3", "p5", "p7"]);
@@ -557,6 +589,37 @@ describe("DbMixin", () => {
 			if (previous.MONGO_URI !== undefined) process.env.MONGO_URI = previous.MONGO_URI;
 		}
 		expect(await store!.ping()).toBe(false);
+	});
+});
+
+describe("SQLite WAL checkpoints", () => {
+	test("the checkpointer thread copies committed pages into the database file, not the writing connection", async () => {
+		const file = path.join(tempDir(), "checkpoint.db");
+		const store = new SqliteStore(file);
+		try {
+			const people = await store.collection<Person>(peopleSpec("checkpointed"));
+			const sizeBefore = fs.statSync(file).size;
+			// ~2 MB of rows: far below the writing connection's own backstop (BACKSTOP_PAGES),
+			// so only the checkpointer can have moved them into the database file.
+			const bio = "x".repeat(2000);
+			await store.batch(Array.from({ length: 1000 }, (_, i) => ({ kind: "insert" as const, collection: "people_checkpointed", doc: { ...person(`k${i}`), bio } })));
+			expect(fs.statSync(`${file}-wal`).size).toBeGreaterThan(2_000_000);
+			const deadline = Date.now() + 5000;
+			while (fs.statSync(file).size < sizeBefore + 2_000_000 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+			expect(fs.statSync(file).size).toBeGreaterThan(sizeBefore + 2_000_000);
+			expect(walCheckpointer.errors.get(file)).toBeUndefined();
+			expect(await people.count()).toBe(1000);
+		} finally {
+			await store.close();
+		}
+		// The last connection closed: SQLite checkpointed and removed the WAL.
+		expect(fs.existsSync(`${file}-wal`)).toBe(false);
+		const reopened = new SqliteStore(file);
+		try {
+			expect(await (await reopened.collection<Person>(peopleSpec("checkpointed"))).count()).toBe(1000);
+		} finally {
+			await reopened.close();
+		}
 	});
 });
 
