@@ -361,10 +361,12 @@ export class SqliteStore implements Store {
 	/**
 	 * @internal Group commit. Every write of the store (a batch, or one document) waits for
 	 * the end of the current event-loop turn; then all writes queued in that turn run in ONE
-	 * transaction, each inside its own savepoint, and the transaction commits once. A write
-	 * that fails (a unique key, a stale version) is rolled back to its savepoint alone and
-	 * rejects its own promise; the others commit. Nothing resolves before the commit, so a
-	 * write that resolved is durable and visible, as before.
+	 * transaction, in call order, and the transaction commits once. If one of them fails (a
+	 * unique key, a stale version) the group is rolled back and each write runs again alone,
+	 * so each succeeds or fails exactly as it would have one after another. Nothing resolves
+	 * before its commit, so a write that resolved is durable and visible, as before. The work
+	 * of a write must therefore be safe to run twice after a rollback (it only reads and
+	 * writes the store).
 	 *
 	 * Why: concurrent requests each committed their own small transaction, and a commit writes
 	 * every page it dirtied to the WAL: an add dirtied ~44 pages (the row, ~12 indexes, FTS,
@@ -392,29 +394,28 @@ export class SqliteStore implements Store {
 			for (const write of writes) write.reject(new Error("store: the SQLite store is closed"));
 			return;
 		}
-		const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+		let values: unknown[] | undefined;
 		try {
-			this.transaction(() => {
-				for (const write of writes) {
-					try {
-						// Alone in its group, a write needs no savepoint: its failure rolls back the transaction.
-						outcomes.push({ ok: true, value: writes.length === 1 ? write.work() : this.transaction(write.work) });
-					} catch (error) {
-						if (writes.length === 1) throw error;
-						outcomes.push({ ok: false, error });
-					}
-				}
-			});
-		} catch (error) {
-			// The commit itself failed (or the only write did): nothing of the group is stored.
-			for (const write of writes) write.reject(error);
+			values = this.transaction(() => writes.map((write) => write.work()));
+		} catch {
+			// One of them failed (a unique key, a stale version): the group was rolled back whole.
+			// Rare, so no savepoint per write on the common path (FTS5 also flushes its pending
+			// terms at every savepoint): each write runs again, alone, in call order.
+		}
+		if (values) {
+			writes.forEach((write, i) => write.resolve(values![i]));
 			return;
 		}
-		writes.forEach((write, i) => {
-			const outcome = outcomes[i];
-			if (outcome.ok) write.resolve(outcome.value);
-			else write.reject(outcome.error);
-		});
+		for (const write of writes) {
+			let value: unknown;
+			try {
+				value = this.transaction(write.work);
+			} catch (error) {
+				write.reject(error);
+				continue;
+			}
+			write.resolve(value);
+		}
 	}
 
 	/** @internal A prepared statement, cached by its SQL text. */
