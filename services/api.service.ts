@@ -24,6 +24,7 @@ import { RegistryError, TypeMismatch, ValidationFailed } from "../src/errors";
 import { readiness } from "../src/health";
 import { jsonDepthExceeds, longArrayPath, MAX_ARRAY_ITEMS, MAX_JSON_DEPTH } from "../src/json-depth";
 import { LoginThrottle, rateLimitWait } from "../src/login-throttle";
+import { answerFromMemory, type MemoryLookup } from "../src/lookup-fast-path";
 import { prometheusFormatter } from "../src/metrics";
 import type { Caller } from "../src/model";
 import {
@@ -493,6 +494,9 @@ const ApiService = {
 			if (this.draining) res.setHeader("Connection", "close");
 			for (const [name, value] of COMMON_HEADER_ENTRIES) res.setHeader(name, value);
 			try {
+				// The hot anonymous lookup, answered from a local lookup's memory (src/lookup-fast-path.ts).
+				const lookup = this.rateLimitPerMinute === 0 ? (this.broker.getLocalService("lookup") as unknown as MemoryLookup | undefined) : undefined;
+				if (lookup && answerFromMemory(req, res, lookup)) return;
 				const served = this.serveOperational(req as Request, res);
 				if (served === false) void this.httpHandler(req, res);
 				else if (served !== true) served.catch((error) => this.renderError(req as Request, res, error));

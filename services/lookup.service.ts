@@ -58,6 +58,7 @@ interface LookupThis extends Service<Settings> {
 
 	answer(organizationKey: string, visibility: Visibility): Promise<CachedAnswer<Process[]>>;
 	finished(answer: Process[]): Process[];
+	memoryAnswer(organizationKey: string, visibility: Visibility): CachedAnswer<Process[]> | undefined;
 	applyChange(change: ParticipantChange): Promise<boolean>;
 	writeChange(change: ParticipantChange): Promise<boolean>;
 	invalidate(organizationKey?: string, tellOthers?: boolean): Promise<void>;
@@ -206,6 +207,16 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 			this.answers.set(key, answer, epoch);
 			if (answer) await this.sharedSet(key, answer, epoch);
 			return answer;
+		},
+
+		/**
+		 * The answer held in this node's memory, without a call: the gateway's anonymous short
+		 * path (src/lookup-fast-path.ts). Nothing while the catalog copy reloads, as the action
+		 * waits for it then.
+		 */
+		memoryAnswer(this: LookupThis, organizationKey: string, visibility: Visibility): CachedAnswer<Process[]> | undefined {
+			if (this.catalogLoading) return undefined;
+			return this.answers.get(AnswerCache.key(organizationKey, visibility));
 		},
 
 		/**

@@ -1,0 +1,68 @@
+/**
+ * The hot lookup's short path through the gateway (issue 7, docs/performance.md "Lookup").
+ *
+ * An anonymous `GET /rest/api/organizations/{qualifiedIdentifier}/processes` whose answer
+ * the lookup service of this same process already holds in memory is answered here, with
+ * that answer's stored bytes, before moleculer-web routes it and before a broker call: the
+ * route, the hooks, the context and the middleware chain cost more than the answer itself
+ * (about a third of the request's CPU).
+ *
+ * It answers exactly what the full path answers (the same status, headers and bytes;
+ * test/integration/lookup-fast-path.http.spec.ts compares them) and only when nothing could
+ * differ. Everything else takes the full path unchanged: credentials (visibility, 401, the
+ * login throttle), a query string, an Accept that is not the operation's (406), a path
+ * value that is not an organization (400), an answer not held in memory (a miss fills it),
+ * an organization without participants (404), a rate limit, a lookup on another node.
+ */
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { parseParticipantIdentifier } from "./identifiers";
+import { responseMediaType, selectByAccept } from "./negotiation";
+import { API_BASE, OPERATIONS } from "./operations";
+import { withCharset } from "./response-headers";
+
+const OPERATION = OPERATIONS.find((operation) => operation.action === "lookup.organizationProcesses")!;
+const [PREFIX, SUFFIX] = `${API_BASE}${OPERATION.path}`.split(":qualifiedIdentifier");
+/** Where a finished lookup answer carries its JSON bytes (services/lookup.service.ts). */
+const SERIALIZED = Symbol.for("registry.serialized");
+
+/** What the fast path needs of the lookup service in this process. */
+export interface MemoryLookup {
+	/** The answer held in memory for anonymous callers, or undefined / null when there is none to give. */
+	memoryAnswer(organizationKey: string, visibility: "visible"): unknown;
+}
+
+/** Answers the request and returns true, or returns false and leaves it untouched. */
+export function answerFromMemory(req: IncomingMessage, res: ServerResponse, lookup: MemoryLookup): boolean {
+	const url = req.url;
+	if (req.method !== "GET" || req.headers.authorization !== undefined || !url) return false;
+	if (!url.startsWith(PREFIX) || !url.endsWith(SUFFIX) || url.length <= PREFIX.length + SUFFIX.length) return false;
+	const raw = url.slice(PREFIX.length, url.length - SUFFIX.length);
+	if (raw.includes("/") || raw.includes("?")) return false;
+	let value: string;
+	try {
+		value = decodeURIComponent(raw);
+	} catch {
+		return false;
+	}
+	const organization = parseParticipantIdentifier(value);
+	if (!organization) return false;
+	const accept = req.headers.accept;
+	let mediaType: string;
+	try {
+		selectByAccept([OPERATION], accept);
+		mediaType = responseMediaType(OPERATION, accept);
+	} catch {
+		return false; // 406 is the full path's to give
+	}
+	const answer = lookup.memoryAnswer(organization.organizationKey, "visible") as { [SERIALIZED]?: unknown } | null | undefined;
+	const bytes = answer?.[SERIALIZED];
+	if (!Buffer.isBuffer(bytes)) return false;
+	res.statusCode = OPERATION.status;
+	// As moleculer-web does on the full path: the caller's request id, else a new one.
+	const requestId = req.headers["x-correlation-id"] ?? req.headers["x-request-id"];
+	res.setHeader("X-Request-ID", typeof requestId === "string" && requestId !== "" ? requestId : randomUUID());
+	res.setHeader("Content-Type", withCharset(mediaType));
+	res.end(bytes); // node adds Content-Length, as it does for the full path's answer
+	return true;
+}
