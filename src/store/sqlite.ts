@@ -307,8 +307,6 @@ function bindable(value: string | number | boolean | null): Bindable {
 }
 
 const PAGE = 500;
-/** How much of a store file is read through a memory map (see the constructor). */
-const MMAP_BYTES = 1024 * 1024 * 1024;
 const STATEMENT_CACHE = 1000;
 
 interface QueuedWrite {
@@ -348,13 +346,6 @@ export class SqliteStore implements Store {
 		this.db.pragma("temp_store = MEMORY");
 		this.transactional = this.db.transaction((work: () => unknown) => work());
 		if (this.location !== ":memory:") {
-			// Reads of the database file through a memory map: a page is read where the OS page
-			// cache holds it, instead of a pread() and a copy into SQLite's own 2 MB page cache,
-			// which random reads of a large registry missed almost every time (an authenticated
-			// read of a random participant of 100,000: 2,990 → 5,474 req/s; docs/performance.md).
-			// Address space, not memory: untouched pages cost nothing, touched ones are the OS's
-			// page cache. Writes still go through the WAL as before.
-			this.db.pragma(`mmap_size = ${MMAP_BYTES}`);
 			// Checkpoints run on the checkpointer's thread; this connection's own is only a backstop.
 			this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
 			walCheckpointer.open(this.location);
