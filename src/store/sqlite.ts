@@ -944,8 +944,10 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 		const order = keys.map((key) => `t.${q(key.field.column)} ${key.descending ? "DESC" : "ASC"}`).join(", ");
 		// `LIMIT +? OFFSET +?`, never a bare `LIMIT ?`: SQLite takes a bare bound LIMIT as a
 		// planning hint and then re-prepares the statement on every run (half its cost).
-		if (offset === 0) {
-			// A first page (and every findOne): one statement reads the rows, a snapshot by itself.
+		if (offset === 0 && limit === 1) {
+			// findOne (a unique key, a first match): one statement, a snapshot by itself. Not for
+			// pages: where SQLite must sort the matches (a word query, a filter sorted by another
+			// column) one statement carries every match's body through the sort, not just the page's.
 			const sql = `SELECT t.identifier AS identifier, t.version AS version, t.body AS body FROM ${this.table} t${where.sql} ORDER BY ${order} LIMIT +?`;
 			const rows = this.store.stmt(sql).all([...where.params, limit ?? -1]) as Array<{ identifier: string; version: number; body: string }>;
 			return rows.map((row) => this.parse(row.identifier, row));
