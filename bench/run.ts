@@ -215,7 +215,9 @@ async function compare(options: Options, baseline: BaselineServer, url: string, 
 async function warmEvery(url: string, paths: string[], headers: Record<string, string>): Promise<void> {
 	const started = performance.now();
 	const result = await runLoad({ url, connections: 64, duration: 600, amount: paths.length, headers, plan: { kind: "paths", paths, sequence: true } });
-	console.log(`    warmed ${result.total.toLocaleString("en-US")} organizations in ${((performance.now() - started) / 1000).toFixed(1)} s (${result.non2xx} non-2xx)`);
+	const others = Object.entries(result.statusCodes).filter(([status]) => !status.startsWith("2"));
+	const detail = others.length > 0 ? `: ${others.map(([status, count]) => `${count} × ${status}`).join(", ")}` : "";
+	console.log(`    warmed ${result.total.toLocaleString("en-US")} organizations in ${((performance.now() - started) / 1000).toFixed(1)} s (${result.non2xx} non-2xx${detail})`);
 }
 
 function latency(options: Options, url: string, paths: string[], headers: Record<string, string>): Promise<LatencyResult> {

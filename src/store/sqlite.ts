@@ -601,7 +601,11 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 		}
 		if (this.fts) {
 			db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${this.fts} USING fts5(text, content='', contentless_delete=1, tokenize="unicode61 remove_diacritics 0")`);
-			db.exec(`CREATE UNIQUE INDEX IF NOT EXISTS ${q(`${this.model.spec.collection}___rid`)} ON ${this.table} (_rid)`);
+			// (_rid, identifier): a word query's count and its page's identifiers are read from
+			// this index alone, never from the rows (a random table page per match otherwise).
+			// Replaces the earlier (_rid) index of files made before it.
+			db.exec(`DROP INDEX IF EXISTS ${q(`${this.model.spec.collection}___rid`)}`);
+			db.exec(`CREATE UNIQUE INDEX IF NOT EXISTS ${q(`${this.model.spec.collection}___rid_identifier`)} ON ${this.table} (_rid, identifier)`);
 		}
 	}
 
@@ -965,6 +969,12 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 		this.store.checkOpen();
 		const where = this.where(query?.filter, query?.words);
 		if (!where) return 0;
+		if (this.fts && query?.words?.length && parseFilter(this.model, query.filter)?.length === 0) {
+			// Words alone: every FTS row is one stored row (written and removed in the same
+			// transaction), so the FTS index counts them without visiting a row per match.
+			const match = where.params[where.params.length - 1];
+			return (this.store.stmt(`SELECT count(*) AS n FROM ${this.fts} WHERE ${this.fts} MATCH ?`).get(match) as { n: number }).n;
+		}
 		const row = this.store.stmt(`SELECT count(*) AS n FROM ${this.table} t${where.sql}`).get(where.params) as { n: number };
 		return row.n;
 	}

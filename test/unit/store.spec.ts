@@ -254,6 +254,12 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 				expect(await people.count({ words: ["or"] })).toBe(2);
 				expect(await people.count({ words: ["b"], filter: { age: { lt: 20 } } })).toBe(1);
 				expect(await people.count({ words: ["%"] })).toBe(0);
+				// A words-only count (the SQLite store counts from its FTS index) follows replaces and deletes.
+				await people.replace({ ...person("p1"), name: "Renamed Orlando" } as Person);
+				await people.delete("p2");
+				for (const word of ["or", "renamed", "b", "anna", "x"]) {
+					expect(await people.count({ words: [word] })).toBe((await people.find({ words: [word] })).length);
+				}
 			});
 
 			test("words: prefix, case-insensitive, AND, unicode", async () => {
