@@ -31,7 +31,8 @@ import { parseAllDocuments } from "yaml";
 import { createGenerator, GENERATOR_VERSION, nameWords, qualifiedIdentifier, type Generator } from "./lib/generate";
 import type { LatencyResult, LoadResult } from "./lib/load-client";
 import { loadParticipants, readDemoSeed, ROOT } from "./lib/load";
-import { NATS_URL, REDIS_URL, reachable, rssOf, runLoad, startBaseline, startCluster, startRegistry, type BaselineServer, type RegistryProcess } from "./lib/processes";
+import { reachable } from "../src/local-network";
+import { NATS_URL, REDIS_URL, rssOf, runLoad, startBaseline, startCluster, startRegistry, type BaselineServer, type RegistryProcess } from "./lib/processes";
 
 // ---- options -----------------------------------------------------------------------------
 

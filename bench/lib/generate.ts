@@ -18,6 +18,7 @@
  */
 import { isValidPhoneNumber } from "libphonenumber-js";
 import { isValidNorwegianOrganizationNumber } from "../../src/identifiers";
+import { seededRandom as random } from "../../src/seeded-random";
 
 export interface SeedFile {
 	serviceProviders: { identifier: string; title: string }[];
@@ -94,18 +95,6 @@ const MAILBOXES = ["post", "faktura", "regnskap", "okonomi", "firmapost"];
 const PHONE_FIRST_DIGITS = ["2", "3", "4", "4", "5", "6", "7", "9", "9", "9"];
 
 // ---- helpers ---------------------------------------------------------------------------
-
-/** A small seeded PRNG (mulberry32): the same index always draws the same values. */
-function random(seed: number): () => number {
-	let state = seed >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 function pick<T>(next: () => number, list: readonly T[]): T {
 	return list[Math.floor(next() * list.length)];

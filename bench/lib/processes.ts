@@ -5,11 +5,9 @@
  */
 import { fork, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
-import Redis from "ioredis";
-import { connect } from "nats";
-import { channelPrefix } from "../../src/channels";
+import { freePort } from "../../src/local-network";
+import { removeNamespace } from "../../src/namespace-cleanup";
 import type { LatencyResult, LatencySpec, LoadResult, LoadSpec } from "./load-client";
 
 export const ROOT = path.join(__dirname, "..", "..", "..");
@@ -17,31 +15,6 @@ const SERVER = path.join(ROOT, "dist", "server.js");
 
 export const NATS_URL = process.env.BENCH_NATS_URL ?? "nats://127.0.0.1:4222";
 export const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
-
-export function freePort(): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const server = net.createServer();
-		server.once("error", reject);
-		server.listen(0, "127.0.0.1", () => {
-			const { port } = server.address() as net.AddressInfo;
-			server.close(() => resolve(port));
-		});
-	});
-}
-
-export function reachable(url: string, timeoutMs = 1000): Promise<boolean> {
-	const { hostname, port } = new URL(url);
-	return new Promise((resolve) => {
-		const socket = net.connect({ host: hostname, port: Number(port) });
-		const done = (ok: boolean) => {
-			socket.destroy();
-			resolve(ok);
-		};
-		socket.setTimeout(timeoutMs, () => done(false));
-		socket.once("connect", () => done(true));
-		socket.once("error", () => done(false));
-	});
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -132,7 +105,7 @@ export async function startCluster(topology: Record<string, string>, dataDir: st
 	const processes: RegistryProcess[] = [];
 	const cleanup = async () => {
 		await Promise.all(processes.map((entry) => entry.stop()));
-		await removeNamespace(namespace);
+		await removeNamespace(namespace, { natsUrl: NATS_URL, redisUrl: REDIS_URL });
 	};
 	try {
 		// The gateway waits for accounts (readiness), the lookup for catalog: start the owners first.
@@ -146,39 +119,6 @@ export async function startCluster(topology: Record<string, string>, dataDir: st
 	const gateway = processes.find((entry) => entry.services.split(",").includes("api"));
 	if (!gateway) throw new Error("the topology has no gateway (api)");
 	return { namespace, processes, gateway, stop: cleanup };
-}
-
-async function removeNamespace(namespace: string): Promise<void> {
-	const connection = await connect({ servers: NATS_URL.replace("nats://", "") }).catch(() => null);
-	if (connection) {
-		try {
-			const manager = await connection.jetstreamManager();
-			const prefix = channelPrefix(namespace);
-			for await (const stream of manager.streams.list()) {
-				if (stream.config.name.includes(prefix) || stream.config.subjects?.some((subject) => subject.includes(prefix))) await manager.streams.delete(stream.config.name);
-			}
-		} catch {
-			// JetStream not enabled: nothing of this run is left there.
-		} finally {
-			await connection.close();
-		}
-	}
-	const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
-	try {
-		await redis.connect();
-		for (const pattern of [`registry-${namespace}*`, `*${namespace}*`]) {
-			let cursor = "0";
-			do {
-				const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 500);
-				cursor = next;
-				if (keys.length) await redis.del(...keys);
-			} while (cursor !== "0");
-		}
-	} catch {
-		// Redis gone: nothing to clean.
-	} finally {
-		redis.disconnect();
-	}
 }
 
 /** Runs one load in a separate process (bench/lib/load-client.ts). */

@@ -7,7 +7,6 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import Redis from "ioredis";
@@ -15,17 +14,7 @@ import { organizationKey } from "../../src/identifiers";
 import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
 import { basic, demoAuth } from "../support/registry";
 import { FREE_PROCESSES, LOOKUP, metricOf, Participants, pollUntil, qid, send, startSeededCluster, type Answer } from "./support";
-
-function freePort(): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const server = net.createServer();
-		server.once("error", reject);
-		server.listen(0, "127.0.0.1", () => {
-			const { port } = server.address() as net.AddressInfo;
-			server.close(() => resolve(port));
-		});
-	});
-}
+import { freePort } from "../../src/local-network";
 
 /** A private redis-server: no persistence of its own (SAVE is asked for explicitly when a test wants the data kept). */
 class PrivateRedis {

@@ -17,14 +17,14 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import globalSetup from "../support/global-setup";
 import { rawRequest } from "../support/raw-http";
 import { demoAccount, demoAuth, DEMO_SEED_FILE } from "../support/registry";
-import { seededRandom as random } from "../support/seeded-random";
+import { seededRandom as random } from "../../src/seeded-random";
+import { freePort } from "../../src/local-network";
 
 const SEED = 8_2026;
 const ROUNDS = 6;
@@ -56,17 +56,6 @@ let dataDir: string;
 let child: ChildProcess | undefined;
 let output: string[] = [];
 let url = "";
-
-function freePort(): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const server = net.createServer();
-		server.once("error", reject);
-		server.listen(0, "127.0.0.1", () => {
-			const { port } = server.address() as net.AddressInfo;
-			server.close(() => resolve(port));
-		});
-	});
-}
 
 async function startWriter(seed: boolean): Promise<void> {
 	const port = await freePort();

@@ -6,14 +6,12 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import Redis from "ioredis";
 import type { ServiceBroker } from "moleculer";
-import { connect } from "nats";
 import { createRegistryBroker } from "../../src/broker";
-import { channelPrefix } from "../../src/channels";
+import { freePort } from "../../src/local-network";
+import { removeNamespace } from "../../src/namespace-cleanup";
 import { NATS_URL, REDIS_URL } from "./servers";
 
 const ROOT = path.join(__dirname, "..", "..");
@@ -63,17 +61,6 @@ export const ONE_PROCESS_PER_SERVICE: Record<string, string> = {
 	accounts: "accounts",
 	audit: "audit",
 };
-
-function freePort(): Promise<number> {
-	return new Promise((resolve, reject) => {
-		const server = net.createServer();
-		server.once("error", reject);
-		server.listen(0, "127.0.0.1", () => {
-			const { port } = server.address() as net.AddressInfo;
-			server.close(() => resolve(port));
-		});
-	});
-}
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
 	const deadline = Date.now() + timeoutMs;
@@ -184,8 +171,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 		async stop() {
 			await Promise.all([...processes.values()].map((entry) => stopProcess(entry, "SIGTERM")));
 			await broker.stop().catch(() => undefined);
-			await removeJetStreamStreams(namespace);
-			await removeRedisKeys(namespace);
+			await removeNamespace(namespace, { natsUrl: NATS_URL, redisUrl: REDIS_URL });
 			fs.rmSync(dataRoot, { recursive: true, force: true });
 		},
 	};
@@ -201,40 +187,4 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 	const gateway = [...processes.values()].find((entry) => entry.services.split(",").includes("api"));
 	cluster.url = gateway ? `http://127.0.0.1:${gateway.port}` : "";
 	return cluster;
-}
-
-async function removeJetStreamStreams(namespace: string): Promise<void> {
-	const connection = await connect({ servers: NATS_URL.replace("nats://", "") }).catch(() => null);
-	if (!connection) return;
-	try {
-		const manager = await connection.jetstreamManager();
-		const prefix = channelPrefix(namespace);
-		for await (const stream of manager.streams.list()) {
-			const name = stream.config.name;
-			if (name.includes(prefix) || stream.config.subjects?.some((subject) => subject.includes(prefix))) await manager.streams.delete(name);
-		}
-	} catch {
-		// JetStream not enabled or already gone: nothing of this run is left.
-	} finally {
-		await connection.close();
-	}
-}
-
-async function removeRedisKeys(namespace: string): Promise<void> {
-	const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
-	try {
-		await redis.connect();
-		for (const pattern of [`registry-${namespace}*`, `*${namespace}*`]) {
-			let cursor = "0";
-			do {
-				const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 500);
-				cursor = next;
-				if (keys.length) await redis.del(...keys);
-			} while (cursor !== "0");
-		}
-	} catch {
-		// Redis gone: nothing to clean.
-	} finally {
-		redis.disconnect();
-	}
 }

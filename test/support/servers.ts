@@ -2,24 +2,10 @@
  * The real servers the distributed-mode tests use (NATS with JetStream on 4222, Redis on
  * 6379). In CI (CI=true) a missing server is a failure; elsewhere those suites skip and say so.
  */
-import net from "node:net";
+import { reachable } from "../../src/local-network";
 
 export const NATS_URL = process.env.TEST_NATS_URL ?? "nats://127.0.0.1:4222";
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
-
-export function reachable(url: string, timeoutMs = 1000): Promise<boolean> {
-	const { hostname, port } = new URL(url);
-	return new Promise((resolve) => {
-		const socket = net.connect({ host: hostname, port: Number(port) });
-		const done = (ok: boolean) => {
-			socket.destroy();
-			resolve(ok);
-		};
-		socket.setTimeout(timeoutMs, () => done(false));
-		socket.once("connect", () => done(true));
-		socket.once("error", () => done(false));
-	});
-}
 
 export async function distributedServersAvailable(): Promise<boolean> {
 	const [nats, redis] = await Promise.all([reachable(NATS_URL), reachable(REDIS_URL)]);

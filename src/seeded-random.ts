@@ -1,6 +1,6 @@
 /**
  * mulberry32: a small seeded PRNG, so that a randomised test (or a failing run of it) can be
- * replayed with the same seed.
+ * replayed with the same seed; the bench's data generator draws from it too.
  */
 export function seededRandom(seed: number): () => number {
 	let state = seed >>> 0;
