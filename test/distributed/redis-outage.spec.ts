@@ -128,9 +128,12 @@ function requestLoop(organizations: string[], phase: () => string) {
 		observations.push({ phase: at, what, answer: await request });
 	};
 	const run = async (worker: number) => {
-		while (!stopped) {
+		// Each worker walks every organization in turn, on a counter of its own: with one shared
+		// counter, two workers in step always read the same parity of it and looked up only every
+		// other organization (never the changing one, whose cached answer is awaited below).
+		for (let turn = worker; !stopped; turn++) {
 			round++;
-			const organization = organizations[(round + worker) % organizations.length];
+			const organization = organizations[turn % organizations.length];
 			await one(`lookup ${organization}`, send(lookupUrl(organization), { headers: { Accept: LOOKUP } }));
 			await one("catalog processes", send(`${cluster.url}/rest/api/processes?size=5&sort=title`, { headers: { Accept: "application/vnd.registry.processes.find.v1+json" } }));
 			await one("participants of sp1", send(`${cluster.url}/rest/api/participants?size=5`, { headers: { Accept: "application/vnd.registry.participants.find.v1+json", Authorization: sp1Auth } }));
