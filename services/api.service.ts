@@ -17,6 +17,7 @@ import packageJson from "../package.json";
 import { MemoryCounters, RedisCounters, type Counters } from "../src/counters";
 import { serveApiDocs } from "../src/api-docs";
 import { clientAddress, trustedProxies, type TrustedProxies } from "../src/client-address";
+import { CredentialCache } from "../src/credential-cache";
 import { answerClientError } from "../src/client-error";
 import { bodyError, classify, errorBody } from "../src/error-body";
 import { RegistryError, TypeMismatch, ValidationFailed } from "../src/errors";
@@ -270,15 +271,14 @@ const ApiService = {
 
 			const key = createHash("sha256").update(header).digest("base64");
 			const cached = this.credentials.get(key);
-			if (cached && cached.expiresAt > Date.now()) return cached.caller;
+			if (cached) return cached;
 
-			const caller = await ctx.call<Caller | null, { username: string; password: string }>("accounts.authenticate", { username, password });
+			const caller = await this.credentials.verify(key, () => ctx.call<Caller | null, { username: string; password: string }>("accounts.authenticate", { username, password }));
 			if (!caller) {
 				await this.throttle.recordFailure(username, address);
 				throw unauthorized("Bad credentials");
 			}
 			await this.throttle.recordSuccess(username);
-			this.credentials.set(key, { caller, expiresAt: Date.now() + envNumber("AUTH_CACHE_SECONDS") * 1000 });
 			return caller;
 		},
 
@@ -463,7 +463,7 @@ const ApiService = {
 	},
 
 	created(this: GatewayThis) {
-		this.credentials = new Map();
+		this.credentials = new CredentialCache<Caller>(() => envNumber("AUTH_CACHE_SECONDS") * 1000);
 		this.rateLimitPerMinute = Number(env("RATE_LIMIT")) || 0;
 		this.trustedProxies = trustedProxies(env("TRUST_PROXY"));
 		const redis = (this.broker.cacher as unknown as { client?: import("ioredis").default } | null)?.client;
@@ -533,7 +533,7 @@ interface GatewayThis {
 	inFlight: Set<http.ServerResponse>;
 	draining: boolean;
 	drain(timeoutMs: number): Promise<void>;
-	credentials: Map<string, { caller: Caller; expiresAt: number }>;
+	credentials: CredentialCache<Caller>;
 	counters: Counters;
 	trustedProxies: TrustedProxies;
 	throttle: LoginThrottle;

@@ -190,6 +190,22 @@ describe("authentication and roles (decisions §3)", () => {
 		expectErrorBody(response.body, 403, "AccessDeniedException", "/rest/api/processes");
 	});
 
+	test("concurrent requests with a credential not verified yet share one password verification (issue 7)", async () => {
+		// Each verification is an scrypt derivation (32 MiB, tens of ms): a burst of new connections
+		// must not pay one each. Counted by the gateway's own request metrics (local or remote call).
+		const verifications = async () =>
+			(await request(registry.url).get("/metrics")).text
+				.split("\n")
+				.filter((line) => line.startsWith("moleculer_request_total{") && line.includes('action="accounts.authenticate"'))
+				.reduce((sum, line) => sum + Number(line.split(" ").pop()), 0);
+		const before = await verifications();
+		const answers = await Promise.all(
+			Array.from({ length: 32 }, () => request(registry.url).get("/rest/api/processes").set("Accept", FIND_PROCESSES).set("Authorization", demoAuth("SERVICE_PROVIDER", 1))),
+		);
+		expect(answers.map((answer) => answer.status)).toEqual(Array(32).fill(200));
+		expect((await verifications()) - before).toBe(1);
+	});
+
 	test("repeated failed logins lock the username: 429 with Retry-After for right and wrong passwords, then recovery", async () => {
 		const authority = demoAuth("NETWORK_AUTHORITY");
 		const username = Buffer.from(authority.slice(6), "base64").toString().split(":")[0];
