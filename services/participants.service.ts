@@ -667,10 +667,14 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 
 		/** List items: provider always; processes when asked (one catalog call for the page). */
 		async answers(this: ParticipantsThis, docs: ParticipantDoc[], withProcesses: boolean): Promise<Participant[]> {
-			const [providers, processes] = await Promise.all([
-				this.providerResolver.resolve(docs.map((doc) => doc.serviceProvider)),
-				withProcesses ? this.processResolver.resolve(docs.flatMap((doc) => doc.processIds)) : Promise.resolve(null),
-			]);
+			const providerIds = docs.map((doc) => doc.serviceProvider);
+			const processIds = withProcesses ? docs.flatMap((doc) => doc.processIds) : null;
+			const knownProviders = this.providerResolver.known(providerIds);
+			const knownProcesses = processIds && this.processResolver.known(processIds);
+			const [providers, processes] =
+				knownProviders && (!processIds || knownProcesses)
+					? [knownProviders, knownProcesses]
+					: await Promise.all([this.providerResolver.resolve(providerIds), processIds ? this.processResolver.resolve(processIds) : Promise.resolve(null)]);
 			return docs.map((doc) => participantAnswer(doc, providers.get(doc.serviceProvider), processes ? processesOf(doc, processes) : undefined));
 		},
 

@@ -237,6 +237,18 @@ describe("cached resolver", () => {
 	});
 });
 
+describe("CachedResolver.known", () => {
+	it("answers only when every record is held, and never after a clear()", async () => {
+		const resolver = new CachedResolver<{ identifier: string }>(async (ids) => ids.map((identifier) => ({ identifier })));
+		expect(resolver.known(["a"])).toBeNull();
+		await resolver.resolve(["a", "b"]);
+		expect([...(resolver.known(["a", "b", "a"]) ?? new Map()).keys()]).toEqual(["a", "b"]);
+		expect(resolver.known(["a", "c"])).toBeNull();
+		resolver.clear();
+		expect(resolver.known(["a"])).toBeNull();
+	});
+});
+
 describe("keyed mutex", () => {
 	it("runs tasks of one key one at a time, in order, and keeps going after a failure", async () => {
 		const mutex = new KeyedMutex();
