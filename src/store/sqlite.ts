@@ -334,6 +334,11 @@ export class SqliteStore implements Store {
 	private flushScheduled = false;
 	private readonly collections = new Map<string, SqliteCollection<StoredDoc>>();
 	private closed = false;
+	/** Whether the open transaction is this turn's shared read (SqliteStore.read). */
+	private readOpen = false;
+	private readonly beginRead: Database.Statement;
+	private readonly commitRead: Database.Statement;
+	private readonly endReadAtTurnEnd = () => this.endRead();
 
 	constructor(file: string) {
 		this.location = file === ":memory:" || file === "" ? ":memory:" : path.resolve(file);
@@ -345,6 +350,8 @@ export class SqliteStore implements Store {
 		this.db.pragma("foreign_keys = OFF");
 		this.db.pragma("temp_store = MEMORY");
 		this.transactional = this.db.transaction((work: () => unknown) => work());
+		this.beginRead = this.db.prepare("BEGIN");
+		this.commitRead = this.db.prepare("COMMIT");
 		if (this.location !== ":memory:") {
 			// Checkpoints run on the checkpointer's thread; this connection's own is only a backstop.
 			this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
@@ -355,7 +362,44 @@ export class SqliteStore implements Store {
 
 	/** @internal Runs `work` in one transaction (a savepoint when one is open already). */
 	transaction<R>(work: () => R): R {
+		this.endRead();
 		return this.transactional(work) as R;
+	}
+
+	/**
+	 * @internal Every read of the store runs here: the reads of one event-loop turn share ONE
+	 * read transaction, opened by the first and committed when the turn ends (or before any
+	 * write, whichever comes first). Inside a transaction already open (a write group's, or
+	 * this turn's read), `work` simply runs in it.
+	 *
+	 * Why: an autocommit read is a transaction of its own, and in WAL mode each one costs
+	 * three system calls (two fcntl() locks on the -shm file and a stat() of the WAL) on top
+	 * of its page reads. On this machine's kind (a VM with page-table isolation) a system
+	 * call costs ~3 µs and cools the caches, so they were most of a unique-key read
+	 * inside the server. Under load one turn answers ~10 requests (docs/performance.md
+	 * "Reads"). A read in a shared transaction sees the store as of the turn's first read,
+	 * never older than the last write this process acknowledged: writes end it first.
+	 */
+	read<R>(work: () => R): R {
+		this.checkOpen();
+		if (!this.db.inTransaction) {
+			this.beginRead.run();
+			this.readOpen = true;
+			setImmediate(this.endReadAtTurnEnd);
+		}
+		return work();
+	}
+
+	/** @internal Commits this turn's read transaction, if one is open (before any write or close). */
+	endRead(): void {
+		if (!this.readOpen) return;
+		this.readOpen = false;
+		if (this.db.inTransaction) this.commitRead.run();
+	}
+
+	/** @internal In a transaction a write may join: a write group's, never a turn's read. */
+	get inWriteTransaction(): boolean {
+		return this.db.inTransaction && !this.readOpen;
 	}
 
 	/**
@@ -484,6 +528,7 @@ export class SqliteStore implements Store {
 
 	async close(): Promise<void> {
 		if (this.closed) return;
+		this.endRead();
 		this.flush(); // writes queued in this turn are committed, not lost
 		this.closed = true;
 		this.statements.clear();
@@ -529,6 +574,9 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 		ftsDelete?: string;
 	};
 
+	/** findOne's statements by the field names of a plain-values filter (null: not such a filter). */
+	private readonly equalityLookups = new Map<string, { sql: string; fields: ResolvedField[] } | null>();
+
 	constructor(private readonly store: SqliteStore, model: ResolvedModel) {
 		this.model = model;
 		this.spec = model.spec;
@@ -561,6 +609,7 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 	ensureSchema(): void {
 		const db = this.store.db;
 		const name = this.model.spec.collection;
+		this.store.endRead();
 		db.transaction(() => {
 			const meta = db.prepare(`SELECT spec, fingerprint FROM __store_meta WHERE collection = ?`).get(name) as { spec: string; fingerprint: string } | undefined;
 			const exists = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(name) !== undefined;
@@ -763,7 +812,7 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 	private atomically<R>(fn: () => R): R {
 		this.store.checkOpen();
 		try {
-			return this.store.db.inTransaction ? fn() : this.store.transaction(fn);
+			return this.store.inWriteTransaction ? fn() : this.store.transaction(fn);
 		} catch (error) {
 			throw this.translate(error);
 		}
@@ -924,19 +973,56 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 	async get(identifier: string): Promise<T | null> {
 		this.store.checkOpen();
 		if (typeof identifier !== "string") return null;
-		const row = this.store.stmt(this.sql.get).get(identifier) as { version: number; body: string } | undefined;
+		const row = this.store.read(() => this.store.stmt(this.sql.get).get(identifier)) as { version: number; body: string } | undefined;
 		return row ? this.parse(identifier, row) : null;
 	}
 
 	async getMany(identifiers: string[]): Promise<T[]> {
 		this.store.checkOpen();
 		const unique = [...new Set((identifiers ?? []).filter((identifier) => typeof identifier === "string"))];
-		return this.store.transaction(() => this.read(unique));
+		return this.store.read(() => this.read(unique));
 	}
 
 	async findOne(filter: Filter): Promise<T | null> {
-		const [first] = await this.find({ filter, limit: 1 });
-		return first ?? null;
+		const lookup = this.equalityLookup(filter);
+		if (!lookup) {
+			const [first] = await this.find({ filter, limit: 1 });
+			return first ?? null;
+		}
+		this.store.checkOpen();
+		const params = lookup.fields.map((field) => bindable(filterValue(field, (filter as Record<string, string | number | boolean>)[field.name])));
+		const row = this.store.read(() => this.store.stmt(lookup.sql).get(params)) as { identifier: string; version: number; body: string } | undefined;
+		return row ? this.parse(row.identifier, row) : null;
+	}
+
+	/**
+	 * findOne by plain values of scalar fields (a unique key: the authenticated read, most reads
+	 * before a write): the statement find() would build, made once per set of field names
+	 * instead of parsing the filter and writing its SQL on every call. Anything else (null, an
+	 * operator, an array field, an undeclared field) is find()'s, errors included.
+	 */
+	private equalityLookup(filter: Filter): { sql: string; fields: ResolvedField[] } | null {
+		if (filter === null || typeof filter !== "object" || Array.isArray(filter)) return null;
+		const names = Object.keys(filter);
+		for (const name of names) {
+			const value = (filter as Record<string, unknown>)[name];
+			if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") return null;
+		}
+		const shape = names.join("\u0000");
+		let lookup = this.equalityLookups.get(shape);
+		if (lookup === undefined) {
+			const fields = names.map((name) => this.model.fields.get(name));
+			lookup =
+				names.length > 0 && fields.every((field) => field !== undefined && field.kind !== "stringArray")
+					? {
+							fields: fields as ResolvedField[],
+							sql: `SELECT t.identifier AS identifier, t.version AS version, t.body AS body FROM ${this.table} t WHERE ${(fields as ResolvedField[]).map((field) => `t.${q(field.column)} = ?`).join(" AND ")} ORDER BY t.identifier ASC LIMIT 1`,
+						}
+					: null;
+			// Filter shapes are written in the services' code, a handful per collection.
+			if (this.equalityLookups.size < 64) this.equalityLookups.set(shape, lookup);
+		}
+		return lookup;
 	}
 
 	async find(query: Query): Promise<T[]> {
@@ -953,13 +1039,13 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 			// pages: where SQLite must sort the matches (a word query, a filter sorted by another
 			// column) one statement carries every match's body through the sort, not just the page's.
 			const sql = `SELECT t.identifier AS identifier, t.version AS version, t.body AS body FROM ${this.table} t${where.sql} ORDER BY ${order} LIMIT +?`;
-			const rows = this.store.stmt(sql).all([...where.params, limit ?? -1]) as Array<{ identifier: string; version: number; body: string }>;
+			const rows = this.store.read(() => this.store.stmt(sql).all([...where.params, limit ?? -1])) as Array<{ identifier: string; version: number; body: string }>;
 			return rows.map((row) => this.parse(row.identifier, row));
 		}
 		// Deeper pages: phase 1 walks the (covering) sort index for identifiers only, so the rows
 		// skipped by OFFSET are never read; phase 2 reads the page's bodies, in the same snapshot.
 		const sql = `SELECT t.identifier AS identifier FROM ${this.table} t${where.sql} ORDER BY ${order} LIMIT +? OFFSET +?`;
-		return this.store.transaction(() => {
+		return this.store.read(() => {
 			const rows = this.store.stmt(sql).all([...where.params, limit ?? -1, offset]) as Array<{ identifier: string }>;
 			return this.read(rows.map((row) => row.identifier));
 		});
@@ -973,9 +1059,9 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 			// Words alone: every FTS row is one stored row (written and removed in the same
 			// transaction), so the FTS index counts them without visiting a row per match.
 			const match = where.params[where.params.length - 1];
-			return (this.store.stmt(`SELECT count(*) AS n FROM ${this.fts} WHERE ${this.fts} MATCH ?`).get(match) as { n: number }).n;
+			return (this.store.read(() => this.store.stmt(`SELECT count(*) AS n FROM ${this.fts} WHERE ${this.fts} MATCH ?`).get(match)) as { n: number }).n;
 		}
-		const row = this.store.stmt(`SELECT count(*) AS n FROM ${this.table} t${where.sql}`).get(where.params) as { n: number };
+		const row = this.store.read(() => this.store.stmt(`SELECT count(*) AS n FROM ${this.table} t${where.sql}`).get(where.params)) as { n: number };
 		return row.n;
 	}
 
@@ -997,7 +1083,7 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 		let first = true;
 		while (remaining > 0) {
 			const size = Math.min(PAGE, remaining);
-			const page = this.store.transaction(() => {
+			const page = this.store.read(() => {
 				let sql: string;
 				let params: Bindable[];
 				if (last === undefined) {

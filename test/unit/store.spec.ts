@@ -6,6 +6,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { DuplicateKey, StaleVersion } from "../../src/errors";
+import Database from "better-sqlite3";
 import { ServiceBroker } from "moleculer";
 import { DbMixin, type DbService } from "../../mixins/db.mixin";
 import { MongoStore, SqliteStore, createStore } from "../../src/store";
@@ -187,6 +188,33 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 					{ kind: "insert", collection: spec.collection, doc: person("p6", { name: "Where House", age: 61, country: "NO", active: false, tags: ["x"], since: "2019-12-31" }) },
 					{ kind: "insert", collection: spec.collection, doc: person("p7", { name: "BØRGE bo", age: 18, country: "IS", tags: ["AP", "x"], since: "2024-01-01" }) },
 				]);
+			});
+
+			test("findOne answers what a find of one would: the first match by identifier, for any kind of filter", async () => {
+				const filters: Array<Record<string, unknown>> = [
+					{ country: "NO" },
+					{ country: "no" },
+					{ name: "ORACLE CORP" },
+					{ name: "børge BO", country: "IS" },
+					{ age: 35 },
+					{ age: "35" },
+					{ active: false },
+					{ active: false, country: "NO" },
+					{ identifier: "p4" },
+					{ country: "NO", age: 99 },
+					{ since: null },
+					{ tags: "AP" },
+					{ country: { in: ["SE", "DK"] } },
+					{},
+				];
+				for (const filter of filters) {
+					const [first] = await people.find({ filter: filter as never, limit: 1 });
+					expect({ filter, found: (await people.findOne(filter as never))?.identifier ?? null }).toEqual({ filter, found: first?.identifier ?? null });
+				}
+				// The same errors as find's, however often a shape was asked before.
+				await expect(people.findOne({ nope: "x" } as never)).rejects.toThrow(/undeclared field/);
+				await expect(people.findOne({ age: "old" } as never)).rejects.toThrow(/not a number/);
+				await expect(people.findOne({ age: "old" } as never)).rejects.toThrow(/not a number/);
 			});
 
 			test("filters: eq (case-insensitive when declared), in, ranges, ne, stringArray contains", async () => {
@@ -595,6 +623,68 @@ describe("DbMixin", () => {
 			if (previous.MONGO_URI !== undefined) process.env.MONGO_URI = previous.MONGO_URI;
 		}
 		expect(await store!.ping()).toBe(false);
+	});
+});
+
+describe("SQLite reads of one event-loop turn share a read transaction", () => {
+	const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+	test("a write in a turn whose reads opened a transaction is committed, for another connection, when it resolves", async () => {
+		const file = path.join(tempDir(), "reads.db");
+		const store = new SqliteStore(file);
+		const outside = new Database(file, { readonly: true });
+		try {
+			const people = await store.collection<Person>(peopleSpec("reads"));
+			await people.insert(person("r1"));
+			await nextTurn();
+			const countOutside = () => (outside.prepare("SELECT count(*) AS n FROM people_reads").get() as { n: number }).n;
+			expect(countOutside()).toBe(1);
+			// Same turn: a read opens the shared transaction, then a write is queued behind it.
+			const read = people.get("r1");
+			expect(store.db.inTransaction).toBe(true);
+			const written = people.insert(person("r2"));
+			expect(await read).toMatchObject({ identifier: "r1" });
+			await written;
+			expect(countOutside()).toBe(2);
+			expect(await people.get("r2")).toMatchObject({ identifier: "r2" });
+			await nextTurn();
+			expect(store.db.inTransaction).toBe(false);
+			// The other order: a write queued first (its commit waits for the turn's end), then a
+			// read opens the shared transaction; the write must not commit inside the read's.
+			const writtenFirst = people.insert(person("r3"));
+			const readAfter = people.get("r1");
+			expect(store.db.inTransaction).toBe(true);
+			await Promise.all([writtenFirst, readAfter]);
+			expect(countOutside()).toBe(3);
+			await nextTurn();
+			expect(store.db.inTransaction).toBe(false);
+		} finally {
+			outside.close();
+			await store.close();
+		}
+	});
+
+	test("reads of a later turn see what another connection committed; nothing stays open between turns", async () => {
+		const file = path.join(tempDir(), "reads-other.db");
+		const store = new SqliteStore(file);
+		const other = new Database(file);
+		try {
+			const people = await store.collection<Person>(peopleSpec("other"));
+			await people.insert(person("o1"));
+			expect(await people.count()).toBe(1);
+			await nextTurn();
+			expect(store.db.inTransaction).toBe(false);
+			// Another connection can write: the store holds no lock between turns.
+			other.prepare("UPDATE people_other SET version = version + 1 WHERE identifier = ?").run("o1");
+			expect((await people.get("o1"))?.version).toBe(2);
+			// Reads and a synchronous batch in one turn: the batch is its own committed transaction.
+			expect(await people.count()).toBe(1);
+			await store.batch([{ kind: "insert", collection: "people_other", doc: person("o2") }]);
+			expect((other.prepare("SELECT count(*) AS n FROM people_other").get() as { n: number }).n).toBe(2);
+		} finally {
+			other.close();
+			await store.close();
+		}
 	});
 });
 
