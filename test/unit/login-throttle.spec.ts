@@ -34,6 +34,28 @@ describe("failed-login throttling (decisions §3)", () => {
 		await throttle.recordFailure("alice", "a");
 		expect(await throttle.retryAfter("alice", "b")).toBe(0);
 	});
+
+	test("under a sustained attack the lockout stays at its maximum: the level is forgotten after a quiet spell since the last lockout, not the first", async () => {
+		jest.useFakeTimers({ now: new Date("2026-11-24T00:00:00Z") });
+		try {
+			const throttle = new LoginThrottle(new MemoryCounters(), settings);
+			const waits: number[] = [];
+			// Lockouts of 300, 600, 1200, 2400, 3600, 3600, 3600 s: 3 h 20 min, longer than the level's 2 h.
+			for (let lockout = 0; lockout < 7; lockout++) {
+				for (let attempt = 0; attempt < settings.userMaxFailures; attempt++) await throttle.recordFailure("mallory", `10.9.${lockout}.${attempt}`);
+				const wait = await throttle.retryAfter("mallory", "10.9.255.1");
+				waits.push(wait);
+				jest.advanceTimersByTime(wait * 1000 + 1000);
+			}
+			expect(waits).toEqual([300, 600, 1200, 2400, 3600, 3600, 3600]);
+			// A quiet spell of twice the longest lockout: the next lockout is the first one again.
+			jest.advanceTimersByTime(settings.maxLockoutSeconds * 2 * 1000 + 1000);
+			for (let attempt = 0; attempt < settings.userMaxFailures; attempt++) await throttle.recordFailure("mallory", `10.8.0.${attempt}`);
+			expect(await throttle.retryAfter("mallory", "10.9.255.1")).toBe(300);
+		} finally {
+			jest.useRealTimers();
+		}
+	});
 });
 
 describe("per-caller rate limit", () => {
