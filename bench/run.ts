@@ -319,88 +319,66 @@ function findPaths(work: Workload, count: number): Record<"deep" | "middle" | "w
 
 const findHeadersOf = (work: Workload) => ({ accept: "application/vnd.registry.participants.find.v1+json", authorization: work.adminAuth });
 
+/** The one-process figures at the large data set: start, lookup, authenticated read, finds, RSS. */
 async function runOneProcess(options: Options, data: Sizes, work: Workload, want: (name: string) => boolean): Promise<void> {
 	const lookupHeaders = { accept: LOOKUP_ACCEPT };
-	const findHeaders = findHeadersOf(work);
-	const largePaths = work.lookupPaths(options.large);
-	const latencies: Record<string, Record<string, LatencyResult>> = {};
-	let baseline: BaselineServer | null = null;
+	const count = options.large;
+	const paths = work.lookupPaths(count);
+	const size = count.toLocaleString("en-US");
 
-	// Prime both data sets once (schema changes are applied, the files are in the page cache):
+	// Prime the data set once (schema changes are applied, the files are in the page cache):
 	// the start time measured is the registry's, not the first read of a cold disk.
-	for (const dir of [data.large, data.small]) await (await startRegistry("prime", ONE_PROCESS_ENV(dir))).stop();
+	await (await startRegistry("prime", ONE_PROCESS_ENV(data.large))).stop();
 
+	note(`one process, ${size} participants (${data.large})`);
+	const registry = await startRegistry("one-process", ONE_PROCESS_ENV(data.large));
+	let baseline: BaselineServer | null = null;
 	try {
-		for (const [label, dir, count, paths] of [["100k", data.large, options.large, largePaths]] as const) {
-			note(`one process, ${count.toLocaleString("en-US")} participants (${dir})`);
-			const registry = await startRegistry(`one-process-${label}`, ONE_PROCESS_ENV(dir));
-			try {
-				const pid = registry.child.pid as number;
-				const rssStarted = await idleRss(registry, 1000);
-				if (label === "100k" && want("memory")) report({ name: `start to ready, ${count.toLocaleString("en-US")} participants`, value: registry.readyMs, unit: "ms", target: "< 5000 ms", pass: registry.readyMs < 5000 });
-				if (!baseline) {
-					const answer = await capture(registry.url, largePaths[0], lookupHeaders);
-					baseline = await startBaseline(answer);
-					console.log(`    baseline answers ${answer.body.length} bytes with ${answer.headers.length} headers`);
-				}
-				const baseLatency = label === "100k" ? await latency(options, baseline.url, paths, lookupHeaders) : null;
-				latencies[label] = {};
+		const pid = registry.child.pid as number;
+		const rssStarted = await idleRss(registry, 1000);
+		if (want("memory")) report({ name: `start to ready, ${size} participants`, value: registry.readyMs, unit: "ms", target: "< 5000 ms", pass: registry.readyMs < 5000 });
+		const answer = await capture(registry.url, paths[0], lookupHeaders);
+		baseline = await startBaseline(answer);
+		console.log(`    baseline answers ${answer.body.length} bytes with ${answer.headers.length} headers`);
+		const baseLatency = await latency(options, baseline.url, paths, lookupHeaders);
 
-				if (want("lookup")) {
-					await warmEvery(registry.url, paths, lookupHeaders);
-					if (label === "100k") {
-						const comparison = await compare(options, baseline, registry.url, paths, lookupHeaders, pid);
-						report(ratioFigure("lookup, one process", comparison, 0.6, { maxP99: 10 }));
-					}
-					latencies[label].lookup = await latency(options, registry.url, paths, lookupHeaders);
-					if (baseLatency) {
-						const lookup = latencies[label].lookup;
-						report({ name: "lookup latency, one client, 100k", value: lookup.p50, unit: "ms", ratio: baseLatency.p50 / lookup.p50, detail: `p50; p99 ${lookup.p99.toFixed(2)} ms; baseline p50 ${baseLatency.p50.toFixed(3)} ms` });
-					}
-				}
+		if (want("lookup")) {
+			await warmEvery(registry.url, paths, lookupHeaders);
+			report(ratioFigure("lookup, one process", await compare(options, baseline, registry.url, paths, lookupHeaders, pid), 0.6, { maxP99: 10 }));
+			const lookup = await latency(options, registry.url, paths, lookupHeaders);
+			report({ name: "lookup latency, one client, 100k", value: lookup.p50, unit: "ms", ratio: baseLatency.p50 / lookup.p50, detail: `p50; p99 ${lookup.p99.toFixed(2)} ms; baseline p50 ${baseLatency.p50.toFixed(3)} ms` });
+		}
 
-				if (want("auth") && label === "100k" && baseline) {
-					const readHeaders = { accept: "application/vnd.registry.participants.get.v1+json", authorization: work.sp1Auth };
-					const readPaths = work.readPaths(count);
-					await runLoad({ url: registry.url, connections: 64, duration: 2, headers: readHeaders, plan: { kind: "paths", paths: readPaths } });
-					const comparison = await compare(options, baseline, registry.url, readPaths, readHeaders, pid);
-					report(ratioFigure("authenticated read (sp1), one process", comparison, 0.4));
-				}
+		if (want("auth")) {
+			const readHeaders = { accept: "application/vnd.registry.participants.get.v1+json", authorization: work.sp1Auth };
+			const readPaths = work.readPaths(count);
+			await runLoad({ url: registry.url, connections: 64, duration: 2, headers: readHeaders, plan: { kind: "paths", paths: readPaths } });
+			report(ratioFigure("authenticated read (sp1), one process", await compare(options, baseline, registry.url, readPaths, readHeaders, pid), 0.4));
+		}
 
-				if (want("finds")) {
-					const paths = findPaths(work, count);
-					for (const [kind, list] of Object.entries(paths)) {
-						if (kind === "middle" && label !== "100k") continue;
-						const result = await latency(options, registry.url, list, findHeaders);
-						if (result.non2xx > 0) console.log(`    ! find ${kind}: ${JSON.stringify(result.statusCodes)}`);
-						latencies[label][`find-${kind}`] = result;
-					}
-					if (label === "100k") {
-						const names: Record<string, string> = {
-							deep: "find, sorted page 251 (offset 5,000), 100k",
-							middle: `find, sorted middle page (offset ${(Math.floor(count / 2 / 20) * 20).toLocaleString("en-US")}), 100k`,
-							word: "find, name-word query, 100k",
-							number: "find, organization-number query, 100k",
-						};
-						for (const [kind, name] of Object.entries(names)) {
-							const result = latencies[label][`find-${kind}`];
-							report({ name, value: result.p50, unit: "ms", target: "p50 < 50 ms", pass: result.p50 < 50 && result.non2xx === 0, detail: `p50; p90 ${result.p90.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, ${result.count} requests, one client` });
-						}
-					}
-				}
-
-				if (want("memory") && label === "100k") {
-					const rss = await idleRss(registry);
-					report({ name: `RSS holding ${count.toLocaleString("en-US")} participants`, value: mb(rss), unit: "MB", target: "< 300 MB", pass: mb(rss) < 300, detail: `after the loads above (every organization's answer cached); ${mb(rssStarted).toFixed(0)} MB right after start` });
-				}
-			} finally {
-				await registry.stop();
+		if (want("finds")) {
+			const finds = findPaths(work, count);
+			const names: Record<keyof typeof finds, string> = {
+				deep: "find, sorted page 251 (offset 5,000), 100k",
+				middle: `find, sorted middle page (offset ${(Math.floor(count / 2 / 20) * 20).toLocaleString("en-US")}), 100k`,
+				word: "find, name-word query, 100k",
+				number: "find, organization-number query, 100k",
+			};
+			for (const kind of Object.keys(names) as Array<keyof typeof finds>) {
+				const result = await latency(options, registry.url, finds[kind], findHeadersOf(work));
+				if (result.non2xx > 0) console.log(`    ! find ${kind}: ${JSON.stringify(result.statusCodes)}`);
+				report({ name: names[kind], value: result.p50, unit: "ms", target: "p50 < 50 ms", pass: result.p50 < 50 && result.non2xx === 0, detail: `p50; p90 ${result.p90.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, ${result.count} requests, one client` });
 			}
+		}
+
+		if (want("memory")) {
+			const rss = await idleRss(registry);
+			report({ name: `RSS holding ${size} participants`, value: mb(rss), unit: "MB", target: "< 300 MB", pass: mb(rss) < 300, detail: `after the loads above (every organization's answer cached); ${mb(rssStarted).toFixed(0)} MB right after start` });
 		}
 	} finally {
 		await baseline?.stop();
+		await registry.stop();
 	}
-
 }
 
 /** One-client rounds per size and kind in the growth figures. */

@@ -7,8 +7,12 @@
 import type Redis from "ioredis";
 
 export interface Counters {
-	/** Adds one and returns the new count; the key expires ttlSeconds after its first increment. */
-	increment(key: string, ttlSeconds: number): Promise<number>;
+	/**
+	 * Adds one and returns the new count. The key expires ttlSeconds after its first increment
+	 * (a window of counted events), or with `"latest"` after its latest one (forgotten after a
+	 * quiet spell).
+	 */
+	increment(key: string, ttlSeconds: number, expiresAfter?: "first" | "latest"): Promise<number>;
 	/** Value (a number) or null. */
 	read(key: string): Promise<number | null>;
 	/** Seconds until the key expires, or 0. */
@@ -42,11 +46,12 @@ export class MemoryCounters implements Counters {
 		for (const [key, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(key);
 	}
 
-	async increment(key: string, ttlSeconds: number): Promise<number> {
+	async increment(key: string, ttlSeconds: number, expiresAfter: "first" | "latest" = "first"): Promise<number> {
 		this.sweep();
 		const entry = this.live(key);
 		if (entry) {
 			entry.value += 1;
+			if (expiresAfter === "latest") entry.expiresAt = Date.now() + ttlSeconds * 1000;
 			return entry.value;
 		}
 		this.entries.set(key, { value: 1, expiresAt: Date.now() + ttlSeconds * 1000 });
@@ -88,10 +93,11 @@ export class RedisCounters implements Counters {
 		}
 	}
 
-	increment(key: string, ttlSeconds: number): Promise<number> {
+	increment(key: string, ttlSeconds: number, expiresAfter: "first" | "latest" = "first"): Promise<number> {
 		return this.guard(0, async () => {
 			const full = this.prefix + key;
-			const results = await this.redis.multi().incr(full).expire(full, ttlSeconds, "NX").exec();
+			const transaction = this.redis.multi().incr(full);
+			const results = await (expiresAfter === "latest" ? transaction.expire(full, ttlSeconds) : transaction.expire(full, ttlSeconds, "NX")).exec();
 			return Number(results?.[0]?.[1] ?? 0);
 		});
 	}

@@ -42,11 +42,9 @@ export class LoginThrottle {
 		const failures = await this.counters.increment(`fail:user:${userKey}`, settings.windowSeconds);
 		if (failures >= settings.userMaxFailures) {
 			// The level remembers earlier lockouts so the wait doubles; it is forgotten after a quiet
-			// spell of twice the longest lockout since the LAST lockout (written again each time):
-			// counted from the first, a sustained attack fell back to the shortest lockout.
-			const levelKey = `level:user:${userKey}`;
-			const level = await this.counters.increment(levelKey, settings.maxLockoutSeconds * 2);
-			await this.counters.write(levelKey, level, settings.maxLockoutSeconds * 2);
+			// spell of twice the longest lockout since the LAST lockout: counted from the first, a
+			// sustained attack fell back to the shortest lockout.
+			const level = await this.counters.increment(`level:user:${userKey}`, settings.maxLockoutSeconds * 2, "latest");
 			const seconds = Math.min(settings.lockoutSeconds * 2 ** Math.max(0, level - 1), settings.maxLockoutSeconds);
 			await this.counters.write(`lock:user:${userKey}`, 1, seconds);
 			await this.counters.remove(`fail:user:${userKey}`);

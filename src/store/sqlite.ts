@@ -253,6 +253,11 @@ export function queryWords(words: string[] | undefined): string[][] | null {
 	return phrases;
 }
 
+/** ORDER BY text for sort keys (of the table aliased `t`). */
+function orderBy(keys: Array<{ field: ResolvedField; descending: boolean }>): string {
+	return keys.map((key) => `t.${q(key.field.column)} ${key.descending ? "DESC" : "ASC"}`).join(", ");
+}
+
 /** Sort keys (validated, deduplicated) followed by the `identifier asc` tie-breaker. */
 export function sortKeys(model: ResolvedModel, sort: SortKey[] | undefined): Array<{ field: ResolvedField; descending: boolean }> {
 	const keys: Array<{ field: ResolvedField; descending: boolean }> = [];
@@ -376,8 +381,8 @@ export class SqliteStore implements Store {
 	 * three system calls (two fcntl() locks on the -shm file and a stat() of the WAL) on top
 	 * of its page reads. On this machine's kind (a VM with page-table isolation) a system
 	 * call costs ~3 µs and cools the caches, so they were most of a unique-key read
-	 * inside the server. Under load one turn answers ~10 requests (docs/performance.md
-	 * "Reads"). A read in a shared transaction sees the store as of the turn's first read,
+	 * inside the server. Under load one turn answers ~30 requests (docs/performance.md
+	 * "Third round", item 13). A read in a shared transaction sees the store as of the turn's first read,
 	 * never older than the last write this process acknowledged: writes end it first.
 	 */
 	read<R>(work: () => R): R {
@@ -609,8 +614,7 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 	ensureSchema(): void {
 		const db = this.store.db;
 		const name = this.model.spec.collection;
-		this.store.endRead();
-		db.transaction(() => {
+		this.store.transaction(() => {
 			const meta = db.prepare(`SELECT spec, fingerprint FROM __store_meta WHERE collection = ?`).get(name) as { spec: string; fingerprint: string } | undefined;
 			const exists = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(name) !== undefined;
 			if (exists && meta?.fingerprint === this.model.fingerprint) {
@@ -628,7 +632,7 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 				JSON.stringify(this.model.spec),
 				this.model.fingerprint,
 			);
-		})();
+		});
 	}
 
 	private createTables(): void {
@@ -991,6 +995,7 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 		}
 		this.store.checkOpen();
 		const params = lookup.fields.map((field) => bindable(filterValue(field, (filter as Record<string, string | number | boolean>)[field.name])));
+		params.push(1);
 		const row = this.store.read(() => this.store.stmt(lookup.sql).get(params)) as { identifier: string; version: number; body: string } | undefined;
 		return row ? this.parse(row.identifier, row) : null;
 	}
@@ -1016,7 +1021,7 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 				names.length > 0 && fields.every((field) => field !== undefined && field.kind !== "stringArray")
 					? {
 							fields: fields as ResolvedField[],
-							sql: `SELECT t.identifier AS identifier, t.version AS version, t.body AS body FROM ${this.table} t WHERE ${(fields as ResolvedField[]).map((field) => `t.${q(field.column)} = ?`).join(" AND ")} ORDER BY t.identifier ASC LIMIT 1`,
+							sql: this.firstMatchesSql(` WHERE ${(fields as ResolvedField[]).map((field) => `t.${q(field.column)} = ?`).join(" AND ")}`, orderBy(sortKeys(this.model, undefined))),
 						}
 					: null;
 			// Filter shapes are written in the services' code, a handful per collection.
@@ -1025,21 +1030,25 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 		return lookup;
 	}
 
+	/** The first matches of a WHERE clause (with its leading " WHERE ", or ""), bodies included, in one statement; binds the limit last. */
+	private firstMatchesSql(whereSql: string, order: string): string {
+		return `SELECT t.identifier AS identifier, t.version AS version, t.body AS body FROM ${this.table} t${whereSql} ORDER BY ${order} LIMIT +?`;
+	}
+
 	async find(query: Query): Promise<T[]> {
 		this.store.checkOpen();
 		const { offset, limit } = pageBounds(query ?? {});
 		const where = this.where(query?.filter, query?.words);
 		if (!where || limit === 0) return [];
 		const keys = sortKeys(this.model, query?.sort);
-		const order = keys.map((key) => `t.${q(key.field.column)} ${key.descending ? "DESC" : "ASC"}`).join(", ");
+		const order = orderBy(keys);
 		// `LIMIT +? OFFSET +?`, never a bare `LIMIT ?`: SQLite takes a bare bound LIMIT as a
 		// planning hint and then re-prepares the statement on every run (half its cost).
 		if (offset === 0 && limit === 1) {
 			// findOne (a unique key, a first match): one statement, a snapshot by itself. Not for
 			// pages: where SQLite must sort the matches (a word query, a filter sorted by another
 			// column) one statement carries every match's body through the sort, not just the page's.
-			const sql = `SELECT t.identifier AS identifier, t.version AS version, t.body AS body FROM ${this.table} t${where.sql} ORDER BY ${order} LIMIT +?`;
-			const rows = this.store.read(() => this.store.stmt(sql).all([...where.params, limit ?? -1])) as Array<{ identifier: string; version: number; body: string }>;
+			const rows = this.store.read(() => this.store.stmt(this.firstMatchesSql(where.sql, order)).all([...where.params, limit ?? -1])) as Array<{ identifier: string; version: number; body: string }>;
 			return rows.map((row) => this.parse(row.identifier, row));
 		}
 		// Deeper pages: phase 1 walks the (covering) sort index for identifiers only, so the rows
@@ -1076,7 +1085,7 @@ class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 		const where = this.where(query?.filter, query?.words);
 		if (!where || limit === 0) return;
 		const keys = sortKeys(this.model, query?.sort);
-		const order = keys.map((key) => `t.${q(key.field.column)} ${key.descending ? "DESC" : "ASC"}`).join(", ");
+		const order = orderBy(keys);
 		const select = `SELECT ${keys.map((key, i) => `t.${q(key.field.column)} AS k${i}`).join(", ")} FROM ${this.table} t`;
 		let remaining = limit ?? Infinity;
 		let last: Bindable[] | undefined;

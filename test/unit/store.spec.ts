@@ -674,7 +674,7 @@ describe("SQLite reads of one event-loop turn share a read transaction", () => {
 			expect(await people.count()).toBe(1);
 			await nextTurn();
 			expect(store.db.inTransaction).toBe(false);
-			// Another connection can write: the store holds no lock between turns.
+			// Another connection commits between turns: the next turn's read sees it (no snapshot kept).
 			other.prepare("UPDATE people_other SET version = version + 1 WHERE identifier = ?").run("o1");
 			expect((await people.get("o1"))?.version).toBe(2);
 			// Reads and a synchronous batch in one turn: the batch is its own committed transaction.
