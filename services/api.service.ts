@@ -25,6 +25,7 @@ import { readiness } from "../src/health";
 import { jsonDepthExceeds, longArrayPath, MAX_ARRAY_ITEMS, MAX_JSON_DEPTH } from "../src/json-depth";
 import { LoginThrottle, rateLimitWait } from "../src/login-throttle";
 import { answerFromMemory, type MemoryLookup } from "../src/lookup-fast-path";
+import { answerParticipantRead, participantReadOf, type HeldParticipantReads, type ParticipantRead } from "../src/participant-read-fast-path";
 import { prometheusFormatter } from "../src/metrics";
 import type { Caller } from "../src/model";
 import {
@@ -58,6 +59,17 @@ type Request = http.IncomingMessage & {
 	body?: unknown;
 };
 type Response = http.ServerResponse;
+
+/** A Basic credential past the login throttle (see `credentialOf`). */
+interface Credential {
+	username: string;
+	password: string;
+	address: string;
+	/** The credentials cache's key for it. */
+	key: string;
+	/** Its caller when verified recently. */
+	cached: Caller | undefined;
+}
 
 interface GatewayMeta {
 	user?: Caller | null;
@@ -264,15 +276,10 @@ const ApiService = {
 		async authenticate(this: GatewayThis, ctx: Context<unknown, GatewayMeta>, _route: unknown, req: Request): Promise<Caller | null> {
 			const header = req.headers.authorization;
 			if (!header) return null;
-			const { username, password } = parseBasic(header);
-			const address = this.clientAddress(req);
-			const wait = await this.throttle.retryAfter(username, address);
-			if (wait > 0) throw tooManyRequests(wait, "Too many failed logins; try again later");
+			const credential = await this.credentialOf(header, req);
+			if (credential.cached) return credential.cached;
 
-			const key = createHash("sha256").update(header).digest("base64");
-			const cached = this.credentials.get(key);
-			if (cached) return cached;
-
+			const { username, password, address, key } = credential;
 			const caller = await this.credentials.verify(key, () => ctx.call<Caller | null, { username: string; password: string }>("accounts.authenticate", { username, password }));
 			if (!caller) {
 				await this.throttle.recordFailure(username, address);
@@ -280,6 +287,31 @@ const ApiService = {
 			}
 			await this.throttle.recordSuccess(username);
 			return caller;
+		},
+
+		/**
+		 * A Basic credential, past the login throttle (429 while its username or the client's
+		 * address is locked out, right password or not), with its caller when it was verified
+		 * recently (`credentials`, keyed by a hash of the header, never the password itself).
+		 */
+		async credentialOf(this: GatewayThis, header: string, req: Request): Promise<Credential> {
+			const { username, password } = parseBasic(header);
+			const address = this.clientAddress(req);
+			const wait = await this.throttle.retryAfter(username, address);
+			if (wait > 0) throw tooManyRequests(wait, "Too many failed logins; try again later");
+			const key = createHash("sha256").update(header).digest("base64");
+			return { username, password, address, key, cached: this.credentials.get(key) };
+		},
+
+		/** The authenticated read's short path (src/participant-read-fast-path.ts); the full path for anything it does not answer. */
+		async readFromMemory(this: GatewayThis, req: Request, res: Response, read: ParticipantRead, participants: HeldParticipantReads): Promise<void> {
+			try {
+				const { cached } = await this.credentialOf(read.authorization, req);
+				if (cached && answerParticipantRead(req, res, read, cached, participants)) return;
+			} catch {
+				// A throttled or malformed credential: the full path gives the answer (429, 401).
+			}
+			await this.httpHandler(req, res);
 		},
 
 		async authorize(this: GatewayThis, ctx: Context<unknown, GatewayMeta>, route: { callOptions?: object }, req: Request, res: Response): Promise<void> {
@@ -497,6 +529,13 @@ const ApiService = {
 				// The hot anonymous lookup, answered from a local lookup's memory (src/lookup-fast-path.ts).
 				const lookup = this.rateLimitPerMinute === 0 ? (this.broker.getLocalService("lookup") as unknown as MemoryLookup | undefined) : undefined;
 				if (lookup && answerFromMemory(req, res, lookup)) return;
+				// The hot authenticated read, answered from a local participants service's memory (src/participant-read-fast-path.ts).
+				const read = this.rateLimitPerMinute === 0 ? participantReadOf(req) : null;
+				const participants = read && (this.broker.getLocalService("participants") as unknown as HeldParticipantReads | undefined);
+				if (read && participants) {
+					void this.readFromMemory(req as Request, res, read, participants);
+					return;
+				}
 				const served = this.serveOperational(req as Request, res);
 				if (served === false) void this.httpHandler(req, res);
 				else if (served !== true) served.catch((error) => this.renderError(req as Request, res, error));
@@ -540,6 +579,8 @@ interface GatewayThis {
 	prometheus: (() => string) | null;
 	openApiText?: string;
 	httpHandler(req: http.IncomingMessage, res: Response): Promise<void>;
+	credentialOf(header: string, req: Request): Promise<Credential>;
+	readFromMemory(req: Request, res: Response, read: ParticipantRead, participants: HeldParticipantReads): Promise<void>;
 	/** The endpoint of moleculer-web's private `api.rest` action (contexts of `httpHandler`). */
 	restEndpoint: unknown;
 	errorHandler(req: Request, res: Response, error: unknown): void;

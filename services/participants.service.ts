@@ -42,6 +42,7 @@ import { RegistryError } from "../src/errors";
 import type { Readable } from "node:stream";
 import { claimDoc, claimIdentifier, PARTICIPANT_MODELS, type ChangeOutboxDoc, type ParticipantDoc, type ProcessClaimDoc } from "./participants/model";
 import { canDelete, canRead, readScope, requireServiceProvider } from "./participants/ownership";
+import { ReadAnswers } from "./participants/read-answers";
 import { CachedResolver } from "./participants/resolver";
 import { newRecordIdentifier } from "../src/record-identifier";
 
@@ -54,6 +55,8 @@ interface Settings {
 	relayIntervalMs: number;
 	/** A change still in the outbox after this long is the relay's to publish. */
 	relayAfterMs: number;
+	/** Read answers held for the gateway's short path (~0.6 KB each; 0: none), on the embedded store only. */
+	heldReadAnswers: number;
 }
 
 interface Meta {
@@ -133,6 +136,9 @@ interface ParticipantsThis extends Service<Settings>, AuditOutboxThis {
 	};
 	processResolver: CachedResolver<Process>;
 	providerResolver: CachedResolver<ServiceProvider>;
+	/** Finished answers of service providers' reads by qualified identifier, for the gateway's short path. */
+	readAnswers: ReadAnswers;
+	heldReadAnswer(caller: Caller, organizationKey: string): Buffer | undefined;
 	mutex: KeyedMutex;
 	sweepTimer?: NodeJS.Timeout;
 	relayTimer?: NodeJS.Timeout;
@@ -251,6 +257,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		maxWriteAttempts: 8,
 		relayIntervalMs: 15 * 1000,
 		relayAfterMs: 10 * 1000,
+		heldReadAnswers: 100_000,
 	},
 
 	actions: {
@@ -279,7 +286,13 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		get: {
 			params: ADDRESS_PARAMS,
 			async handler(this: ParticipantsThis, ctx: Context<Address, Meta>): Promise<Participant> {
-				return this.singleAnswer(await this.addressed(ctx.meta.user, ctx.params, "read"));
+				const generation = this.readAnswers.generation;
+				const doc = await this.addressed(ctx.meta.user, ctx.params, "read");
+				const answer = await this.singleAnswer(doc);
+				// A service provider's read of its own participant by qualified identifier: held
+				// for the gateway's short path (services/participants/read-answers.ts).
+				if (ctx.params.qualifiedIdentifier !== undefined) this.readAnswers.remember(generation, doc.serviceProvider, doc.organizationKey, answer);
+				return answer;
 			},
 		},
 
@@ -448,9 +461,11 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		"catalog.changed"(this: ParticipantsThis) {
 			// A renamed, hidden or deleted process (or a document type nested in one) must show at once.
 			this.processResolver.clear();
+			this.readAnswers.clear();
 		},
 		"accounts.changed"(this: ParticipantsThis) {
 			this.providerResolver.clear();
+			this.readAnswers.clear();
 		},
 	},
 
@@ -581,10 +596,18 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 
 		/** One batch for all planned changes; a unique key that refuses it becomes a 409. Then announce. */
 		async commit(this: ParticipantsThis, ctx: Context<unknown, Meta> | null, changes: PlannedChange[]): Promise<void> {
+			// Held read answers of these participants go before the write (no answer is held from
+			// a read that overlaps it) and after it (none read before it is kept).
+			const forgetAnswers = () => {
+				for (const planned of changes) for (const doc of [planned.before, planned.after]) if (doc) this.readAnswers.forget(doc.serviceProvider, doc.organizationKey);
+			};
+			forgetAnswers();
 			try {
 				await this.store.batch(changes.flatMap((planned) => planned.ops));
 			} catch (error) {
 				throw await this.writeConflict(error, changes);
+			} finally {
+				forgetAnswers();
 			}
 			this.relayAudit();
 			for (const planned of changes) await this.announce(ctx, planned);
@@ -676,6 +699,10 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 					? [knownProviders, knownProcesses]
 					: await Promise.all([this.providerResolver.resolve(providerIds), processIds ? this.processResolver.resolve(processIds) : Promise.resolve(null)]);
 			return docs.map((doc) => participantAnswer(doc, providers.get(doc.serviceProvider), processes ? processesOf(doc, processes) : undefined));
+		},
+
+		heldReadAnswer(this: ParticipantsThis, caller: Caller, organizationKey: string): Buffer | undefined {
+			return caller.role === "SERVICE_PROVIDER" && caller.serviceProvider ? this.readAnswers.bytes(caller.serviceProvider, organizationKey) : undefined;
 		},
 
 		async singleAnswer(this: ParticipantsThis, doc: ParticipantDoc): Promise<Participant> {
@@ -791,6 +818,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			},
 		});
 		this.mutex = new KeyedMutex();
+		this.readAnswers = new ReadAnswers(0); // until started knows the store
 		this.processResolver = new CachedResolver<Process>((identifiers) =>
 			this.broker.call<Process[], { identifiers: string[] }>("catalog.processesByIds", { identifiers }),
 		);
@@ -800,6 +828,8 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 	},
 
 	async started(this: ParticipantsThis) {
+		// Only a store this process alone writes can tell it every change (read-answers.ts).
+		this.readAnswers = new ReadAnswers(this.store.kind === "sqlite" ? this.settings.heldReadAnswers : 0);
 		this.sweepTimer = this.every(this.settings.sweepIntervalMs, () => this.sweep(todayUtc()), "sweeper");
 		this.relayTimer = this.every(this.settings.relayIntervalMs, () => this.relay(this.settings.relayAfterMs), "outbox relay");
 		// What a killed process committed but never published is in the outbox: publish it as

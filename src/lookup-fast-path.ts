@@ -14,15 +14,13 @@
  * value that is not an organization (400), an answer not held in memory (a miss fills it),
  * an organization without participants (404), a rate limit, a lookup on another node.
  */
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { answerMediaType, pathAround, pathValueOf, writeHeldAnswer } from "./fast-path-answer";
 import { parseParticipantIdentifier } from "./identifiers";
-import { responseMediaType, selectByAccept } from "./negotiation";
-import { API_BASE, OPERATIONS } from "./operations";
-import { withCharset } from "./response-headers";
+import { OPERATIONS } from "./operations";
 
 const OPERATION = OPERATIONS.find((operation) => operation.action === "lookup.organizationProcesses")!;
-const [PREFIX, SUFFIX] = `${API_BASE}${OPERATION.path}`.split(":qualifiedIdentifier");
+const AROUND = pathAround(OPERATION, "qualifiedIdentifier");
 /** Where a finished lookup answer carries its JSON bytes (services/lookup.service.ts). */
 const SERIALIZED = Symbol.for("registry.serialized");
 
@@ -34,35 +32,15 @@ export interface MemoryLookup {
 
 /** Answers the request and returns true, or returns false and leaves it untouched. */
 export function answerFromMemory(req: IncomingMessage, res: ServerResponse, lookup: MemoryLookup): boolean {
-	const url = req.url;
-	if (req.method !== "GET" || req.headers.authorization !== undefined || !url) return false;
-	if (!url.startsWith(PREFIX) || !url.endsWith(SUFFIX) || url.length <= PREFIX.length + SUFFIX.length) return false;
-	const raw = url.slice(PREFIX.length, url.length - SUFFIX.length);
-	if (raw.includes("/") || raw.includes("?")) return false;
-	let value: string;
-	try {
-		value = decodeURIComponent(raw);
-	} catch {
-		return false;
-	}
-	const organization = parseParticipantIdentifier(value);
+	if (req.headers.authorization !== undefined) return false;
+	const value = pathValueOf(req, AROUND);
+	const organization = value === null ? null : parseParticipantIdentifier(value);
 	if (!organization) return false;
-	const accept = req.headers.accept;
-	let mediaType: string;
-	try {
-		selectByAccept([OPERATION], accept);
-		mediaType = responseMediaType(OPERATION, accept);
-	} catch {
-		return false; // 406 is the full path's to give
-	}
+	const mediaType = answerMediaType(OPERATION, req.headers.accept);
+	if (mediaType === null) return false; // 406 is the full path's to give
 	const answer = lookup.memoryAnswer(organization.organizationKey, "visible") as { [SERIALIZED]?: unknown } | null | undefined;
 	const bytes = answer?.[SERIALIZED];
 	if (!Buffer.isBuffer(bytes)) return false;
-	res.statusCode = OPERATION.status;
-	// As moleculer-web does on the full path: the caller's request id, else a new one.
-	const requestId = req.headers["x-correlation-id"] ?? req.headers["x-request-id"];
-	res.setHeader("X-Request-ID", typeof requestId === "string" && requestId !== "" ? requestId : randomUUID());
-	res.setHeader("Content-Type", withCharset(mediaType));
-	res.end(bytes); // node adds Content-Length, as it does for the full path's answer
+	writeHeldAnswer(req, res, OPERATION, mediaType, bytes);
 	return true;
 }
