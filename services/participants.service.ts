@@ -55,7 +55,7 @@ interface Settings {
 	relayIntervalMs: number;
 	/** A change still in the outbox after this long is the relay's to publish. */
 	relayAfterMs: number;
-	/** Read answers held for the gateway's short path (~0.6 KB each; 0: none), on the embedded store only. */
+	/** Read answers held for the gateway's short path (~0.8 KB of RSS each; 0: none), on the embedded store only. */
 	heldReadAnswers: number;
 }
 
@@ -257,7 +257,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		maxWriteAttempts: 8,
 		relayIntervalMs: 15 * 1000,
 		relayAfterMs: 10 * 1000,
-		heldReadAnswers: 100_000,
+		heldReadAnswers: 50_000,
 	},
 
 	actions: {
