@@ -532,7 +532,7 @@ const ApiService = {
 				// The hot authenticated read, answered from a local participants service's memory (src/participant-read-fast-path.ts).
 				const read = this.rateLimitPerMinute === 0 ? participantReadOf(req) : null;
 				const participants = read && (this.broker.getLocalService("participants") as unknown as HeldParticipantReads | undefined);
-				if (read && participants) {
+				if (read && participants?.holdsReadAnswers()) {
 					void this.readFromMemory(req as Request, res, read, participants);
 					return;
 				}

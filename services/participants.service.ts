@@ -138,6 +138,7 @@ interface ParticipantsThis extends Service<Settings>, AuditOutboxThis {
 	providerResolver: CachedResolver<ServiceProvider>;
 	/** Finished answers of service providers' reads by qualified identifier, for the gateway's short path. */
 	readAnswers: ReadAnswers;
+	holdsReadAnswers(): boolean;
 	heldReadAnswer(caller: Caller, organizationKey: string): Buffer | undefined;
 	mutex: KeyedMutex;
 	sweepTimer?: NodeJS.Timeout;
@@ -701,6 +702,12 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			return docs.map((doc) => participantAnswer(doc, providers.get(doc.serviceProvider), processes ? processesOf(doc, processes) : undefined));
 		},
 
+		/** The gateway's short path (src/participant-read-fast-path.ts): does this service hold read answers at all? */
+		holdsReadAnswers(this: ParticipantsThis): boolean {
+			return this.readAnswers.holding;
+		},
+
+		/** The answer `get` gave this caller for its own participant of that organization, when held (a service provider's only, as `requireServiceProvider`). */
 		heldReadAnswer(this: ParticipantsThis, caller: Caller, organizationKey: string): Buffer | undefined {
 			return caller.role === "SERVICE_PROVIDER" && caller.serviceProvider ? this.readAnswers.bytes(caller.serviceProvider, organizationKey) : undefined;
 		},

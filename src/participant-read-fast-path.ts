@@ -28,6 +28,8 @@ const AROUND = pathAround(OPERATION, "participant");
 
 /** What the short path needs of the participants service in this process. */
 export interface HeldParticipantReads {
+	/** Whether it holds answers at all (not on MongoDB, where other nodes write): else the short path is not tried. */
+	holdsReadAnswers(): boolean;
 	/** The caller's read of its participant for this organization, as JSON bytes, when held in memory. */
 	heldReadAnswer(caller: Caller, organizationKey: string): Buffer | undefined;
 }

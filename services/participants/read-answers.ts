@@ -40,6 +40,11 @@ export class ReadAnswers {
 		return this.generationCounter;
 	}
 
+	/** False when it holds nothing ever (maxEntries 0). */
+	get holding(): boolean {
+		return this.maxEntries > 0;
+	}
+
 	get size(): number {
 		return this.answers.size;
 	}

@@ -83,8 +83,10 @@ describe("ReadAnswers", () => {
 		expect(held.size).toBe(2);
 		expect(held.bytes(SP, "0192:1")).toBeUndefined();
 		expect(held.bytes(SP, "0192:3")).toBeDefined();
+		expect(held.holding).toBe(true);
 		const none = new ReadAnswers(0);
 		none.remember(none.generation, SP, "0192:1", answers[0][1]);
 		expect(none.size).toBe(0);
+		expect(none.holding).toBe(false); // the gateway does not try its short path then
 	});
 });

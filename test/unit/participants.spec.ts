@@ -180,7 +180,8 @@ describe("get and processes", () => {
 	});
 
 	test("the read by qualified identifier is held for the gateway's short path until accounts or the catalog change", async () => {
-		const participants = broker.getLocalService("participants") as unknown as { heldReadAnswer(caller: Caller, organizationKey: string): Buffer | undefined };
+		const participants = broker.getLocalService("participants") as unknown as { holdsReadAnswers(): boolean; heldReadAnswer(caller: Caller, organizationKey: string): Buffer | undefined };
+		expect(participants.holdsReadAnswers()).toBe(true); // the embedded store
 		const participant = await call<Participant>("participants.get", { qualifiedIdentifier: qid("0192", "991825827") }, sp1);
 		expect(participants.heldReadAnswer(sp1, "0192:991825827")?.toString("utf8")).toBe(JSON.stringify(participant));
 		expect(participants.heldReadAnswer(sp2, "0192:991825827")).toBeUndefined();
