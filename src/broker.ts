@@ -46,9 +46,12 @@ function registryMiddlewares(source: NodeJS.ProcessEnv): NonNullable<BrokerOptio
 // labels hashed into a key, the item looked up, the registry told. Measured here (issue 7,
 // docs/performance.md) that cost about 5 µs per update under load, a quarter of the hot
 // lookup's time with METRICS on (the default). The middleware below keeps moleculer's Metrics
-// middleware for everything else (it registers every metric and counts events and transit
-// packets as before) and records the same request series with the same labels, but finds
-// each series' items once per action and caller and updates them in place.
+// middleware for everything else (it registers every metric and counts emitted events and
+// transit packets as before) and records the same request and received-event series with the
+// same labels, but finds each series' items once per action (or event) and caller and updates
+// them in place. The received events (the in-process channel's, several per participant write)
+// were measured later: ~5% of a participant add's CPU (docs/performance.md, item 16).
+// test/unit/metrics.spec.ts compares /metrics with moleculer's own middleware.
 
 type Labels = Record<string, string | number | null>;
 
@@ -58,6 +61,10 @@ const REQUEST_ACTIVE = "moleculer.request.active";
 const REQUEST_TIME = "moleculer.request.time";
 const REQUEST_LEVELS = "moleculer.request.levels";
 const REQUEST_ERROR_TOTAL = "moleculer.request.error.total";
+const EVENT_RECEIVED_TOTAL = "moleculer.event.received.total";
+const EVENT_RECEIVED_ACTIVE = "moleculer.event.received.active";
+const EVENT_RECEIVED_TIME = "moleculer.event.received.time";
+const EVENT_RECEIVED_ERROR_TOTAL = "moleculer.event.received.error.total";
 
 interface MetricLike {
 	increment(labels: Labels, value?: number): { value: number } | null;
@@ -136,6 +143,22 @@ interface RequestSeries {
 	level(level: number): ValueSeries;
 }
 
+/** An error's labels exactly as moleculer's middleware writes them (a missing code is "undefined" in /metrics, not "null"). */
+function errorLabels(error: { name?: string; code?: unknown; type?: unknown } | undefined): Labels {
+	return {
+		errorName: error ? (error.name as string) : null,
+		errorCode: error ? (error.code as string | number) : null,
+		errorType: error ? (error.type as string) : null,
+	};
+}
+
+interface EventSeries {
+	labels: Labels;
+	total: ValueSeries;
+	active: ValueSeries;
+	time: HistogramSeries;
+}
+
 function requestMetricsMiddleware(broker: ServiceBroker): Record<string, unknown> {
 	const base = ((Middlewares as unknown as Record<string, unknown>).Metrics as (broker: ServiceBroker) => Record<string, unknown>)(broker);
 	const registry = (broker as unknown as { metrics: { getMetric(name: string): MetricLike; increment(name: string, labels: Labels): void } }).metrics;
@@ -190,16 +213,59 @@ function requestMetricsMiddleware(broker: ServiceBroker): Record<string, unknown
 							action: name,
 							caller,
 							type,
-							errorName: error ? (error.name ?? null) : null,
-							errorCode: error ? ((error.code as string | number | undefined) ?? null) : null,
-							errorType: error ? ((error.type as string | undefined) ?? null) : null,
+							...errorLabels(error),
 						});
 						throw error;
 					},
 				);
 			};
 		};
-	return { ...base, name: "Metrics", localAction: wrap("local"), remoteAction: wrap("remote") };
+	/** Local event handlers: moleculer's received-event series (total, active, time, errors), found once per event name and caller. */
+	const localEvent = (next: (ctx: Context) => Promise<unknown>, event: { group?: string; service?: { name: string } }) => {
+		if (!broker.isMetricsEnabled()) return next;
+		const service = event.service ? event.service.name : null;
+		const group = event.group || service;
+		const byName = new Map<string, EventSeries>();
+		const seriesOf = (eventName: string, caller: string | null): EventSeries => {
+			const labels: Labels = { service, event: eventName, group, caller };
+			const series: EventSeries = {
+				labels,
+				total: new ValueSeries(registry.getMetric(EVENT_RECEIVED_TOTAL), labels),
+				active: new ValueSeries(registry.getMetric(EVENT_RECEIVED_ACTIVE), labels),
+				time: new HistogramSeries(registry.getMetric(EVENT_RECEIVED_TIME), labels),
+			};
+			byName.set(`${eventName}\u0000${caller}`, series);
+			return series;
+		};
+		return function eventMetrics(this: unknown, ctx: Context): Promise<unknown> {
+			const { eventName, caller } = ctx as unknown as { eventName: string; caller: string | null };
+			const series = byName.get(`${eventName}\u0000${caller}`) ?? seriesOf(eventName, caller);
+			series.total.add(1);
+			series.active.add(1);
+			const started = process.hrtime();
+			const done = () => {
+				const delta = process.hrtime(started);
+				series.time.observe((delta[0] + delta[1] / 1e9) * 1000);
+				series.active.add(-1);
+			};
+			// eslint-disable-next-line prefer-rest-params
+			return next.apply(this, arguments as unknown as [Context]).then(
+				(result) => {
+					done();
+					return result;
+				},
+				(error: { name?: string; code?: unknown; type?: unknown } | undefined) => {
+					done();
+					registry.increment(EVENT_RECEIVED_ERROR_TOTAL, {
+						...series.labels,
+						...errorLabels(error),
+					});
+					throw error;
+				},
+			);
+		};
+	};
+	return { ...base, name: "Metrics", localAction: wrap("local"), remoteAction: wrap("remote"), localEvent };
 }
 
 /**
