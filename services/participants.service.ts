@@ -41,7 +41,7 @@ import { exportPageParams, type ExportPage, type ExportPageRequest, type Importe
 import { RegistryError } from "../src/errors";
 import type { Readable } from "node:stream";
 import { claimDoc, claimIdentifier, PARTICIPANT_MODELS, type ChangeOutboxDoc, type ParticipantDoc, type ProcessClaimDoc } from "./participants/model";
-import { canDelete, canRead, readScope, requireServiceProvider } from "./participants/ownership";
+import { canDelete, canRead, readScope, requireServiceProvider, serviceProviderOf } from "./participants/ownership";
 import { ReadAnswers } from "./participants/read-answers";
 import { CachedResolver } from "./participants/resolver";
 import { newRecordIdentifier } from "../src/record-identifier";
@@ -707,9 +707,10 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			return this.readAnswers.holding;
 		},
 
-		/** The answer `get` gave this caller for its own participant of that organization, when held (a service provider's only, as `requireServiceProvider`). */
+		/** The answer `get` gave this caller for its own participant of that organization, when held. */
 		heldReadAnswer(this: ParticipantsThis, caller: Caller, organizationKey: string): Buffer | undefined {
-			return caller.role === "SERVICE_PROVIDER" && caller.serviceProvider ? this.readAnswers.bytes(caller.serviceProvider, organizationKey) : undefined;
+			const serviceProvider = serviceProviderOf(caller);
+			return serviceProvider === null ? undefined : this.readAnswers.bytes(serviceProvider, organizationKey);
 		},
 
 		async singleAnswer(this: ParticipantsThis, doc: ParticipantDoc): Promise<Participant> {

@@ -55,16 +55,20 @@ function registryMiddlewares(source: NodeJS.ProcessEnv): NonNullable<BrokerOptio
 
 type Labels = Record<string, string | number | null>;
 
-/** Moleculer's names of the request metrics (metrics/constants.js; not in its typings). */
-const REQUEST_TOTAL = "moleculer.request.total";
-const REQUEST_ACTIVE = "moleculer.request.active";
-const REQUEST_TIME = "moleculer.request.time";
+/** Moleculer's names of the request and received-event metrics (metrics/constants.js; not in its typings). */
+const REQUEST_METRICS = {
+	total: "moleculer.request.total",
+	active: "moleculer.request.active",
+	time: "moleculer.request.time",
+	errors: "moleculer.request.error.total",
+};
 const REQUEST_LEVELS = "moleculer.request.levels";
-const REQUEST_ERROR_TOTAL = "moleculer.request.error.total";
-const EVENT_RECEIVED_TOTAL = "moleculer.event.received.total";
-const EVENT_RECEIVED_ACTIVE = "moleculer.event.received.active";
-const EVENT_RECEIVED_TIME = "moleculer.event.received.time";
-const EVENT_RECEIVED_ERROR_TOTAL = "moleculer.event.received.error.total";
+const EVENT_METRICS = {
+	total: "moleculer.event.received.total",
+	active: "moleculer.event.received.active",
+	time: "moleculer.event.received.time",
+	errors: "moleculer.event.received.error.total",
+};
 
 interface MetricLike {
 	increment(labels: Labels, value?: number): { value: number } | null;
@@ -72,6 +76,11 @@ interface MetricLike {
 	get(labels: Labels): unknown;
 	changed(value: unknown, labels: Labels): void;
 	buckets?: number[];
+}
+
+interface MetricRegistryLike {
+	getMetric(name: string): MetricLike;
+	increment(name: string, labels: Labels): void;
 }
 
 interface ValueItem {
@@ -135,10 +144,7 @@ class HistogramSeries {
 	}
 }
 
-interface RequestSeries {
-	total: ValueSeries;
-	active: ValueSeries;
-	time: HistogramSeries;
+interface RequestSeries extends MeasuredSeries {
 	levels: Map<number, ValueSeries>;
 	level(level: number): ValueSeries;
 }
@@ -152,16 +158,57 @@ function errorLabels(error: { name?: string; code?: unknown; type?: unknown } | 
 	};
 }
 
-interface EventSeries {
+/** The series one action or event handler is counted in (for a caller). */
+interface MeasuredSeries {
 	labels: Labels;
 	total: ValueSeries;
 	active: ValueSeries;
 	time: HistogramSeries;
 }
 
+/** The names of the four metrics a MeasuredSeries counts in. */
+interface MeasuredMetrics {
+	total: string;
+	active: string;
+	time: string;
+	errors: string;
+}
+
+function measuredSeries(registry: MetricRegistryLike, metrics: MeasuredMetrics, labels: Labels): MeasuredSeries {
+	return {
+		labels,
+		total: new ValueSeries(registry.getMetric(metrics.total), labels),
+		active: new ValueSeries(registry.getMetric(metrics.active), labels),
+		time: new HistogramSeries(registry.getMetric(metrics.time), labels),
+	};
+}
+
+/** Counts one call of `run` as moleculer's Metrics middleware does: total, active while it runs, its time, and its error (in `errorMetric`). */
+function measured(registry: MetricRegistryLike, series: MeasuredSeries, errorMetric: string, run: () => Promise<unknown>): Promise<unknown> {
+	series.total.add(1);
+	series.active.add(1);
+	const started = process.hrtime();
+	const done = () => {
+		const delta = process.hrtime(started);
+		series.time.observe((delta[0] + delta[1] / 1e9) * 1000);
+		series.active.add(-1);
+	};
+	return run().then(
+		(result) => {
+			done();
+			return result;
+		},
+		(error: { name?: string; code?: unknown; type?: unknown } | undefined) => {
+			done();
+			registry.increment(errorMetric, { ...series.labels, ...errorLabels(error) });
+			throw error;
+		},
+	);
+}
+
 function requestMetricsMiddleware(broker: ServiceBroker): Record<string, unknown> {
 	const base = ((Middlewares as unknown as Record<string, unknown>).Metrics as (broker: ServiceBroker) => Record<string, unknown>)(broker);
-	const registry = (broker as unknown as { metrics: { getMetric(name: string): MetricLike; increment(name: string, labels: Labels): void } }).metrics;
+	const registry = (broker as unknown as { metrics: MetricRegistryLike }).metrics;
 	const wrap =
 		(type: "local" | "remote") =>
 		(next: (ctx: Context) => Promise<unknown>, action: { name: string; service?: { fullName: string } }) => {
@@ -173,9 +220,7 @@ function requestMetricsMiddleware(broker: ServiceBroker): Record<string, unknown
 				const labels: Labels = { service, action: name, caller, type };
 				const levels = new Map<number, ValueSeries>();
 				const series: RequestSeries = {
-					total: new ValueSeries(registry.getMetric(REQUEST_TOTAL), labels),
-					active: new ValueSeries(registry.getMetric(REQUEST_ACTIVE), labels),
-					time: new HistogramSeries(registry.getMetric(REQUEST_TIME), labels),
+					...measuredSeries(registry, REQUEST_METRICS, labels),
 					levels,
 					level(level) {
 						let found = levels.get(level);
@@ -192,32 +237,8 @@ function requestMetricsMiddleware(broker: ServiceBroker): Record<string, unknown
 			return function requestMetrics(ctx: Context): Promise<unknown> {
 				const caller = (ctx as unknown as { caller: string | null }).caller;
 				const series = byCaller.get(caller) ?? seriesOf(caller);
-				series.total.add(1);
-				series.active.add(1);
 				series.level(ctx.level).add(1);
-				const started = process.hrtime();
-				const done = () => {
-					const delta = process.hrtime(started);
-					series.time.observe((delta[0] + delta[1] / 1e9) * 1000);
-					series.active.add(-1);
-				};
-				return next(ctx).then(
-					(result) => {
-						done();
-						return result;
-					},
-					(error: { name?: string; code?: unknown; type?: unknown } | undefined) => {
-						done();
-						registry.increment(REQUEST_ERROR_TOTAL, {
-							service,
-							action: name,
-							caller,
-							type,
-							...errorLabels(error),
-						});
-						throw error;
-					},
-				);
+				return measured(registry, series, REQUEST_METRICS.errors, () => next(ctx));
 			};
 		};
 	/** Local event handlers: moleculer's received-event series (total, active, time, errors), found once per event name and caller. */
@@ -225,44 +246,18 @@ function requestMetricsMiddleware(broker: ServiceBroker): Record<string, unknown
 		if (!broker.isMetricsEnabled()) return next;
 		const service = event.service ? event.service.name : null;
 		const group = event.group || service;
-		const byName = new Map<string, EventSeries>();
-		const seriesOf = (eventName: string, caller: string | null): EventSeries => {
-			const labels: Labels = { service, event: eventName, group, caller };
-			const series: EventSeries = {
-				labels,
-				total: new ValueSeries(registry.getMetric(EVENT_RECEIVED_TOTAL), labels),
-				active: new ValueSeries(registry.getMetric(EVENT_RECEIVED_ACTIVE), labels),
-				time: new HistogramSeries(registry.getMetric(EVENT_RECEIVED_TIME), labels),
-			};
+		const byName = new Map<string, MeasuredSeries>();
+		const seriesOf = (eventName: string, caller: string | null): MeasuredSeries => {
+			const series = measuredSeries(registry, EVENT_METRICS, { service, event: eventName, group, caller });
 			byName.set(`${eventName}\u0000${caller}`, series);
 			return series;
 		};
 		return function eventMetrics(this: unknown, ctx: Context): Promise<unknown> {
 			const { eventName, caller } = ctx as unknown as { eventName: string; caller: string | null };
 			const series = byName.get(`${eventName}\u0000${caller}`) ?? seriesOf(eventName, caller);
-			series.total.add(1);
-			series.active.add(1);
-			const started = process.hrtime();
-			const done = () => {
-				const delta = process.hrtime(started);
-				series.time.observe((delta[0] + delta[1] / 1e9) * 1000);
-				series.active.add(-1);
-			};
 			// eslint-disable-next-line prefer-rest-params
-			return next.apply(this, arguments as unknown as [Context]).then(
-				(result) => {
-					done();
-					return result;
-				},
-				(error: { name?: string; code?: unknown; type?: unknown } | undefined) => {
-					done();
-					registry.increment(EVENT_RECEIVED_ERROR_TOTAL, {
-						...series.labels,
-						...errorLabels(error),
-					});
-					throw error;
-				},
-			);
+			const args = arguments as unknown as [Context];
+			return measured(registry, series, EVENT_METRICS.errors, () => next.apply(this, args));
 		};
 	};
 	return { ...base, name: "Metrics", localAction: wrap("local"), remoteAction: wrap("remote"), localEvent };

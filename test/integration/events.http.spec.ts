@@ -9,6 +9,7 @@
  */
 import request from "supertest";
 import { demoAccount, demoAuth, startRegistry, type RunningRegistry } from "../support/registry";
+import { organizationNumberSource } from "../support/bulk";
 
 const EVENTS = "/rest/api/events";
 const EVENTS_MEDIA = "application/vnd.registry.events.find.v1+json";
@@ -48,15 +49,8 @@ const story = {
 	startedAt: "",
 };
 
-let nextBase = 40000000;
-function organizationNumber(): string {
-	for (;;) {
-		const base = String(nextBase++);
-		const sum = [3, 2, 7, 6, 5, 4, 3, 2].reduce((total, weight, index) => total + weight * Number(base[index]), 0);
-		const check = sum % 11 === 0 ? 0 : 11 - (sum % 11);
-		if (check !== 10) return `${base}${check}`;
-	}
-}
+/** A fresh valid Norwegian organization number (MOD11) per call. */
+const organizationNumber = organizationNumberSource(40_000_000);
 
 function events(auth: string | null, query: Record<string, string | number> = {}) {
 	const req = request(registry.url).get(EVENTS).query(query).set("Accept", EVENTS_MEDIA);

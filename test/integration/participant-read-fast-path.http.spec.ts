@@ -11,6 +11,7 @@
 import request from "supertest";
 import { rawRequest, type RawAnswer } from "../support/raw-http";
 import { basic, demoAccount, demoAuth, startRegistry, TOPOLOGY, type RunningRegistry } from "../support/registry";
+import { organizationNumberSource } from "../support/bulk";
 
 const MEDIA = (operation: string) => `application/vnd.registry.participants.${operation}.v1+json`;
 const NORDLYS = "iso6523-actorid-upis::0192:991825827"; // sp1's
@@ -61,16 +62,8 @@ async function readCalls(): Promise<number> {
 	return lines.reduce((total, line) => total + Number(line.split(" ").pop()), 0);
 }
 
-let nextBase = 31000000;
 /** A fresh valid Norwegian organization number (MOD11) per call. */
-function organizationNumber(): string {
-	for (;;) {
-		const base = String(nextBase++);
-		const sum = [3, 2, 7, 6, 5, 4, 3, 2].reduce((total, weight, index) => total + weight * Number(base[index]), 0);
-		const check = sum % 11 === 0 ? 0 : 11 - (sum % 11);
-		if (check !== 10) return `${base}${check}`;
-	}
-}
+const organizationNumber = organizationNumberSource(31_000_000);
 
 function send(method: "post" | "put" | "delete", path: string, auth: string, operation: string, body?: object) {
 	const call = request(registry.url)[method](path).set("Authorization", auth).set("Accept", MEDIA(operation));

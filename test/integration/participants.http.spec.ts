@@ -5,6 +5,7 @@
  */
 import request from "supertest";
 import { demoAccount, demoAuth, startRegistry, type RunningRegistry } from "../support/registry";
+import { organizationNumberSource } from "../support/bulk";
 
 const MEDIA = (operation: string) => `application/vnd.registry.participants.${operation}.v1+json`;
 const BASE = "/rest/api/participants";
@@ -47,16 +48,8 @@ beforeAll(async () => {
 });
 afterAll(() => registry.stop());
 
-let nextBase = 20000000;
 /** A fresh valid Norwegian organization number (MOD11) per call. */
-function organizationNumber(): string {
-	for (;;) {
-		const base = String(nextBase++);
-		const sum = [3, 2, 7, 6, 5, 4, 3, 2].reduce((total, weight, index) => total + weight * Number(base[index]), 0);
-		const check = sum % 11 === 0 ? 0 : 11 - (sum % 11);
-		if (check !== 10) return `${base}${check}`;
-	}
-}
+const organizationNumber = organizationNumberSource(20_000_000);
 
 const path = (value: string, suffix = "") => `${BASE}/${encodeURIComponent(value)}${suffix}`;
 

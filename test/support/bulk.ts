@@ -22,6 +22,16 @@ export function organizationNumbers(count: number, base = 81000000): string[] {
 	return numbers;
 }
 
+/** One valid organization number per call, from 8-digit prefix `base` on (for tests that add participants one by one). */
+export function organizationNumberSource(base: number): () => string {
+	let next = base;
+	return () => {
+		const [number] = organizationNumbers(1, next);
+		next = Number(number.slice(0, 8)) + 1;
+		return number;
+	};
+}
+
 export interface BulkOptions {
 	serviceProvider?: string;
 	processes?: string[];

@@ -18,6 +18,7 @@ import { importSeed } from "../../src/seed";
 import { SqliteStore } from "../../src/store";
 import type { Collection, StoredDoc } from "../../src/store/types";
 import { demoSeed } from "../support/registry";
+import { organizationNumberSource } from "../support/bulk";
 
 const SP1 = "11111111-0000-4000-8000-000000000001";
 const SP2 = "11111111-0000-4000-8000-000000000002";
@@ -45,16 +46,8 @@ async function eventually<T>(check: () => Promise<T | undefined | false>, what: 
 	}
 }
 
-/** Valid Norwegian organization numbers (MOD11), one per call. */
-let nextBase = 30000000;
-function organizationNumber(): string {
-	for (;;) {
-		const base = String(nextBase++);
-		const sum = [3, 2, 7, 6, 5, 4, 3, 2].reduce((total, weight, index) => total + weight * Number(base[index]), 0);
-		const check = sum % 11 === 0 ? 0 : 11 - (sum % 11);
-		if (check !== 10) return `${base}${check}`;
-	}
-}
+/** A fresh valid Norwegian organization number (MOD11) per call. */
+const organizationNumber = organizationNumberSource(30_000_000);
 
 function caller(broker: ServiceBroker) {
 	return <T>(action: string, params: object, user?: Caller) => broker.call<T, object>(action, params, { meta: { user } });

@@ -9,6 +9,7 @@ import type { Page } from "../../src/paging";
 import { calendarDate } from "../../src/participant-rules";
 import { importSeed } from "../../src/seed";
 import { demoSeed } from "../support/registry";
+import { organizationNumberSource } from "../support/bulk";
 
 const SP1 = "11111111-0000-4000-8000-000000000001";
 const SP2 = "11111111-0000-4000-8000-000000000002";
@@ -37,17 +38,7 @@ const refs = (...ids: string[]) => ids.map((identifier) => ({ identifier }));
 
 let broker: ServiceBroker;
 /** Valid Norwegian organization numbers (MOD11), handed out one per test so tests stay independent. */
-let nextBase = 10000000;
-
-function organizationNumber(): string {
-	for (;;) {
-		const base = String(nextBase++);
-		const weights = [3, 2, 7, 6, 5, 4, 3, 2];
-		const sum = weights.reduce((total, weight, index) => total + weight * Number(base[index]), 0);
-		const check = sum % 11 === 0 ? 0 : 11 - (sum % 11);
-		if (check !== 10) return `${base}${check}`;
-	}
-}
+const organizationNumber = organizationNumberSource(10_000_000);
 
 function call<T>(action: string, params: object, user?: Caller): Promise<T> {
 	return broker.call<T, object>(action, params, { meta: { user } });
