@@ -3,34 +3,15 @@
  * every service, in-process transporter, embedded store under ./data, in-memory cache.
  * TRANSPORTER / CACHER / MONGO_URI / SERVICES select the distributed mode (docs/operations.md).
  */
-import fs from "node:fs";
 import path from "node:path";
 import { SHUTDOWN_TIMEOUT_MS } from "./moleculer.config";
 import { createRegistryBroker } from "./src/broker";
 import { markStartup } from "./src/health";
 import { startOperationalServer } from "./src/operational-server";
-import { importSeed, parseSeed } from "./src/seed";
+import { bootstrapRegistry } from "./src/bootstrap";
 import { env, envNumber, selectedServices } from "./src/settings";
 
 const DEMO_SEED = path.join(__dirname, "..", "seed", "demo.json");
-
-/**
- * `npm start` passes --demo-when-empty: a registry that holds nothing yet (no service
- * provider, no process) and was given no REGISTRY_SEED loads seed/demo.json, so that a new
- * user has reference data and demo accounts at once. `node dist/server.js` (the container
- * image) never does.
- */
-async function demoSeedWhenEmpty(broker: import("moleculer").ServiceBroker): Promise<string> {
-	if (!process.argv.includes("--demo-when-empty") || process.env.REGISTRY_SEED !== undefined) return "";
-	await broker.waitForServices(["accounts", "catalog"], 120000);
-	const [providers, processes] = await Promise.all([
-		broker.call<unknown[]>("accounts.listServiceProviders"),
-		broker.call<unknown[]>("catalog.allProcesses"),
-	]);
-	if (providers.length > 0 || processes.length > 0) return "";
-	broker.logger.info("empty registry: loading the demo data of seed/demo.json (set REGISTRY_SEED, or run `npm run seed -- <file>`, to load your own)");
-	return DEMO_SEED;
-}
 
 async function main(): Promise<void> {
 	const services = selectedServices();
@@ -74,17 +55,11 @@ async function main(): Promise<void> {
 	// A process without the gateway still answers health probes and metrics on PORT.
 	if (!services.includes("api")) operational = await startOperationalServer(broker, envNumber("PORT"));
 
-	const seedFile = env("REGISTRY_SEED") || (await demoSeedWhenEmpty(broker));
-	if (seedFile) {
-		if (!fs.existsSync(seedFile)) throw new Error(`REGISTRY_SEED file not found: ${seedFile}`);
-		const parsed = parseSeed(fs.readFileSync(seedFile, "utf8"));
-		if (parsed.reasons.length) throw new Error(`REGISTRY_SEED ${seedFile} refused:\n${parsed.reasons.map((reason) => `  ${JSON.stringify(reason)}`).join("\n")}`);
-		// In distributed mode the owning services may live in other processes: import through
-		// their actions once they are reachable, so a seed given to one process fills the cluster.
-		await broker.waitForServices(["accounts", "accessPoints", "catalog", "participants"], 120000);
-		const result = await importSeed(broker, parsed.seed);
-		broker.logger.info(`seed ${seedFile} imported:`, result);
-	}
+	// REGISTRY_SEED, or with `npm start` the demo data into an empty registry: once for the registry (src/bootstrap.ts).
+	const seedFile = env("REGISTRY_SEED") || undefined;
+	const demoFile = process.argv.includes("--demo-when-empty") && process.env.REGISTRY_SEED === undefined ? DEMO_SEED : undefined;
+	const result = await bootstrapRegistry(broker, { seedFile, demoFile });
+	if (result) broker.logger.info(`${seedFile ?? demoFile} imported:`, result);
 	markStartup(false);
 }
 

@@ -7,7 +7,7 @@
  * indexed queries; a cache would add an invalidation path for no measurable gain.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
-import { AuditOutboxMixin, type AuditOutboxThis } from "../mixins/audit-outbox.mixin";
+import { OutboxMixin, type OutboxThis } from "../mixins/outbox.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { AUDIT_OUTBOX_MODEL, auditRecord, auditWrite } from "../src/audit";
 import { Conflict, NotFound, ValidationFailed } from "../src/errors";
@@ -63,7 +63,7 @@ interface AccessPointCollections {
 	accessPointProviders: Collection<AccessPointProviderRecord>;
 }
 
-interface AccessPointsService extends Service, AuditOutboxThis {
+interface AccessPointsService extends Service, OutboxThis {
 	store: Store;
 	collections: AccessPointCollections;
 	answers(records: AccessPointRecord[]): Promise<AccessPoint[]>;
@@ -107,7 +107,7 @@ type AccessPointSections = { accessPointProviders?: AccessPointProviderSeed[]; a
 
 const AccessPointsServiceSchema: ServiceSchema = {
 	name: "accessPoints",
-	mixins: [AuditOutboxMixin(), DbMixin({ accessPoints: ACCESS_POINT_MODEL, accessPointProviders: ACCESS_POINT_PROVIDER_MODEL, auditOutbox: AUDIT_OUTBOX_MODEL })],
+	mixins: [OutboxMixin(), DbMixin({ accessPoints: ACCESS_POINT_MODEL, accessPointProviders: ACCESS_POINT_PROVIDER_MODEL, auditOutbox: AUDIT_OUTBOX_MODEL })],
 
 	actions: {
 		// ---- operator actions (operator CLI; no HTTP operation reaches them) -------------
@@ -238,7 +238,7 @@ const AccessPointsServiceSchema: ServiceSchema = {
 				];
 				if (ops.length) {
 					await this.store.batch(ops);
-					this.relayAudit();
+					this.relayOutboxes();
 				}
 				return { accessPointProviders: providerPlan.counts, accessPoints: accessPointPlan.counts };
 			},
@@ -271,7 +271,7 @@ async function insertAudited(
 		throw error;
 	}
 	// The audit relay (mixins/audit-outbox.mixin.ts), where this service has it.
-	(service as { relayAudit?: () => void }).relayAudit?.();
+	(service as { relayOutboxes?: () => void }).relayOutboxes?.();
 }
 
 function upsertWithAudit(

@@ -11,9 +11,10 @@
  */
 import { createHash } from "node:crypto";
 import type { Context, Service, ServiceSchema } from "moleculer";
-import { AuditOutboxMixin, type AuditOutboxThis } from "../mixins/audit-outbox.mixin";
+import { OutboxMixin, type OutboxThis } from "../mixins/outbox.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { AUDIT_OUTBOX_MODEL, auditRecord, auditWrite, type AuditRecord } from "../src/audit";
+import { NOTICE_OUTBOX_MODEL, NOTICES, noticeWrite } from "../src/notices";
 import { Conflict, NotFound, ValidationFailed, type Violation } from "../src/errors";
 import type { Caller, ServiceProvider } from "../src/model";
 import { hashPassword, prepareDummyHash, spendVerificationTime, verifyPassword } from "../src/passwords";
@@ -91,7 +92,7 @@ interface AccountCollections {
 	serviceProviders: Collection<ServiceProviderRecord>;
 }
 
-interface AccountsService extends Service, AuditOutboxThis {
+interface AccountsService extends Service, OutboxThis {
 	store: Store;
 	collections: AccountCollections;
 	linkViolations(ctx: AccountsContext<unknown>, account: AccountLinks): Promise<Violation[]>;
@@ -102,7 +103,7 @@ interface AccountsService extends Service, AuditOutboxThis {
 
 type AccountsContext<P> = Context<P, { user?: Caller | null }>;
 type AccountLinks = Pick<AccountSeed, "role" | "serviceProvider" | "accessPointProvider">;
-/** Payload of `accounts.changed` (docs/internals.md "Events and channels"). */
+/** Payload of the `accounts.changed` notice (docs/internals.md "Notices"). */
 type AccountsChanged = { username: string } | { serviceProvider: string };
 
 /**
@@ -171,7 +172,7 @@ type AccountSections = { serviceProviders?: ServiceProviderSeed[]; accounts?: Ac
 
 const AccountsServiceSchema: ServiceSchema = {
 	name: "accounts",
-	mixins: [AuditOutboxMixin(), DbMixin({ accounts: ACCOUNT_MODEL, serviceProviders: SERVICE_PROVIDER_MODEL, auditOutbox: AUDIT_OUTBOX_MODEL })],
+	mixins: [OutboxMixin(), DbMixin({ accounts: ACCOUNT_MODEL, serviceProviders: SERVICE_PROVIDER_MODEL, auditOutbox: AUDIT_OUTBOX_MODEL, noticeOutbox: NOTICE_OUTBOX_MODEL })],
 
 	actions: {
 		/** Never throws for wrong credentials; spends the same time whether the username exists or not. */
@@ -397,9 +398,10 @@ const AccountsServiceSchema: ServiceSchema = {
 		/** One atomic batch (the change and its audit record), then the news for credential caches. */
 		async write(this: AccountsService, ops: WriteOp[], changed: AccountsChanged[]): Promise<void> {
 			if (!ops.length) return;
-			await this.store.batch(ops);
-			this.relayAudit();
-			for (const payload of changed) await this.broker.broadcast("accounts.changed", payload);
+			await this.store.batch([...ops, ...changed.map((payload) => noticeWrite(NOTICES.accountsChanged, payload))]);
+			this.relayOutboxes();
+			// Published before the request answers: gateways forget cached credentials.
+			await this.relayNoticesNow();
 		},
 	},
 

@@ -22,6 +22,7 @@ import { answerClientError } from "../src/client-error";
 import { bodyError, classify, errorBody } from "../src/error-body";
 import { RegistryError, TypeMismatch, ValidationFailed } from "../src/errors";
 import { readiness } from "../src/health";
+import { NOTICES, NOTICES_RESET } from "../src/notices";
 import { jsonDepthExceeds, longArrayPath, MAX_ARRAY_ITEMS, MAX_JSON_DEPTH } from "../src/json-depth";
 import { LoginThrottle, rateLimitWait } from "../src/login-throttle";
 import { answerFromMemory, type MemoryLookup } from "../src/lookup-fast-path";
@@ -233,9 +234,13 @@ const ApiService = {
 		},
 	},
 
+	// Notices (src/notices.ts): every gateway hears them, whichever node made the change.
 	events: {
-		"accounts.changed"(this: GatewayThis) {
+		[NOTICES.accountsChanged](this: GatewayThis) {
 			// Any account change may revoke a cached credential: forget them all (cheap, rare).
+			this.credentials.clear();
+		},
+		[NOTICES_RESET](this: GatewayThis) {
 			this.credentials.clear();
 		},
 	},

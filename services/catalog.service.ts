@@ -2,24 +2,25 @@
  * catalog: document types, processes and capabilities (spec "Document types", "Processes";
  * docs/internals.md "Actions"). Owns the collections processes, documentTypes, capabilities
  * and its audit outbox. The rules live in services/catalog/catalog.ts; this file adapts
- * actions to them, broadcasts `catalog.changed` and keeps the read cache honest.
+ * actions to them, publishes the `catalog.changed` notices and keeps the read cache honest.
  *
  * Caching: the public reads are cached per caller kind (anonymous callers see fewer
  * records, so `#user.role` is part of every key) and the whole catalog cache is dropped
- * after every change, here and, through `catalog.changed`, on every other catalog node.
+ * after every change, here and, through the `catalog.changed` notice, on every other catalog node.
  * A short TTL bounds the one remaining race (a read that started before a write finishes
  * after the drop). Internal actions are not cached: their callers keep their own copies
  * and may hold on to the objects they receive.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
-import { AuditOutboxMixin, type AuditOutboxThis } from "../mixins/audit-outbox.mixin";
+import { OutboxMixin, type OutboxThis } from "../mixins/outbox.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import type { Caller } from "../src/model";
 import { SORTABLE } from "../src/operations";
 import { MAX_PAGE_SIZE, type PageRequest } from "../src/paging";
 import { DOCUMENT_TYPE_FORM, PROCESS_FORM } from "../src/schemas";
-import type { Store } from "../src/store/types";
+import type { Collection, Store } from "../src/store/types";
 import type { CatalogChange } from "./catalog/batch";
+import { claimBootstrap, finishBootstrap, type BootstrapClaim, type BootstrapRequest } from "./catalog/bootstrap";
 import { Catalog, type CatalogCollections, type CatalogSeed } from "./catalog/catalog";
 import type { DocumentTypeForm, ProcessForm } from "./catalog/forms";
 import { CATALOG_MODELS, type DocumentTypeRecord, type ProcessRecord } from "./catalog/models";
@@ -30,9 +31,9 @@ interface CatalogMeta {
 }
 type CatalogContext<P = Record<string, never>> = Context<P, CatalogMeta>;
 
-interface CatalogService extends Service, AuditOutboxThis {
+interface CatalogService extends Service, OutboxThis {
 	store: Store;
-	collections: CatalogCollections;
+	collections: CatalogCollections & { bootstrap: Collection<BootstrapClaim> };
 	catalog: Catalog;
 	announce(changes: CatalogChange[]): Promise<void>;
 	dropCache(): Promise<void>;
@@ -105,7 +106,7 @@ function documentTypeLine(record: DocumentTypeRecord, linking: ProcessRecord[]):
 
 const CatalogServiceSchema: ServiceSchema = {
 	name: "catalog",
-	mixins: [AuditOutboxMixin(), DbMixin(CATALOG_MODELS)],
+	mixins: [OutboxMixin(), DbMixin(CATALOG_MODELS)],
 
 	actions: {
 		findProcesses: {
@@ -230,6 +231,21 @@ const CatalogServiceSchema: ServiceSchema = {
 				return linesOf(page, (record) => documentTypeLine(record, linking.filter((process) => process.documentTypeIds.includes(record.identifier))));
 			},
 		},
+		/** The registry's one-time initialization claim (services/catalog/bootstrap.ts, src/bootstrap.ts). */
+		claimBootstrap: {
+			visibility: "public",
+			params: { source: { type: "enum", values: ["demo", "seed"] }, file: { type: "string", optional: true }, digest: { type: "string", optional: true }, node: "string" },
+			handler(this: CatalogService, ctx: CatalogContext<BootstrapRequest>) {
+				return claimBootstrap(this.collections.bootstrap, ctx.params);
+			},
+		},
+		finishBootstrap: {
+			visibility: "public",
+			params: { node: "string", loaded: { type: "enum", values: ["demo", "seed", "nothing"] } },
+			handler(this: CatalogService, ctx: CatalogContext<{ node: string; loaded: "demo" | "seed" | "nothing" }>) {
+				return finishBootstrap(this.collections.bootstrap, ctx.params.node, ctx.params.loaded);
+			},
+		},
 		importSeed: {
 			visibility: "public",
 			params: { capabilities: { type: "array", optional: true }, processes: { type: "array", optional: true }, documentTypes: { type: "array", optional: true } },
@@ -242,18 +258,19 @@ const CatalogServiceSchema: ServiceSchema = {
 	},
 
 	events: {
-		/** Another catalog node changed the catalog: its cache drop does not reach this node's memory cache. */
-		"catalog.changed"(this: CatalogService, ctx: Context) {
-			if (ctx.nodeID !== this.broker.nodeID) return this.dropCache();
+		/** A catalog node changed the catalog: a memory cacher of this node still holds the old reads. */
+		"catalog.changed"(this: CatalogService) {
+			return this.dropCache();
 		},
 	},
 
 	methods: {
 		async announce(this: CatalogService, changes: CatalogChange[]) {
 			if (!changes.length) return;
-			this.relayAudit();
+			this.relayOutboxes();
 			await this.dropCache();
-			for (const change of changes) await this.broker.broadcast("catalog.changed", change);
+			// Published before the request answers (in one process: heard by every service).
+			await this.relayNoticesNow();
 		},
 		async dropCache(this: CatalogService) {
 			if (this.broker.cacher) await this.broker.cacher.clean(`${this.name}.**`);

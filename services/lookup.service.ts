@@ -4,13 +4,20 @@
  * (organization → processes per participant), fed by participant changes over a durable
  * channel, joined with an in-memory copy of the catalog. It never calls participants on
  * the hot path: a cached answer costs no store read, a miss costs one.
+ *
+ * Every lookup node holds answers in memory, and all share finished answers in the cacher.
+ * Whichever node applies a change publishes the `lookup.invalidated` notice once the read
+ * model has it; every node drops its answers for that organization, and trusts no shared
+ * answer older than the newest version it has heard of or read (docs/internals.md "Notices").
  */
+import { createHash } from "node:crypto";
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { DbMixin } from "../mixins/db.mixin";
 import { LOOKUP_GROUP, PARTICIPANTS_CHANGED, type ParticipantChange } from "../src/channels";
 import { DuplicateKey, NotFound, StaleVersion, TypeMismatch } from "../src/errors";
 import { parseParticipantIdentifier } from "../src/identifiers";
 import type { Caller, Process } from "../src/model";
+import { NOTICES, NOTICES_RESET, noticesOf } from "../src/notices";
 import type { Collection, Store } from "../src/store/types";
 import { AnswerCache, type CachedAnswer, type Visibility } from "./lookup/answer-cache";
 import {
@@ -52,6 +59,12 @@ interface LookupThis extends Service<Settings> {
 	/** Finished answers by their JSON: one frozen copy per distinct answer (see `finished`). */
 	finishedAnswers: Map<string, Process[]>;
 	mutex: KeyedMutex;
+	/** The newest read-model version heard of (notices) or read, per organization, while a shared answer could be older. */
+	knownVersions: Map<string, { version: number; until: number }>;
+	/** A digest of the catalog copy: a shared answer built from another copy is not taken. */
+	catalogDigest: string;
+	/** False from a reload's start until one succeeds. */
+	catalogCurrent: boolean;
 	/** Changes applied while a rebuild runs, re-applied after it wrote its snapshot. */
 	rebuildLog: ParticipantChange[] | null;
 	rebuilding: Promise<{ organizations: number; participants: number }> | null;
@@ -60,17 +73,31 @@ interface LookupThis extends Service<Settings> {
 	finished(answer: Process[]): Process[];
 	memoryAnswer(organizationKey: string, visibility: Visibility): CachedAnswer<Process[]> | undefined;
 	applyChange(change: ParticipantChange): Promise<boolean>;
-	writeChange(change: ParticipantChange): Promise<boolean>;
-	invalidate(organizationKey?: string, tellOthers?: boolean): Promise<void>;
-	sharedGet(key: string): Promise<Process[] | undefined>;
-	sharedSet(key: string, answer: Process[], epoch: number): Promise<void>;
-	reloadCatalog(): Promise<void>;
+	writeChange(change: ParticipantChange): Promise<{ applied: boolean; version: number }>;
+	invalidate(organizationKey?: string, tellOthers?: boolean, version?: number): Promise<void>;
+	knowVersion(organizationKey: string, version: number): void;
+	knownVersion(organizationKey: string): number;
+	sharedGet(organizationKey: string, key: string): Promise<Process[] | undefined>;
+	sharedSet(key: string, answer: Process[], version: number, epoch: number): Promise<void>;
+	reloadCatalog(cleanShared?: boolean): Promise<void>;
+	dropAnswers(cleanShared: boolean): Promise<void>;
 	rebuildNow(): Promise<{ organizations: number; participants: number }>;
 	readParticipantSets(): Promise<Omit<ParticipantChange, "deleted">[]>;
 }
 
 const SHARED_PREFIX = "lookup.answers:";
 const MAX_APPLY_ATTEMPTS = 10;
+/** Known versions kept beyond this many are swept of expired ones. */
+const KNOWN_VERSIONS_SWEEP = 10000;
+
+/** A finished answer in the shared cacher, with what it was built from. */
+interface SharedAnswer {
+	answer: Process[];
+	/** The organization's read-model version. */
+	version: number;
+	/** The catalog copy's digest. */
+	catalog: string;
+}
 
 /**
  * Where a finished answer carries its own JSON (UTF-8 bytes). The gateway writes those bytes
@@ -175,17 +202,27 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 		},
 	},
 
+	// Notices (src/notices.ts): every lookup node hears them, whichever node made the change.
 	events: {
-		"catalog.changed"(this: LookupThis) {
+		[NOTICES.catalogChanged](this: LookupThis) {
 			// Not awaited here: the hot path waits for the reload itself (catalogLoading).
 			void this.reloadCatalog();
 		},
-		/** Another lookup node applied a change: its answers here are stale too. */
-		"lookup.invalidated": {
-			handler(this: LookupThis, ctx: Context<{ organizationKey?: string }>) {
-				if (ctx.nodeID === this.broker.nodeID) return;
-				this.answers.invalidate(ctx.params.organizationKey);
-			},
+		/** A lookup node (maybe this one) applied a change: the answers held here are stale. */
+		[NOTICES.lookupInvalidated](this: LookupThis, ctx: Context<{ organizationKey?: string; version?: number }>) {
+			const { organizationKey, version } = ctx.params;
+			if (typeof organizationKey !== "string") {
+				// A rebuild: versions start again from 1.
+				this.knownVersions.clear();
+				this.answers.invalidate();
+				return;
+			}
+			if (typeof version === "number") this.knowVersion(organizationKey, version);
+			this.answers.invalidate(organizationKey);
+		},
+		/** Notices may have been missed: nothing held here can be trusted (shared answers are checked on reading). */
+		[NOTICES_RESET](this: LookupThis) {
+			void this.reloadCatalog(false);
 		},
 	},
 
@@ -195,17 +232,21 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 			if (this.catalogLoading) await this.catalogLoading;
 			const key = AnswerCache.key(organizationKey, visibility);
 			const epoch = this.answers.epoch;
-			const shared = await this.sharedGet(key);
+			// Held only while this node hears every notice and its catalog copy is current; otherwise answered, not kept.
+			const holding = this.catalogCurrent && noticesOf(this.broker).trusted;
+			const shared = await this.sharedGet(organizationKey, key);
 			if (shared !== undefined) {
 				const answer = this.finished(shared);
-				this.answers.set(key, answer, epoch);
+				if (holding) this.answers.set(key, answer, epoch);
 				return answer;
 			}
 			const doc = await this.collections.organizationProcesses.get(organizationKey);
+			if (doc?.version !== undefined) this.knowVersion(organizationKey, doc.version);
 			const built = hasParticipants(doc) ? organizationAnswer(organizationProcessIds(doc as OrganizationProcessesDoc), this.catalog, visibility === "visible") : null;
 			const answer = built && this.finished(built);
+			if (!holding) return answer;
 			this.answers.set(key, answer, epoch);
-			if (answer) await this.sharedSet(key, answer, epoch);
+			if (answer) await this.sharedSet(key, answer, doc?.version ?? 0, epoch);
 			return answer;
 		},
 
@@ -237,33 +278,40 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 			return copy;
 		},
 
+		/**
+		 * Applies a change and tells every lookup node, also when it was applied before (a
+		 * redelivery after a publish that failed): the notice must follow the read model.
+		 */
 		async applyChange(this: LookupThis, change: ParticipantChange): Promise<boolean> {
 			if (this.rebuildLog) this.rebuildLog.push(change);
-			const applied = await this.mutex.run(change.organizationKey, () => this.writeChange(change));
-			if (applied) await this.invalidate(change.organizationKey, true);
+			const { applied, version } = await this.mutex.run(change.organizationKey, () => this.writeChange(change));
+			await this.invalidate(change.organizationKey, true, version);
 			return applied;
 		},
 
 		/** Read, apply, write back at the read version; a concurrent writer (another node) makes it retry. */
-		async writeChange(this: LookupThis, change: ParticipantChange): Promise<boolean> {
+		async writeChange(this: LookupThis, change: ParticipantChange): Promise<{ applied: boolean; version: number }> {
 			const models = this.collections.organizationProcesses;
 			for (let attempt = 1; ; attempt++) {
 				const doc = await models.get(change.organizationKey);
 				const next = applyChange(doc, change);
-				if (!next) return false;
+				if (!next) return { applied: false, version: doc?.version ?? 0 };
 				try {
-					if (doc) await models.replace(next, doc.version);
-					else await models.insert(next);
-					return true;
+					const written = doc ? await models.replace(next, doc.version) : await models.insert(next);
+					return { applied: true, version: written.version ?? 0 };
 				} catch (error) {
 					if (!isRetryable(error) || attempt >= MAX_APPLY_ATTEMPTS) throw error;
 				}
 			}
 		},
 
-		/** Drops finished answers here, in the shared cacher and (by event) on the other lookup nodes. */
-		async invalidate(this: LookupThis, organizationKey?: string, tellOthers = false): Promise<void> {
+		/**
+		 * Drops finished answers here and in the shared cacher; with `tellOthers`, publishes the
+		 * notice every lookup node drops its own by (and throws when it could not).
+		 */
+		async invalidate(this: LookupThis, organizationKey?: string, tellOthers = false, version?: number): Promise<void> {
 			this.answers.invalidate(organizationKey);
+			if (organizationKey !== undefined && version !== undefined) this.knowVersion(organizationKey, version);
 			if (organizationKey === undefined) this.finishedAnswers.clear();
 			const cacher = this.broker.cacher;
 			if (cacher) {
@@ -274,26 +322,57 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 					this.logger.warn("lookup: the shared cacher is unavailable:", String(error));
 				}
 			}
-			if (tellOthers) this.broker.broadcast("lookup.invalidated", organizationKey === undefined ? {} : { organizationKey }, "lookup");
+			if (tellOthers) {
+				const payload = organizationKey === undefined ? {} : { organizationKey, ...(version !== undefined ? { version } : {}) };
+				await noticesOf(this.broker).publish(NOTICES.lookupInvalidated, payload);
+			}
 		},
 
-		async sharedGet(this: LookupThis, key: string): Promise<Process[] | undefined> {
+		/** Remembers that the organization's read model reached `version` (for as long as a shared answer lives). */
+		knowVersion(this: LookupThis, organizationKey: string, version: number): void {
+			const until = Date.now() + this.settings.sharedAnswerTtl * 1000;
+			const known = this.knownVersions.get(organizationKey);
+			if (known && known.version > version) {
+				known.until = until;
+				return;
+			}
+			if (this.knownVersions.size >= KNOWN_VERSIONS_SWEEP) {
+				const now = Date.now();
+				for (const [key, entry] of this.knownVersions) if (entry.until <= now) this.knownVersions.delete(key);
+			}
+			this.knownVersions.set(organizationKey, { version, until });
+		},
+
+		knownVersion(this: LookupThis, organizationKey: string): number {
+			const known = this.knownVersions.get(organizationKey);
+			return known && known.until > Date.now() ? known.version : 0;
+		},
+
+		/**
+		 * A shared answer, unless it was built from an older read model than this node has heard
+		 * of (a node that read before a change may write after it) or from another catalog copy.
+		 */
+		async sharedGet(this: LookupThis, organizationKey: string, key: string): Promise<Process[] | undefined> {
 			const cacher = this.broker.cacher;
 			if (!cacher) return undefined;
 			try {
-				const value = (await cacher.get(`${SHARED_PREFIX}${key}`)) as Process[] | null;
-				return Array.isArray(value) ? value : undefined;
+				const value = (await cacher.get(`${SHARED_PREFIX}${key}`)) as SharedAnswer | null;
+				if (!value || !Array.isArray(value.answer) || value.catalog !== this.catalogDigest) return undefined;
+				if (value.version < this.knownVersion(organizationKey)) return undefined;
+				this.knowVersion(organizationKey, value.version);
+				return value.answer;
 			} catch {
 				// A lost Redis must not fail the lookup: the store answers.
 				return undefined;
 			}
 		},
 
-		async sharedSet(this: LookupThis, key: string, answer: Process[], epoch: number): Promise<void> {
+		async sharedSet(this: LookupThis, key: string, answer: Process[], version: number, epoch: number): Promise<void> {
 			const cacher = this.broker.cacher;
 			if (!cacher || epoch !== this.answers.epoch) return;
 			try {
-				await cacher.set(`${SHARED_PREFIX}${key}`, answer, this.settings.sharedAnswerTtl);
+				const shared: SharedAnswer = { answer, version, catalog: this.catalogDigest };
+				await cacher.set(`${SHARED_PREFIX}${key}`, shared, this.settings.sharedAnswerTtl);
 			} catch {
 				// Best effort, as in sharedGet.
 			}
@@ -301,21 +380,38 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 
 		/**
 		 * Reloads the catalog copy. The latest reload wins; answers are dropped when it starts
-		 * and again when it is done, so none built from the old copy survives.
+		 * and again when it is done, so none built from the old copy survives. A failed reload
+		 * is tried again every second; until one succeeds, answers are given but not held.
 		 */
-		async reloadCatalog(this: LookupThis): Promise<void> {
+		async reloadCatalog(this: LookupThis, cleanShared = true): Promise<void> {
 			const generation = ++this.catalogGeneration;
+			this.catalogCurrent = false;
 			const loading = this.broker
 				.call<Process[], Record<string, never>>("catalog.allProcesses", {})
 				.then((processes) => {
-					if (generation === this.catalogGeneration) this.catalog = new Map(processes.map((process) => [process.identifier, process]));
+					if (generation !== this.catalogGeneration) return;
+					this.catalog = new Map(processes.map((process) => [process.identifier, process]));
+					this.catalogDigest = createHash("sha256").update(JSON.stringify(processes)).digest("base64");
+					this.catalogCurrent = true;
 				})
-				.catch((error) => this.logger.error("lookup: reloading the catalog failed; answers keep the previous copy:", String(error)));
+				.catch((error) => {
+					this.logger.error("lookup: reloading the catalog failed (tried again in a second); answers keep the previous copy meanwhile:", String(error));
+					setTimeout(() => {
+						if (generation === this.catalogGeneration) void this.reloadCatalog(cleanShared);
+					}, 1000).unref();
+				});
 			this.catalogLoading = loading;
-			await this.invalidate();
+			await this.dropAnswers(cleanShared);
 			await loading;
 			if (this.catalogLoading === loading) this.catalogLoading = null;
-			await this.invalidate();
+			await this.dropAnswers(cleanShared);
+		},
+
+		/** Every answer held here (and, with `cleanShared`, in the shared cacher) goes. */
+		async dropAnswers(this: LookupThis, cleanShared: boolean): Promise<void> {
+			if (cleanShared) return this.invalidate();
+			this.answers.invalidate();
+			this.finishedAnswers.clear();
 		},
 
 		async rebuildNow(this: LookupThis): Promise<{ organizations: number; participants: number }> {
@@ -360,6 +456,9 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 		this.answers = new AnswerCache<Process[]>(this.settings.maxCachedAnswers);
 		this.finishedAnswers = new Map();
 		this.mutex = new KeyedMutex();
+		this.knownVersions = new Map();
+		this.catalogDigest = "";
+		this.catalogCurrent = false;
 		this.rebuildLog = null;
 		this.rebuilding = null;
 	},

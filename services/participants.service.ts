@@ -12,10 +12,12 @@
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { envNumber } from "../src/settings";
-import { AuditOutboxMixin, type AuditOutboxThis } from "../mixins/audit-outbox.mixin";
+import { OutboxMixin, type OutboxThis } from "../mixins/outbox.mixin";
 import { DbMixin } from "../mixins/db.mixin";
 import { auditRecord, auditWrite, type AuditRecord } from "../src/audit";
 import { PARTICIPANTS_CHANGED, publishParticipantChange, type ParticipantChange } from "../src/channels";
+import { NOTICES, NOTICES_RESET, noticesOf } from "../src/notices";
+import { isActionAvailable } from "../src/broker";
 import { BadRequest, Conflict, DuplicateKey, NotFound, StaleVersion, TypeMismatch, ValidationFailed, type Violation } from "../src/errors";
 import { organizationKey, parseParticipantIdentifier, participantQualifiedIdentifier } from "../src/identifiers";
 import { OutboxRelay } from "../src/outbox-relay";
@@ -57,6 +59,8 @@ interface Settings {
 	relayAfterMs: number;
 	/** Read answers held for the gateway's short path (~0.8 KB of RSS each; 0: none), on the embedded store only. */
 	heldReadAnswers: number;
+	/** How long a change's apply on a lookup of another process may take before the channel is left to bring it. */
+	lookupApplyTimeoutMs: number;
 }
 
 interface Meta {
@@ -126,7 +130,7 @@ interface PlannedChange {
 	after: ParticipantDoc | null;
 }
 
-interface ParticipantsThis extends Service<Settings>, AuditOutboxThis {
+interface ParticipantsThis extends Service<Settings>, OutboxThis {
 	store: Store;
 	collections: {
 		participants: Collection<ParticipantDoc>;
@@ -159,6 +163,7 @@ interface ParticipantsThis extends Service<Settings>, AuditOutboxThis {
 	writeConflict(error: unknown, changes: PlannedChange[]): Promise<unknown>;
 	announce(ctx: Context<unknown, Meta> | null, planned: PlannedChange): Promise<void>;
 	deliver(ctx: Context<unknown, Meta> | null, change: ParticipantChange): Promise<void>;
+	applyToLookup(ctx: Context<unknown, Meta> | null, change: ParticipantChange): Promise<void>;
 	relay(olderThanMs: number): Promise<number>;
 	every(interval: number, task: () => Promise<number>, name: string): NodeJS.Timeout | undefined;
 	answers(docs: ParticipantDoc[], withProcesses: boolean): Promise<Participant[]>;
@@ -251,7 +256,7 @@ function sameContent(doc: ParticipantDoc, next: ParticipantDoc): boolean {
 
 const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 	name: "participants",
-	mixins: [AuditOutboxMixin(), DbMixin(PARTICIPANT_MODELS)],
+	mixins: [OutboxMixin(), DbMixin(PARTICIPANT_MODELS)],
 
 	settings: {
 		sweepIntervalMs: envNumber("PARTICIPANT_SWEEP_INTERVAL_SECONDS") * 1000,
@@ -259,6 +264,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		relayIntervalMs: 15 * 1000,
 		relayAfterMs: 10 * 1000,
 		heldReadAnswers: 50_000,
+		lookupApplyTimeoutMs: 1000,
 	},
 
 	actions: {
@@ -292,7 +298,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 				const answer = await this.singleAnswer(doc);
 				// A service provider's read of its own participant by qualified identifier: held
 				// for the gateway's short path (services/participants/read-answers.ts).
-				if (ctx.params.qualifiedIdentifier !== undefined) this.readAnswers.remember(generation, doc.serviceProvider, doc.organizationKey, answer);
+				if (ctx.params.qualifiedIdentifier !== undefined && noticesOf(this.broker).trusted) this.readAnswers.remember(generation, doc.serviceProvider, doc.organizationKey, answer);
 				return answer;
 			},
 		},
@@ -458,13 +464,25 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		},
 	},
 
+	// Notices (src/notices.ts): every participants node hears them, whichever node made the change.
 	events: {
-		"catalog.changed"(this: ParticipantsThis) {
+		[NOTICES.catalogChanged](this: ParticipantsThis) {
 			// A renamed, hidden or deleted process (or a document type nested in one) must show at once.
 			this.processResolver.clear();
 			this.readAnswers.clear();
 		},
-		"accounts.changed"(this: ParticipantsThis) {
+		[NOTICES.accountsChanged](this: ParticipantsThis) {
+			this.providerResolver.clear();
+			this.readAnswers.clear();
+		},
+		/** Another node (sharing this store) changed a participant: its held answer here is stale. */
+		[NOTICES.participantsChanged](this: ParticipantsThis, ctx: Context<{ organizationKey?: string; serviceProviders?: string[] | null }>) {
+			const { organizationKey, serviceProviders } = ctx.params;
+			if (typeof organizationKey !== "string" || !Array.isArray(serviceProviders)) return this.readAnswers.clear();
+			for (const serviceProvider of serviceProviders) this.readAnswers.forget(serviceProvider, organizationKey);
+		},
+		[NOTICES_RESET](this: ParticipantsThis) {
+			this.processResolver.clear();
 			this.providerResolver.clear();
 			this.readAnswers.clear();
 		},
@@ -589,7 +607,14 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			const image = after ? { ...after, version } : null;
 			const serviceProviders = [...new Set([before?.serviceProvider, after?.serviceProvider].filter((id): id is string => typeof id === "string"))];
 			ops.push(auditWrite(auditRecord(caller, { operation, resource: "participant", resourceId: subject.identifier, serviceProviders, before, after: image })));
-			const change: ParticipantChange = { participant: subject.identifier, organizationKey: subject.organizationKey, processes: after ? after.processIds : [], version, deleted: !after };
+			const change: ParticipantChange = {
+				participant: subject.identifier,
+				organizationKey: subject.organizationKey,
+				processes: after ? after.processIds : [],
+				version,
+				deleted: !after,
+				serviceProviders,
+			};
 			const outbox: ChangeOutboxDoc = { identifier: newRecordIdentifier(), at: new Date().toISOString(), change };
 			ops.push({ kind: "insert", collection: this.collections.changeOutbox.spec.collection, doc: outbox });
 			return { ops, before, after: image, change, outboxId: outbox.identifier };
@@ -610,7 +635,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			} finally {
 				forgetAnswers();
 			}
-			this.relayAudit();
+			this.relayOutboxes();
 			for (const planned of changes) await this.announce(ctx, planned);
 		},
 
@@ -647,20 +672,36 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		},
 
 		/**
-		 * Apply to a lookup in this process first (the change is visible by the time the request
-		 * answers), then publish on the durable channel for every other lookup. Both are
-		 * idempotent by version; only a failed publish throws.
+		 * Apply to a lookup first (this process's, else any node's), so the change is in the
+		 * lookup by the time the request answers; then publish it on the durable channel, which
+		 * brings it to the lookup in any case (a failed or skipped apply, a crash), and tell every
+		 * process holding read answers (the `participants.changed` notice). All are idempotent;
+		 * only a failed publish throws.
 		 */
 		async deliver(this: ParticipantsThis, ctx: Context<unknown, Meta> | null, change: ParticipantChange): Promise<void> {
-			if (this.broker.getLocalService("lookup")) {
-				try {
-					await (ctx ? ctx.call("lookup.apply", change) : this.broker.call("lookup.apply", change));
-				} catch (error) {
-					// The channel brings the change to this lookup too.
-					this.logger.warn(`lookup.apply failed for participant ${change.participant} v${change.version}:`, String(error));
-				}
-			}
+			await this.applyToLookup(ctx, change);
 			await publishParticipantChange(this.broker, change);
+			const { participant, organizationKey, serviceProviders } = change;
+			await noticesOf(this.broker).publish(NOTICES.participantsChanged, { participant, organizationKey, serviceProviders: serviceProviders ?? null });
+		},
+
+		/**
+		 * One attempt on each of two lookup nodes, each bounded by `lookupApplyTimeoutMs`: a node
+		 * that died is not noticed for seconds, and the channel delivers the change anyway.
+		 */
+		async applyToLookup(this: ParticipantsThis, ctx: Context<unknown, Meta> | null, change: ParticipantChange): Promise<void> {
+			const local = Boolean(this.broker.getLocalService("lookup"));
+			if (!local && !isActionAvailable(this.broker, "lookup.apply")) return;
+			for (let attempt = 1; attempt <= 2; attempt++) {
+				try {
+					const options = local ? {} : { timeout: this.settings.lookupApplyTimeoutMs };
+					await (ctx ? ctx.call("lookup.apply", change, options) : this.broker.call("lookup.apply", change, options));
+					return;
+				} catch (error) {
+					if (local || attempt === 2) this.logger.warn(`lookup.apply failed for participant ${change.participant} v${change.version} (the channel brings it):`, String(error));
+				}
+				if (local) return;
+			}
 		},
 
 		/** Publishes changes left in the outbox for longer than `olderThanMs`, oldest first; stops at the first failure. */

@@ -6,6 +6,8 @@
 import path from "node:path";
 import { Middlewares, ServiceBroker, type BrokerOptions, type Context, type ServiceSchema } from "moleculer";
 import { brokerOptions } from "../moleculer.config";
+import { channelsMiddleware } from "./channels";
+import { noticesMiddleware } from "./notices";
 import { selectedServices } from "./settings";
 
 /** Service name → module under services/ (one file per service). */
@@ -27,16 +29,9 @@ export function loadServiceSchema(name: string): ServiceSchema {
 	return (loaded.default ?? loaded) as ServiceSchema;
 }
 
-/** Middlewares every registry broker uses (the durable channels for participant changes). */
+/** Middlewares every registry broker uses: the durable channels for participant changes, and the notices. */
 function registryMiddlewares(source: NodeJS.ProcessEnv): NonNullable<BrokerOptions["middlewares"]> {
-	try {
-		// eslint-disable-next-line @typescript-eslint/no-require-imports
-		const channels = require("./channels") as { channelsMiddleware?: (env: NodeJS.ProcessEnv) => unknown };
-		return channels.channelsMiddleware ? [channels.channelsMiddleware(source) as never] : [];
-	} catch (error) {
-		if ((error as { code?: string }).code === "MODULE_NOT_FOUND") return [];
-		throw error;
-	}
+	return [channelsMiddleware(source) as never, noticesMiddleware(source) as never];
 }
 
 // ---- request metrics ------------------------------------------------------------------
@@ -307,4 +302,10 @@ export function createRegistryBroker(options: RegistryBrokerOptions = {}): Servi
 	});
 	for (const name of options.services ?? selectedServices(source)) broker.createService(loadServiceSchema(name));
 	return broker;
+}
+
+/** Is some node (this one included) offering the action now? */
+export function isActionAvailable(broker: ServiceBroker, action: string): boolean {
+	const registry = broker.registry as unknown as { getActionEndpoints(name: string): { hasAvailable(): boolean } | undefined };
+	return registry.getActionEndpoints(action)?.hasAvailable() === true;
 }

@@ -21,6 +21,8 @@ export interface ParticipantChange {
 	/** The participant's version after the change; a consumer keeps only the latest per participant. */
 	version: number;
 	deleted: boolean;
+	/** Its owners before and after (a transfer names both); absent in changes written before it existed. */
+	serviceProviders?: string[];
 }
 
 /**

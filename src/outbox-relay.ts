@@ -66,20 +66,22 @@ export class OutboxRelay<T extends OutboxMessage> {
 	}
 
 	/**
-	 * Starts a run in the background and returns at once. A kick during a run makes that run
-	 * go round once more instead of starting a second one, so bursts of commits coalesce.
+	 * Starts a run in the background. A kick during a run makes that run go round once more
+	 * instead of starting a second one, so bursts of commits coalesce. The promise (which
+	 * never rejects) settles when a run that saw everything committed before the kick is over.
 	 */
-	kick(): void {
-		if (this.stopped) return;
+	kick(): Promise<unknown> {
+		if (this.stopped) return Promise.resolve();
 		if (this.running) {
 			this.again = true;
-			return;
+			return this.running;
 		}
 		const run = this.runUntilQuiet();
 		this.running = run;
 		void run.finally(() => {
 			if (this.running === run) this.running = null;
 		});
+		return run;
 	}
 
 	/** The current background run, if any (tests and shutdown wait for it). */

@@ -1,15 +1,17 @@
 /**
  * One catalog change: the store writes, their audit records (src/audit.ts: in the same
- * batch, so the trail and the data never disagree) and the `catalog.changed` facts to
- * broadcast once the batch is committed. One fact per record written.
+ * batch, so the trail and the data never disagree) and their `catalog.changed` notices
+ * (src/notices.ts: in the same batch too, so every process hears of every committed change).
+ * One fact per record written.
  */
 import { auditRecord, auditWrite } from "../../src/audit";
+import { NOTICES, noticeWrite } from "../../src/notices";
 import type { Caller } from "../../src/model";
 import type { StoredDoc, WriteOp } from "../../src/store/types";
 
 export type CatalogResource = "process" | "documentType" | "capability";
 
-/** Payload of the `catalog.changed` broadcast (docs/internals.md "Events and channels"). */
+/** Payload of the `catalog.changed` notice (docs/internals.md "Events and channels"). */
 export interface CatalogChange {
 	resource: CatalogResource;
 	identifier: string;
@@ -70,7 +72,8 @@ export class CatalogBatch {
 
 	private record(resource: CatalogResource, operation: CatalogChange["operation"], before: unknown, after: unknown): void {
 		const identifier = ((after ?? before) as StoredDoc).identifier;
-		this.ops.push(auditWrite(auditRecord(this.caller, { operation: this.operation, resource, resourceId: identifier, before, after })));
-		this.changes.push({ resource, identifier, operation });
+		const change: CatalogChange = { resource, identifier, operation };
+		this.ops.push(auditWrite(auditRecord(this.caller, { operation: this.operation, resource, resourceId: identifier, before, after })), noticeWrite(NOTICES.catalogChanged, change));
+		this.changes.push(change);
 	}
 }

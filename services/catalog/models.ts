@@ -5,6 +5,8 @@
  * (decisions §6 "one relation").
  */
 import { AUDIT_OUTBOX_MODEL } from "../../src/audit";
+import { NOTICE_OUTBOX_MODEL } from "../../src/notices";
+import { BOOTSTRAP_MODEL } from "./bootstrap";
 import type { ModelSpec, StoredDoc } from "../../src/store/types";
 
 export interface ProcessRecord extends StoredDoc {
@@ -79,4 +81,6 @@ export const CATALOG_MODELS = {
 	documentTypes: DOCUMENT_TYPE_MODEL,
 	capabilities: CAPABILITY_MODEL,
 	auditOutbox: AUDIT_OUTBOX_MODEL,
+	noticeOutbox: NOTICE_OUTBOX_MODEL,
+	bootstrap: BOOTSTRAP_MODEL,
 };

@@ -5,89 +5,11 @@
  * started again. src/resilient-cacher.ts makes every cache operation a quick miss while Redis
  * is away, and the gateway's login-failure counters fail open on the same client.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import Redis from "ioredis";
 import { organizationKey } from "../../src/identifiers";
 import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
 import { basic, demoAuth } from "../support/registry";
-import { FREE_PROCESSES, LOOKUP, metricOf, Participants, pollUntil, qid, send, startSeededCluster, type Answer } from "./support";
+import { FREE_PROCESSES, LOOKUP, metricOf, Participants, pollUntil, PrivateRedis, qid, send, startSeededCluster, type Answer } from "./support";
 import { freePort } from "../../src/local-network";
-
-/** A private redis-server: no persistence of its own (SAVE is asked for explicitly when a test wants the data kept). */
-class PrivateRedis {
-	private child: ChildProcess | null = null;
-	readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), "registry-redis-"));
-	constructor(readonly port: number) {}
-
-	get url(): string {
-		return `redis://127.0.0.1:${this.port}`;
-	}
-
-	async start(): Promise<number> {
-		const started = Date.now();
-		this.child = spawn("redis-server", ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", this.dir], { stdio: "ignore" });
-		const child = this.child;
-		await pollUntil("the private redis-server to answer", 10000, async () => {
-			if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
-			const client = this.client();
-			try {
-				await client.connect();
-				return (await client.ping()) === "PONG" ? true : undefined;
-			} finally {
-				client.disconnect();
-			}
-		}, 50);
-		return Date.now() - started;
-	}
-
-	/** SIGKILL: the process is gone at once, like a crashed node. */
-	async kill(): Promise<void> {
-		const child = this.child;
-		if (!child || child.exitCode !== null || child.signalCode !== null) return;
-		const exited = new Promise((resolve) => child.once("exit", resolve));
-		child.kill("SIGKILL");
-		await exited;
-	}
-
-	client(): Redis {
-		return new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
-	}
-
-	/** Cache keys of a namespace (the counters of the gateway excluded). */
-	async cacheKeys(namespace: string): Promise<string[]> {
-		const client = this.client();
-		try {
-			await client.connect();
-			const keys: string[] = [];
-			let cursor = "0";
-			do {
-				const [next, batch] = await client.scan(cursor, "MATCH", `registry-${namespace}*`, "COUNT", 1000);
-				cursor = next;
-				keys.push(...batch.filter((key) => !key.startsWith(`registry-${namespace}-counters:`)));
-			} while (cursor !== "0");
-			return keys;
-		} finally {
-			client.disconnect();
-		}
-	}
-
-	async command(...args: string[]): Promise<unknown> {
-		const client = this.client();
-		try {
-			await client.connect();
-			return await client.call(args[0], ...args.slice(1));
-		} finally {
-			client.disconnect();
-		}
-	}
-
-	dispose(): void {
-		fs.rmSync(this.dir, { recursive: true, force: true });
-	}
-}
 
 let redis: PrivateRedis;
 let cluster: Cluster;

@@ -45,6 +45,8 @@ export interface ClusterOptions {
 	env?: Record<string, string>;
 	/** Extra environment per process name. */
 	processEnv?: Record<string, Record<string, string>>;
+	/** Command-line arguments of dist/server.js (e.g. `--demo-when-empty`, as `npm start` passes). */
+	args?: string[];
 	/**
 	 * Process name → the process whose DATA_DIR it uses: two nodes of one service then share its
 	 * SQLite files (WAL, one machine), as replicas share MongoDB in production.
@@ -62,10 +64,17 @@ export const ONE_PROCESS_PER_SERVICE: Record<string, string> = {
 	audit: "audit",
 };
 
+/** A process that exited while being waited for: waiting longer cannot help. */
+class ProcessExited extends Error {}
+
 async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
 	const deadline = Date.now() + timeoutMs;
 	while (Date.now() < deadline) {
-		if (await check().catch(() => false)) return;
+		const done = await check().catch((error: unknown) => {
+			if (error instanceof ProcessExited) throw error;
+			return false;
+		});
+		if (done) return;
 		await new Promise((resolve) => setTimeout(resolve, 100));
 	}
 	throw new Error(`timed out waiting for ${what}`);
@@ -92,7 +101,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 
 	const launch = (name: string, services: string, port: number): ClusterProcess => {
 		const output: string[] = [];
-		const child = spawn(process.execPath, [path.join(ROOT, "dist", "server.js")], {
+		const child = spawn(process.execPath, [path.join(ROOT, "dist", "server.js"), ...(options.args ?? [])], {
 			cwd: ROOT,
 			env: { ...process.env, ...shared, ...options.processEnv?.[name], SERVICES: services, PORT: String(port), DATA_DIR: path.join(dataRoot, options.shareDataWith?.[name] ?? name), NODE_ID: `${name}-${namespace}` },
 			stdio: ["ignore", "pipe", "pipe"],
@@ -137,7 +146,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 					launch(name, entry.services, await freePort());
 					return false;
 				}
-				throw new Error(`${name} exited:\n${output}`);
+				throw new ProcessExited(`${name} exited:\n${output}`);
 			}
 			return ready(entry.port);
 		}, timeoutMs, `${name} to be ready`);

@@ -1,0 +1,56 @@
+/**
+ * Issue 17, with faults: the convergence run of lookup-convergence.spec.ts while the
+ * standalone lookup node is killed (SIGKILL) and started again, and then the cluster's Redis
+ * is killed and started again. Every gateway still agrees within 1 s after each change.
+ */
+import type { Cluster } from "../support/cluster";
+import { freePort } from "../../src/local-network";
+import { EDGE_TOPOLOGY, runConvergence, startDemoCluster, summary } from "./convergence";
+import { PrivateRedis } from "./support";
+
+const ALL_ON_ONE_DIRECTORY = Object.fromEntries(Object.keys(EDGE_TOPOLOGY).map((name) => [name, "shared"]));
+
+let cluster: Cluster;
+let redis: PrivateRedis;
+
+beforeAll(async () => {
+	redis = new PrivateRedis(await freePort());
+	await redis.start();
+	cluster = await startDemoCluster({ shareDataWith: ALL_ON_ONE_DIRECTORY, env: { CACHER: redis.url } });
+}, 180000);
+afterAll(async () => {
+	await cluster?.stop();
+	await redis?.kill();
+	redis?.dispose();
+});
+
+test("the standalone lookup killed and restarted, then Redis killed and restarted, during 500 random changes: every gateway agrees within 1 s after each", async () => {
+	const faults: string[] = [];
+	const report = await runConvergence(cluster, {
+		gateways: ["gateway1", "gateway2"],
+		changes: 520,
+		seed: 1717,
+		async before(index) {
+			if (index === 100) {
+				await cluster.kill("lookup", "SIGKILL");
+				faults.push(`lookup killed before change ${index}`);
+			} else if (index === 200) {
+				await cluster.restart("lookup");
+				faults.push(`lookup restarted before change ${index}`);
+			} else if (index === 300) {
+				await redis.kill();
+				faults.push(`Redis killed before change ${index}`);
+			} else if (index === 380) {
+				await redis.start();
+				faults.push(`Redis restarted before change ${index}`);
+			}
+		},
+	});
+	// eslint-disable-next-line no-console
+	console.info(`${summary("with faults", report)}; ${faults.join(", ")}`);
+	expect(faults).toHaveLength(4);
+	expect(report.failedWrites).toEqual([]);
+	expect(report.changes).toBeGreaterThanOrEqual(500);
+	expect(report.staleAfterOneSecond).toEqual([]);
+	expect(report.regressions).toEqual([]);
+}, 900000);

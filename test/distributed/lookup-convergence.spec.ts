@@ -1,0 +1,36 @@
+/**
+ * Issue 17: in the k8s topology run on one machine (two gateways that each co-host a lookup,
+ * a standalone lookup, every domain service in its own process, over NATS and Redis), every
+ * gateway answers every committed change within 1 s, and never an older state after the newer
+ * one: participant adds, updates, deletes and transfers, and catalog changes (a process renamed
+ * or hidden), made through random gateways. Every process is started as `npm start` does, all
+ * at once (one of them loads the demo data meanwhile). Once with all processes on one data
+ * directory, once with a data directory per service (the lookups share theirs).
+ */
+import type { Cluster } from "../support/cluster";
+import { EDGE_TOPOLOGY, runConvergence, startDemoCluster, summary } from "./convergence";
+
+const GATEWAYS = ["gateway1", "gateway2"];
+
+const variants: [string, Record<string, string>][] = [
+	["one data directory", Object.fromEntries(Object.keys(EDGE_TOPOLOGY).map((name) => [name, "shared"]))],
+	["a data directory per service", { gateway1: "lookup", gateway2: "lookup" }],
+];
+
+describe.each(variants)("gateways co-hosting lookups, a standalone lookup, %s", (name, shareDataWith) => {
+	let cluster: Cluster;
+	beforeAll(async () => {
+		cluster = await startDemoCluster({ shareDataWith });
+	}, 180000);
+	afterAll(() => cluster?.stop());
+
+	test("500 random changes through random gateways: every gateway agrees within 1 s after each, and none goes back to an older answer", async () => {
+		const report = await runConvergence(cluster, { gateways: GATEWAYS, changes: 520, seed: 17 });
+		// eslint-disable-next-line no-console
+		console.info(summary(name, report));
+		expect(report.failedWrites).toEqual([]);
+		expect(report.changes).toBeGreaterThanOrEqual(500);
+		expect(report.staleAfterOneSecond).toEqual([]);
+		expect(report.regressions).toEqual([]);
+	}, 600000);
+});
