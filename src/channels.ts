@@ -77,6 +77,34 @@ export function channelsAdapter(source: NodeJS.ProcessEnv = process.env): { type
 interface ChannelAdapter {
 	addPrefixTopic(name: string): string;
 	createStream?(name: string, subjects: string[], options: object): Promise<unknown>;
+	subscribe(chan: { id: string }, service: unknown): Promise<void>;
+	stopChannelActiveMessages(channelId: string): void;
+}
+
+/** NATS's "consumer name already in use" (JetStream API error 10013). */
+const CONSUMER_NAME_IN_USE = 10013;
+const SUBSCRIBE_ATTEMPTS = 5;
+
+/**
+ * Lookup nodes starting together all find the group's durable consumer missing and create it;
+ * all but one are refused with "consumer name already in use" and their process would exit.
+ * A refused subscription is tried again, and then binds to the consumer the other one made.
+ */
+function retrySubscriptions(adapter: ChannelAdapter): void {
+	const subscribe = adapter.subscribe.bind(adapter);
+	adapter.subscribe = async (chan, service) => {
+		for (let attempt = 1; ; attempt++) {
+			try {
+				return await subscribe(chan, service);
+			} catch (error) {
+				const code = (error as { api_error?: { err_code?: number } }).api_error?.err_code;
+				if (code !== CONSUMER_NAME_IN_USE || attempt >= SUBSCRIBE_ATTEMPTS) throw error;
+				// The refused attempt registered the channel's in-flight tracking; the next one does again.
+				adapter.stopChannelActiveMessages(chan.id);
+				await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+			}
+		}
+	};
 }
 
 /**
@@ -103,6 +131,7 @@ export function channelsMiddleware(source: NodeJS.ProcessEnv = process.env): Bro
 		created(created: ServiceBroker) {
 			broker = created;
 			middleware.created(created);
+			retrySubscriptions((created as unknown as { channelAdapter: ChannelAdapter }).channelAdapter);
 		},
 		async started() {
 			await middleware.started();

@@ -12,15 +12,20 @@ import { EDGE_TOPOLOGY, runConvergence, startDemoCluster, summary } from "./conv
 
 const GATEWAYS = ["gateway1", "gateway2"];
 
-const variants: [string, Record<string, string>][] = [
-	["one data directory", Object.fromEntries(Object.keys(EDGE_TOPOLOGY).map((name) => [name, "shared"]))],
-	["a data directory per service", { gateway1: "lookup", gateway2: "lookup" }],
+const variants: [string, Record<string, string>, Record<string, string>][] = [
+	["one data directory", EDGE_TOPOLOGY, Object.fromEntries(Object.keys(EDGE_TOPOLOGY).map((name) => [name, "shared"]))],
+	// Two nodes of participants and of catalog too: held read answers and catalog caches on both.
+	[
+		"a data directory per service, two participants and two catalog nodes",
+		{ ...EDGE_TOPOLOGY, participants2: "participants", catalog2: "catalog" },
+		{ gateway1: "lookup", gateway2: "lookup", participants2: "participants", catalog2: "catalog" },
+	],
 ];
 
-describe.each(variants)("gateways co-hosting lookups, a standalone lookup, %s", (name, shareDataWith) => {
+describe.each(variants)("gateways co-hosting lookups, a standalone lookup, %s", (name, topology, shareDataWith) => {
 	let cluster: Cluster;
 	beforeAll(async () => {
-		cluster = await startDemoCluster({ shareDataWith });
+		cluster = await startDemoCluster({ topology, shareDataWith });
 	}, 180000);
 	afterAll(() => cluster?.stop());
 
