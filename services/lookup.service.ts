@@ -61,6 +61,7 @@ interface LookupThis extends Service<Settings> {
 	mutex: KeyedMutex;
 	/** The newest read-model version heard of (notices) or read, per organization, while a shared answer could be older. */
 	knownVersions: Map<string, { version: number; until: number }>;
+	knownVersionsSweptAt: number;
 	/** A digest of the catalog copy: a shared answer built from another copy is not taken. */
 	catalogDigest: string;
 	/** False from a reload's start until one succeeds. */
@@ -336,8 +337,10 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 				known.until = until;
 				return;
 			}
-			if (this.knownVersions.size >= KNOWN_VERSIONS_SWEEP) {
-				const now = Date.now();
+			// Swept of expired entries at most once a second: under a stream of changes the map holds a TTL's worth.
+			const now = Date.now();
+			if (this.knownVersions.size >= KNOWN_VERSIONS_SWEEP && now - this.knownVersionsSweptAt >= 1000) {
+				this.knownVersionsSweptAt = now;
 				for (const [key, entry] of this.knownVersions) if (entry.until <= now) this.knownVersions.delete(key);
 			}
 			this.knownVersions.set(organizationKey, { version, until });
@@ -457,6 +460,7 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 		this.finishedAnswers = new Map();
 		this.mutex = new KeyedMutex();
 		this.knownVersions = new Map();
+		this.knownVersionsSweptAt = 0;
 		this.catalogDigest = "";
 		this.catalogCurrent = false;
 		this.rebuildLog = null;
