@@ -1,16 +1,16 @@
 /**
- * Broker configuration, decided by the environment (src/settings.ts lists every variable).
+ * Broker configuration, decided by the environment (src/platform/settings.ts lists every variable).
  * Unset means the one-process default: in-process transporter, in-memory cache, embedded
  * store. TRANSPORTER / CACHER / MONGO_URI switch to the distributed mode with no code change.
  */
 import type { BrokerOptions } from "moleculer";
-import { ResilientRedisCacher, redisClientOptions } from "./src/resilient-cacher";
-import { retryReadsMiddleware } from "./src/retry-policy";
-import { env, envNumber } from "./src/settings";
+import { ResilientRedisCacher, redisClientOptions } from "./src/platform/resilient-cacher";
+import { retryReadsMiddleware } from "./src/platform/retry-policy";
+import { env, envNumber } from "./src/platform/settings";
 
 /**
  * How long a stopping process waits for the requests it took: the gateway's HTTP drain
- * (services/api.service.ts) and Moleculer's request tracking each wait at most this long.
+ * (services/api/api.service.ts) and Moleculer's request tracking each wait at most this long.
  */
 export const SHUTDOWN_TIMEOUT_MS = 10000;
 
@@ -24,7 +24,7 @@ export function brokerOptions(source: NodeJS.ProcessEnv = process.env): BrokerOp
 		nodeID: env("NODE_ID", source) || undefined,
 		transporter: transporter || undefined,
 		cacher: cacher
-			? // Moleculer's Redis cacher, degrading to misses when Redis is away (src/resilient-cacher.ts).
+			? // Moleculer's Redis cacher, degrading to misses when Redis is away (src/platform/resilient-cacher.ts).
 				new ResilientRedisCacher({
 					// Keys are namespaced so that several registries (and test runs) share one Redis.
 					prefix: `registry-${namespace || "default"}`,
@@ -42,7 +42,7 @@ export function brokerOptions(source: NodeJS.ProcessEnv = process.env): BrokerOp
 		// second, a node is gone after 4 s without one (found 3–9 s after it died, less than
 		// REQUEST_TIMEOUT's 10 s default). The calls still waiting for it are then rejected, and
 		// reads (and calls a stopping node refused) are tried again on another node by the
-		// RetryReads middleware (src/retry-policy.ts), so losing one of two nodes fails no read.
+		// RetryReads middleware (src/platform/retry-policy.ts), so losing one of two nodes fails no read.
 		// Lower values would find a dead node sooner but would mistake a busy event loop for a
 		// dead node. Moleculer's own retryPolicy stays off: it would re-run local actions too.
 		heartbeatInterval: 1,
@@ -59,7 +59,7 @@ export function brokerOptions(source: NodeJS.ProcessEnv = process.env): BrokerOp
 		// Graceful shutdown: wait for in-flight requests before leaving the cluster.
 		tracking: { enabled: true, shutdownTimeout: SHUTDOWN_TIMEOUT_MS },
 		validator: { type: "Fastest", options: { useNewCustomCheckerFunction: true, haltOnFirstError: false } } as never,
-		// GET /metrics renders this registry in Prometheus text (services/api.service.ts).
+		// GET /metrics renders this registry in Prometheus text (services/api/api.service.ts).
 		metrics: { enabled: metrics },
 		tracing: { enabled: false },
 		errorHandler(error) {

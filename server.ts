@@ -5,11 +5,11 @@
  */
 import path from "node:path";
 import { SHUTDOWN_TIMEOUT_MS } from "./moleculer.config";
-import { createRegistryBroker } from "./src/broker";
-import { markStartup } from "./src/health";
-import { startOperationalServer } from "./src/operational-server";
-import { bootstrapRegistry } from "./src/bootstrap";
-import { env, envNumber, selectedServices } from "./src/settings";
+import { createRegistryBroker } from "./services";
+import { markStartup } from "./src/platform/health";
+import { startOperationalServer } from "./src/platform/operational-server";
+import { bootstrapRegistry } from "./src/exchange/bootstrap";
+import { env, envNumber, selectedServices } from "./src/platform/settings";
 
 const DEMO_SEED = path.join(__dirname, "..", "seed", "demo.json");
 
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
 	// A process without the gateway still answers health probes and metrics on PORT.
 	if (!services.includes("api")) operational = await startOperationalServer(broker, envNumber("PORT"));
 
-	// REGISTRY_SEED, or with `npm start` the demo data into an empty registry: once for the registry (src/bootstrap.ts).
+	// REGISTRY_SEED, or with `npm start` the demo data into an empty registry: once for the registry (src/exchange/bootstrap.ts).
 	const seedFile = env("REGISTRY_SEED") || undefined;
 	const demoFile = process.argv.includes("--demo-when-empty") && process.env.REGISTRY_SEED === undefined ? DEMO_SEED : undefined;
 	const result = await bootstrapRegistry(broker, { seedFile, demoFile });

@@ -16,7 +16,7 @@ process.once("message", (answer: { status: number; headers: [string, string][]; 
 		res.writeHead(answer.status, headers.flat());
 		res.end(body);
 	});
-	// As the registry's gateway (services/api.service.ts).
+	// As the registry's gateway (services/api/api.service.ts).
 	server.keepAliveTimeout = 65000;
 	server.listen(0, "127.0.0.1", () => process.send?.({ port: (server.address() as AddressInfo).port }));
 	process.once("SIGTERM", () => {

@@ -31,7 +31,7 @@ import { parseAllDocuments } from "yaml";
 import { createGenerator, GENERATOR_VERSION, nameWords, qualifiedIdentifier, type Generator } from "./lib/generate";
 import type { LatencyResult, LoadResult } from "./lib/load-client";
 import { loadParticipants, readDemoSeed, ROOT } from "./lib/load";
-import { reachable } from "../src/local-network";
+import { reachable } from "../src/platform/local-network";
 import { NATS_URL, REDIS_URL, rssOf, runLoad, startBaseline, startCluster, startRegistry, type BaselineServer, type RegistryProcess } from "./lib/processes";
 
 // ---- options -----------------------------------------------------------------------------

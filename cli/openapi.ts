@@ -5,7 +5,7 @@
  */
 import fs from "node:fs";
 import packageJson from "../package.json";
-import { openApiDocument } from "../src/openapi";
+import { openApiDocument } from "../src/contract/openapi";
 
 /** The document as the client generator reads it: stable, two-space indented, ending in a newline. */
 export function openApiText(): string {

@@ -8,8 +8,8 @@
  * MONGO_URI) and rebuilds the stored model. Run it while the registry is stopped: a running
  * one-process registry would keep answers it cached before the rebuild.
  */
-import { createRegistryBroker } from "../src/broker";
-import { env } from "../src/settings";
+import { createRegistryBroker } from "../services";
+import { env } from "../src/platform/settings";
 
 const REBUILD_TIMEOUT_MS = 30 * 60 * 1000;
 

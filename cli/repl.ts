@@ -8,8 +8,8 @@
  */
 import os from "node:os";
 import type { ServiceBroker } from "moleculer";
-import { createRegistryBroker } from "../src/broker";
-import { env } from "../src/settings";
+import { createRegistryBroker } from "../services";
+import { env } from "../src/platform/settings";
 
 export function replBroker(source: NodeJS.ProcessEnv = process.env): ServiceBroker {
 	return createRegistryBroker({

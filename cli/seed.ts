@@ -6,9 +6,8 @@
  * having changed nothing; a usage or start-up problem exits 2.
  */
 import fs from "node:fs";
-import path from "node:path";
-import { createRegistryBroker, SERVICE_MODULES } from "../src/broker";
-import { importSeed, parseSeed, reasonsOf, type SeedCounts } from "../src/seed";
+import { createRegistryBroker } from "../services";
+import { importSeed, parseSeed, reasonsOf, type SeedCounts } from "../src/exchange/seed";
 
 /** The services that own seed sections, in the order they import. */
 const OWNERS = ["accessPoints", "accounts", "catalog", "participants"];
@@ -22,15 +21,6 @@ const CONSOLE: CliOutput = {
 	out: (line) => process.stdout.write(`${line}\n`),
 	error: (line) => process.stderr.write(`${line}\n`),
 };
-
-function isBuilt(service: string): boolean {
-	try {
-		require.resolve(path.join(__dirname, "..", "services", SERVICE_MODULES[service]));
-		return true;
-	} catch {
-		return false;
-	}
-}
 
 function describeCounts(section: string, counts: unknown): string {
 	const { created, updated, unchanged } = (counts ?? {}) as Partial<SeedCounts>;
@@ -64,7 +54,7 @@ export async function runSeed(args: string[], output: CliOutput = CONSOLE, env: 
 	const joinCluster = Boolean(env.TRANSPORTER);
 	const broker = createRegistryBroker({
 		env,
-		services: joinCluster ? [] : [...OWNERS, "lookup", "audit"].filter(isBuilt),
+		services: joinCluster ? [] : [...OWNERS, "lookup", "audit"],
 		overrides: { nodeID: `seed-${process.pid}`, logger: { type: "Console", options: { level: "warn" } } },
 	});
 	try {

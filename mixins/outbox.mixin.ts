@@ -1,5 +1,5 @@
 /**
- * The outbox relays of a service that writes (src/outbox-relay.ts; docs/internals.md "Audit
+ * The outbox relays of a service that writes (src/platform/outbox-relay.ts; docs/internals.md "Audit
  * trail" and "Notices"). Each change's batch holds its audit record in `auditOutbox` and,
  * where other processes hold what it makes stale, its notices in `noticeOutbox`; this mixin
  * forwards them (audit records to `audit.record`, notices to the notice bus) and deletes
@@ -17,11 +17,11 @@
  * this mixin starts, and stops this mixin (waiting for a run) before the store closes.
  */
 import type { Service, ServiceSchema } from "moleculer";
-import { isActionAvailable } from "../src/broker";
-import type { AuditRecord } from "../src/audit";
-import { AUDIT_OUTBOX_MODEL } from "../src/audit";
-import { noticesOf, type NoticeOutboxDoc } from "../src/notices";
-import { OutboxRelay } from "../src/outbox-relay";
+import { isActionAvailable } from "../src/platform/broker";
+import type { AuditRecord } from "../src/platform/audit";
+import { AUDIT_OUTBOX_MODEL } from "../src/platform/audit";
+import { noticesOf, type NoticeOutboxDoc } from "../src/platform/notices";
+import { OutboxRelay } from "../src/platform/outbox-relay";
 import type { Collection, StoredDoc } from "../src/store/types";
 
 type OutboxRecord = AuditRecord & StoredDoc;

@@ -17,8 +17,8 @@
  *   per organization, spread over the seed's providers.
  */
 import { isValidPhoneNumber } from "libphonenumber-js";
-import { isValidNorwegianOrganizationNumber } from "../../src/identifiers";
-import { seededRandom as random } from "../../src/seeded-random";
+import { isValidNorwegianOrganizationNumber } from "../../src/contract/identifiers";
+import { seededRandom as random } from "../../src/platform/seeded-random";
 
 export interface SeedFile {
 	serviceProviders: { identifier: string; title: string }[];

@@ -9,9 +9,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { ServiceBroker } from "moleculer";
-import { createRegistryBroker } from "../../src/broker";
-import { importSeed } from "../../src/seed";
-import { ALL_SERVICES } from "../../src/settings";
+import { createRegistryBroker } from "../../services";
+import { importSeed } from "../../src/exchange/seed";
+import { ALL_SERVICES } from "../../src/platform/settings";
 import { createGenerator, type GeneratedParticipant, type SeedFile } from "./generate";
 
 export const ROOT = path.join(__dirname, "..", "..", "..");

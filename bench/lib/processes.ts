@@ -6,8 +6,8 @@
 import { fork, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { freePort } from "../../src/local-network";
-import { removeNamespace } from "../../src/namespace-cleanup";
+import { freePort } from "../../src/platform/local-network";
+import { removeNamespace } from "../../src/platform/namespace-cleanup";
 import type { LatencyResult, LatencySpec, LoadResult, LoadSpec } from "./load-client";
 
 export const ROOT = path.join(__dirname, "..", "..", "..");

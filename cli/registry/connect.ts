@@ -7,24 +7,13 @@
  *     store (DATA_DIR or MONGO_URI), and stops them when done. Run offline commands while a
  *     one-process registry on the same store is stopped: it would keep answers it cached.
  */
-import path from "node:path";
 import type { ServiceBroker } from "moleculer";
-import { createRegistryBroker, SERVICE_MODULES } from "../../src/broker";
-import { env } from "../../src/settings";
+import { createRegistryBroker } from "../../services";
+import { env } from "../../src/platform/settings";
 import { CliFailure, type CliIO } from "./io";
 
 /** How long a command waits for the cluster (connect, and the services it needs). */
 const JOIN_TIMEOUT_MS = 30000;
-
-function isBuilt(service: string): boolean {
-	if (!SERVICE_MODULES[service]) return false;
-	try {
-		require.resolve(path.join(__dirname, "..", "..", "services", SERVICE_MODULES[service]));
-		return true;
-	} catch {
-		return false;
-	}
-}
 
 export function joinsCluster(io: CliIO): boolean {
 	return env("TRANSPORTER", io.env) !== "";
@@ -51,7 +40,7 @@ export interface RegistryAccess {
  */
 export async function withRegistry<T>(io: CliIO, access: RegistryAccess, work: (broker: ServiceBroker) => Promise<T>): Promise<T> {
 	const join = joinsCluster(io);
-	const local = join ? [] : [...new Set([...access.needs, ...(access.alsoOffline ?? []), "audit"])].filter(isBuilt);
+	const local = join ? [] : [...new Set([...access.needs, ...(access.alsoOffline ?? []), "audit"])];
 	const broker = createRegistryBroker({
 		env: io.env,
 		services: local,

@@ -4,8 +4,8 @@
  * line on stderr, never a stack trace).
  */
 import type { Readable, Writable } from "node:stream";
-import { reasonsOf } from "../../src/seed";
-import { DEFAULT_MESSAGES } from "../../src/validation";
+import { reasonsOf } from "../../src/exchange/seed";
+import { DEFAULT_MESSAGES } from "../../src/contract/validation";
 
 export interface CliIO {
 	stdin: Readable & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };

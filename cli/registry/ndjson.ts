@@ -1,6 +1,6 @@
 /**
  * `registry export` and `registry import`: the whole registry as NDJSON
- * (src/registry-export.ts), in constant memory however many participants there are.
+ * (src/exchange/registry-export.ts), in constant memory however many participants there are.
  *
  * Export asks each owner for its records page by page, by key (`<owner>.exportRecords`),
  * and writes each page as it arrives, waiting for the output to drain.
@@ -25,9 +25,9 @@ import readline from "node:readline";
 import type { Writable } from "node:stream";
 import Database from "better-sqlite3";
 import type { ServiceBroker } from "moleculer";
-import type { AccountSummary } from "../../services/accounts.service";
+import type { AccountSummary } from "../../services/accounts/accounts.service";
 import type { ImportReason, ImportResult } from "../../services/participants/export-import";
-import { organizationKey } from "../../src/identifiers";
+import { organizationKey } from "../../src/contract/identifiers";
 import {
 	RECORD_OWNERS,
 	RECORD_TYPES,
@@ -38,8 +38,8 @@ import {
 	type ExportPage,
 	type ExportPageRequest,
 	type RecordType,
-} from "../../src/registry-export";
-import { reasonsOf, type SeedCounts } from "../../src/seed";
+} from "../../src/exchange/registry-export";
+import { reasonsOf, type SeedCounts } from "../../src/exchange/seed";
 import { CliFailure, writeLine, type CliIO } from "./io";
 
 /** A long page or batch may take a while on a loaded registry. */

@@ -4,7 +4,7 @@
  * `seesHidden` is false for anonymous callers, who never see a `visible: false` process or
  * document type, nested ones included (decisions §4).
  */
-import type { DocumentType, DocumentTypeSummary, Process, ProcessSummary } from "../../src/model";
+import type { DocumentType, DocumentTypeSummary, Process, ProcessSummary } from "../../src/contract/model";
 import type { CapabilityRecord, DocumentTypeRecord, ProcessRecord } from "./models";
 
 export interface Related {

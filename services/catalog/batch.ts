@@ -1,12 +1,12 @@
 /**
- * One catalog change: the store writes, their audit records (src/audit.ts: in the same
+ * One catalog change: the store writes, their audit records (src/platform/audit.ts: in the same
  * batch, so the trail and the data never disagree) and their `catalog.changed` notices
- * (src/notices.ts: in the same batch too, so every process hears of every committed change).
+ * (src/platform/notices.ts: in the same batch too, so every process hears of every committed change).
  * One fact per record written.
  */
-import { auditRecord, auditWrite } from "../../src/audit";
-import { NOTICES, noticeWrite } from "../../src/notices";
-import type { Caller } from "../../src/model";
+import { auditRecord, auditWrite } from "../../src/platform/audit";
+import { NOTICES, noticeWrite } from "../../src/platform/notices";
+import type { Caller } from "../../src/contract/model";
 import type { StoredDoc, WriteOp } from "../../src/store/types";
 
 export type CatalogResource = "process" | "documentType" | "capability";
@@ -37,7 +37,7 @@ export class CatalogBatch {
 
 	constructor(
 		private readonly caller: Caller | undefined,
-		/** Operation id from src/operations.ts, or "seed". */
+		/** Operation id from src/contract/operations.ts, or "seed". */
 		private readonly operation: string,
 	) {}
 

@@ -3,9 +3,9 @@
  * (spec "Document types", "Processes"; decisions §4, §6). The service (catalog.service.ts)
  * only adapts actions to these methods, broadcasts the returned changes and cleans its cache.
  */
-import { Conflict, NotFound, ValidationFailed, type Violation } from "../../src/errors";
-import type { Caller, DocumentType, Process } from "../../src/model";
-import { pageOf, type Page, type PageRequest } from "../../src/paging";
+import { Conflict, NotFound, ValidationFailed, type Violation } from "../../src/contract/errors";
+import type { Caller, DocumentType, Process } from "../../src/contract/model";
+import { pageOf, type Page, type PageRequest } from "../../src/contract/paging";
 import {
 	SeedRefused,
 	planUpserts,
@@ -16,14 +16,14 @@ import {
 	type DocumentTypeSeed,
 	type ProcessSeed,
 	type SeedCounts,
-} from "../../src/seed";
+} from "../../src/exchange/seed";
 import type { Collection, Filter, Store, StoredDoc } from "../../src/store/types";
-import { DEFAULT_MESSAGES } from "../../src/validation";
+import { DEFAULT_MESSAGES } from "../../src/contract/validation";
 import { byIdentifier, documentTypeAnswer, processAnswer, referencedBy } from "./answers";
 import { CatalogBatch, type CatalogChange, type CatalogResource } from "./batch";
 import { distinct, documentTypeRecord, processRecord, referenceIds, type DocumentTypeForm, type ProcessForm } from "./forms";
 import { QUALIFIED_IDENTIFIER_INDEX, type CapabilityRecord, type DocumentTypeRecord, type ProcessRecord } from "./models";
-import { newRecordIdentifier } from "../../src/record-identifier";
+import { newRecordIdentifier } from "../../src/platform/record-identifier";
 
 export interface CatalogCollections {
 	processes: Collection<ProcessRecord>;

@@ -1,9 +1,9 @@
 /**
  * Catalog request bodies as they arrive after validation by PROCESS_FORM and
- * DOCUMENT_TYPE_FORM (src/schemas.ts), and their translation into stored records.
+ * DOCUMENT_TYPE_FORM (src/contract/schemas.ts), and their translation into stored records.
  * Optional fields may arrive as null; both absent and null mean "not sent".
  */
-import type { Reference } from "../../src/model";
+import type { Reference } from "../../src/contract/model";
 import type { DocumentTypeRecord, ProcessRecord } from "./models";
 
 export interface ProcessForm {

@@ -4,8 +4,8 @@
  * document type rewrites the processes concerned, so both sides always agree
  * (decisions §6 "one relation").
  */
-import { AUDIT_OUTBOX_MODEL } from "../../src/audit";
-import { NOTICE_OUTBOX_MODEL } from "../../src/notices";
+import { AUDIT_OUTBOX_MODEL } from "../../src/platform/audit";
+import { NOTICE_OUTBOX_MODEL } from "../../src/platform/notices";
 import { BOOTSTRAP_MODEL } from "./bootstrap";
 import type { ModelSpec, StoredDoc } from "../../src/store/types";
 

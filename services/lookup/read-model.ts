@@ -3,8 +3,8 @@
  * its participants holds, with the participant's version. Pure functions: applying a
  * change, rebuilding from the participants, and turning a model into the answer.
  */
-import type { ParticipantChange } from "../../src/channels";
-import type { Process } from "../../src/model";
+import type { ParticipantChange } from "../../src/platform/channels";
+import type { Process } from "../../src/contract/model";
 import type { ModelSpec, StoredDoc } from "../../src/store/types";
 
 export interface Holder {

@@ -2,8 +2,8 @@
  * Stored participant → the spec's Participant (spec "Participant"): dates as UTC calendar
  * dates, `deleteDate` only when set, `provider` and `processes` when resolved.
  */
-import type { Participant, Process, ServiceProvider } from "../../src/model";
-import { calendarDate } from "../../src/participant-rules";
+import type { Participant, Process, ServiceProvider } from "../../src/contract/model";
+import { calendarDate } from "./rules";
 import type { ParticipantDoc } from "./model";
 
 export function participantAnswer(doc: ParticipantDoc, provider?: ServiceProvider, processes?: Process[]): Participant {

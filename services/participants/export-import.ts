@@ -1,5 +1,5 @@
 /**
- * Participants in bulk (docs/operations.md "Operator CLI"; src/registry-export.ts):
+ * Participants in bulk (docs/operations.md "Operator CLI"; src/exchange/registry-export.ts):
  *   - `participants.export`: every participant as NDJSON, a Readable read from the store in
  *     pages (constant memory; GET /rest/api/exports/participants pipes it);
  *   - `participants.exportRecords`: one page by key, for the CLI's `export`;
@@ -15,14 +15,14 @@
  */
 import { Readable } from "node:stream";
 import type { Context } from "moleculer";
-import { Conflict } from "../../src/errors";
-import { organizationIdentifierIsValid, organizationKey, participantQualifiedIdentifier } from "../../src/identifiers";
-import type { Caller, Process, ServiceProvider } from "../../src/model";
-import { exportedParticipant, instantOf, keysetPage, linesOf, type ExportPage, type ExportPageRequest, type ImportedParticipant } from "../../src/registry-export";
-import { SeedRefused, type SeedCounts } from "../../src/seed";
-import { ADD_PARTICIPANT_FORM } from "../../src/schemas";
+import { Conflict } from "../../src/contract/errors";
+import { organizationIdentifierIsValid, organizationKey, participantQualifiedIdentifier } from "../../src/contract/identifiers";
+import type { Caller, Process, ServiceProvider } from "../../src/contract/model";
+import { exportedParticipant, instantOf, keysetPage, linesOf, type ExportPage, type ExportPageRequest, type ImportedParticipant } from "../../src/exchange/registry-export";
+import { SeedRefused, type SeedCounts } from "../../src/exchange/seed";
+import { ADD_PARTICIPANT_FORM } from "../../src/contract/schemas";
 import type { Collection } from "../../src/store/types";
-import { DEFAULT_MESSAGES } from "../../src/validation";
+import { DEFAULT_MESSAGES } from "../../src/contract/validation";
 import type { ParticipantDoc } from "./model";
 import type { CachedResolver } from "./resolver";
 

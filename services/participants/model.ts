@@ -3,9 +3,9 @@
  * process claims that make "one provider per organization and process" a store rule, and
  * the audit outbox. Declared here, next to the service that owns them.
  */
-import { AUDIT_OUTBOX_MODEL } from "../../src/audit";
-import type { ParticipantChange } from "../../src/channels";
-import type { Contact } from "../../src/model";
+import { AUDIT_OUTBOX_MODEL } from "../../src/platform/audit";
+import type { ParticipantChange } from "../../src/platform/channels";
+import type { Contact } from "../../src/contract/model";
 import type { ModelSpec, StoredDoc } from "../../src/store/types";
 
 export interface ParticipantDoc extends StoredDoc {

@@ -4,8 +4,8 @@
  * The gateway already refused roles the endpoint table does not allow; these checks keep
  * the service safe when it is called some other way.
  */
-import { RegistryError } from "../../src/errors";
-import type { Caller } from "../../src/model";
+import { RegistryError } from "../../src/contract/errors";
+import type { Caller } from "../../src/contract/model";
 import type { Filter } from "../../src/store/types";
 import type { ParticipantDoc } from "./model";
 

@@ -1,7 +1,7 @@
 /**
  * Finished answers of a service provider's read of its own participant by qualified
  * identifier (`GET /rest/api/participants/{qualifiedIdentifier}`), as JSON bytes, for the
- * gateway's short path (src/participant-read-fast-path.ts; docs/performance.md "Fourth round").
+ * gateway's short path (services/api/participant-read-fast-path.ts; docs/performance.md "Fourth round").
  *
  * Why: that read is the registry's hot authenticated request. Its answer costs a store read,
  * the answer's assembly and a JSON.stringify of ~2 KB on every request, about a third of the
@@ -19,7 +19,7 @@
  * (see `ParticipantsService.created`). Offline commands on its files run while the registry is
  * stopped (docs/operations.md), as for the lookup's answers.
  */
-import type { Participant } from "../../src/model";
+import type { Participant } from "../../src/contract/model";
 
 interface HeldAnswer {
 	/** The participant's own fields: the answer's JSON up to, not including, its closing brace or its provider. */

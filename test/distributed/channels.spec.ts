@@ -5,8 +5,8 @@
  * None of them may fail to start, and each change still goes to one node of the group.
  */
 import { ServiceBroker, type ServiceSchema } from "moleculer";
-import { channelsMiddleware, LOOKUP_GROUP, PARTICIPANTS_CHANGED, publishParticipantChange } from "../../src/channels";
-import { removeNamespace } from "../../src/namespace-cleanup";
+import { channelsMiddleware, LOOKUP_GROUP, PARTICIPANTS_CHANGED, publishParticipantChange } from "../../src/platform/channels";
+import { removeNamespace } from "../../src/platform/namespace-cleanup";
 import { NATS_URL, REDIS_URL } from "../support/servers";
 import { pollUntil } from "./support";
 

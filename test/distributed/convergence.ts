@@ -7,7 +7,7 @@
  */
 import { startCluster, type Cluster, type ClusterOptions } from "../support/cluster";
 import { demoAccount, demoAuth } from "../support/registry";
-import { seededRandom } from "../../src/seeded-random";
+import { seededRandom } from "../../src/platform/seeded-random";
 import { CONTACT, FREE_PROCESSES, LOOKUP, qid, send } from "./support";
 
 /** The k8s topology on one machine: two gateways co-hosting lookups, a standalone lookup, a process per domain service. */
@@ -25,7 +25,7 @@ export const EDGE_TOPOLOGY: Record<string, string> = {
 /**
  * The cluster as an operator starts it: `npm start` (--demo-when-empty) on every process at
  * once, so the demo data is loaded while the others start. Every process is ready once the
- * registry's bootstrap is done (src/bootstrap.ts).
+ * registry's bootstrap is done (src/exchange/bootstrap.ts).
  */
 export function startDemoCluster(options: ClusterOptions): Promise<Cluster> {
 	return startCluster({ topology: EDGE_TOPOLOGY, ...options, args: ["--demo-when-empty"] });

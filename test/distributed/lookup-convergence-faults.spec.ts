@@ -4,7 +4,7 @@
  * is killed and started again. Every gateway still agrees within 1 s after each change.
  */
 import type { Cluster } from "../support/cluster";
-import { freePort } from "../../src/local-network";
+import { freePort } from "../../src/platform/local-network";
 import { EDGE_TOPOLOGY, runConvergence, startDemoCluster, summary } from "./convergence";
 import { PrivateRedis } from "./support";
 

@@ -7,7 +7,7 @@
  */
 import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
 import { disagreements, FREE_PROCESSES, metricOf, Participants, pollUntil, startSeededCluster, type Answer } from "./support";
-import { seededRandom as random } from "../../src/seeded-random";
+import { seededRandom as random } from "../../src/platform/seeded-random";
 
 let cluster: Cluster;
 

@@ -6,8 +6,8 @@
  * answer is right whichever node applied a change and whichever node is asked.
  */
 import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
-import { organizationKey } from "../../src/identifiers";
-import type { ParticipantChange } from "../../src/channels";
+import { organizationKey } from "../../src/contract/identifiers";
+import type { ParticipantChange } from "../../src/platform/channels";
 import { disagreements, FREE_PROCESSES, metricOf, Participants, pollUntil, qid, startSeededCluster, truthOf } from "./support";
 
 const NODES = ["lookup", "lookup2"];

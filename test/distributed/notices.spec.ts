@@ -1,5 +1,5 @@
 /**
- * Notices over NATS JetStream (src/notices.ts; issue 17): every process hears every notice,
+ * Notices over NATS JetStream (src/platform/notices.ts; issue 17): every process hears every notice,
  * in order and once; a process that loses NATS says so (a reset, and `trusted` false) and,
  * once NATS is back, hears the notices published from then on. Against a nats-server of this
  * test's own, so that it can be killed and started again.
@@ -9,8 +9,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ServiceBroker, type Context } from "moleculer";
-import { freePort, reachable } from "../../src/local-network";
-import { NOTICES, NOTICES_RESET, noticesMiddleware, noticesOf } from "../../src/notices";
+import { freePort, reachable } from "../../src/platform/local-network";
+import { NOTICES, NOTICES_RESET, noticesMiddleware, noticesOf } from "../../src/platform/notices";
 import { killNow, pollUntil } from "./support";
 
 const NATS_SERVER = "/usr/sbin/nats-server";

@@ -2,14 +2,14 @@
  * Issue 4, "Redis stopped (a separate redis-server that the test starts on its own port)
  * while lookups run: no 5xx; restarted: cache hits again". The cluster's CACHER is a
  * redis-server of this test's own; requests run in a bounded loop while it is killed and
- * started again. src/resilient-cacher.ts makes every cache operation a quick miss while Redis
+ * started again. src/platform/resilient-cacher.ts makes every cache operation a quick miss while Redis
  * is away, and the gateway's login-failure counters fail open on the same client.
  */
-import { organizationKey } from "../../src/identifiers";
+import { organizationKey } from "../../src/contract/identifiers";
 import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
 import { basic, demoAuth } from "../support/registry";
 import { FREE_PROCESSES, LOOKUP, metricOf, Participants, pollUntil, PrivateRedis, qid, send, startSeededCluster, type Answer } from "./support";
-import { freePort } from "../../src/local-network";
+import { freePort } from "../../src/platform/local-network";
 
 let redis: PrivateRedis;
 let cluster: Cluster;

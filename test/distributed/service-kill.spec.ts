@@ -7,7 +7,7 @@
  * A SIGKILLed node says no goodbye: the gateway learns of it when its heartbeats stop
  * (moleculer.config.ts: every second, gone after 4 s without one). Until then requests may
  * still be routed to it; they wait, and are rejected when the node is declared gone. A read
- * rejected that way is tried again on another node (src/retry-policy.ts), so with a second
+ * rejected that way is tried again on another node (src/platform/retry-policy.ts), so with a second
  * node nothing fails; with none, the answer is the spec's 503.
  */
 import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
@@ -15,7 +15,7 @@ import { demoAuth, demoSeed } from "../support/registry";
 import { metricOf, pollUntil, send, type Answer } from "./support";
 import { startSeededCluster } from "./support";
 
-/** The configured request timeout of this cluster (the default of src/settings.ts). */
+/** The configured request timeout of this cluster (the default of src/platform/settings.ts). */
 const REQUEST_TIMEOUT = 10000;
 
 let cluster: Cluster;

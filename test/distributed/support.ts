@@ -12,8 +12,8 @@ import Redis from "ioredis";
 import type { Cluster, ClusterOptions } from "../support/cluster";
 import { startCluster } from "../support/cluster";
 import { demoAuth, demoSeed } from "../support/registry";
-import { organizationKey } from "../../src/identifiers";
-import { importSeed } from "../../src/seed";
+import { organizationKey } from "../../src/contract/identifiers";
+import { importSeed } from "../../src/exchange/seed";
 
 export const ADD = "application/vnd.registry.participants.add.v1+json";
 export const UPDATE = "application/vnd.registry.participants.update.v1+json";

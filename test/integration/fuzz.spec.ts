@@ -29,7 +29,7 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import type { ServiceBroker } from "moleculer";
-import { API_BASE, OPERATIONS, type Operation } from "../../src/operations";
+import { API_BASE, OPERATIONS, type Operation } from "../../src/contract/operations";
 import { errorAnswerProblems, rawRequest, socketRequest, type RawAnswer, type RawRequest } from "../support/raw-http";
 import { basic, demoAccount, demoAuth, startRegistry, type RunningRegistry } from "../support/registry";
 

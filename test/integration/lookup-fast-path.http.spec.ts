@@ -1,5 +1,5 @@
 /**
- * The gateway's short path for the hot anonymous lookup (src/lookup-fast-path.ts): when the
+ * The gateway's short path for the hot anonymous lookup (services/api/lookup-fast-path.ts): when the
  * lookup of the gateway's own process holds the answer in memory, the gateway answers it
  * without routing or a broker call. Its answers must be the full path's, byte for byte and
  * header for header. A query string always takes the full path, so the same URL with and

@@ -7,13 +7,13 @@
  * (ajv, JSON Schema 2020-12, the dialect of OpenAPI 3.1). Request bodies sent here are checked
  * against the documented request schemas too, and error answers against the Error schema.
  *
- * The services are the truth: when an answer disagrees, src/resource-schemas.ts is wrong.
+ * The services are the truth: when an answer disagrees, src/contract/resource-schemas.ts is wrong.
  */
 import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
 import addFormats from "ajv-formats";
-import { loadServiceSchema, SERVICE_MODULES } from "../../src/broker";
-import { openApiDocument } from "../../src/openapi";
-import { API_BASE, OPERATIONS, type Operation } from "../../src/operations";
+import { loadServiceSchema, SERVICE_SCHEMAS } from "../../services";
+import { openApiDocument } from "../../src/contract/openapi";
+import { API_BASE, OPERATIONS, type Operation } from "../../src/contract/operations";
 import { basic, startRegistry, type RunningRegistry } from "../support/registry";
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -150,7 +150,7 @@ const CASES: Case[] = [
 /** Is the operation's action defined by one of the registry's services? */
 function served(operation: Operation): boolean {
 	const [service, action] = operation.action.split(".");
-	if (!SERVICE_MODULES[service]) return false;
+	if (!SERVICE_SCHEMAS[service]) return false;
 	const schema = loadServiceSchema(service) as { actions?: Json; mixins?: { actions?: Json }[] };
 	return [schema, ...(schema.mixins ?? [])].some((part) => part.actions && action in part.actions);
 }

@@ -1,6 +1,6 @@
 /**
  * The gateway's short path for a service provider's read of its participant by qualified
- * identifier (src/participant-read-fast-path.ts, services/participants/read-answers.ts): when
+ * identifier (services/api/participant-read-fast-path.ts, services/participants/read-answers.ts): when
  * the credential is cached, the login throttle lets it through and the participants service
  * of the gateway's process holds the answer, the gateway answers without routing or a broker
  * call. Its answers must be the full path's, byte for byte and header for header, and never

@@ -24,11 +24,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { ServiceBroker } from "moleculer";
-import { createRegistryBroker } from "../../src/broker";
-import { importSeed } from "../../src/seed";
+import { createRegistryBroker } from "../../services";
+import { importSeed } from "../../src/exchange/seed";
 import { rawRequest, type RawAnswer } from "../support/raw-http";
 import { demoAccount, demoAuth, demoSeed } from "../support/registry";
-import { seededRandom as random } from "../../src/seeded-random";
+import { seededRandom as random } from "../../src/platform/seeded-random";
 
 const SEED = 4_2026;
 const ROUNDS = 100;

@@ -11,9 +11,9 @@
  *
  * The registry runs with high failed-login limits, so the wrong-credential calls lock nobody.
  */
-import { SERVICE_MODULES, loadServiceSchema } from "../../src/broker";
-import { API_BASE, OPERATIONS, type Operation } from "../../src/operations";
-import type { Role } from "../../src/model";
+import { SERVICE_SCHEMAS, loadServiceSchema } from "../../services";
+import { API_BASE, OPERATIONS, type Operation } from "../../src/contract/operations";
+import type { Role } from "../../src/contract/model";
 import { errorAnswerProblems, rawRequest, type RawAnswer, type RawRequest } from "../support/raw-http";
 import { basic, demoAccount, demoAuth, demoSeed, startRegistry, type RunningRegistry } from "../support/registry";
 
@@ -54,7 +54,7 @@ function expectedStatus(operation: Operation, caller: Caller): number {
 /** Whether the table's action is implemented by a service this registry runs (extensions land one by one). */
 function implemented(operation: Operation): boolean {
 	const [service, action] = operation.action.split(".");
-	if (!SERVICE_MODULES[service]) return false;
+	if (!SERVICE_SCHEMAS[service]) return false;
 	return Boolean((loadServiceSchema(service).actions as Record<string, unknown> | undefined)?.[action]);
 }
 

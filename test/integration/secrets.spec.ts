@@ -15,9 +15,9 @@
 import util from "node:util";
 import { Loggers, type LoggerConfig, type ServiceBroker } from "moleculer";
 import { brokerOptions } from "../../moleculer.config";
-import { createRegistryBroker } from "../../src/broker";
-import { OPERATIONS } from "../../src/operations";
-import { importSeed } from "../../src/seed";
+import { createRegistryBroker } from "../../services";
+import { OPERATIONS } from "../../src/contract/operations";
+import { importSeed } from "../../src/exchange/seed";
 import { STACK_FRAME, rawRequest, socketRequest, type RawAnswer, type RawRequest } from "../support/raw-http";
 import { basic, demoSeed } from "../support/registry";
 

@@ -46,7 +46,7 @@ beforeAll(async () => {
 		// eslint-disable-next-line @typescript-eslint/no-require-imports
 		const { startCluster } = require("../support/cluster") as typeof import("../support/cluster");
 		// eslint-disable-next-line @typescript-eslint/no-require-imports
-		const { importSeed } = require("../../src/seed") as typeof import("../../src/seed");
+		const { importSeed } = require("../../src/exchange/seed") as typeof import("../../src/exchange/seed");
 		const cluster: Cluster = await startCluster({ env: ENV, topology: { ...ONE_PROCESS_PER_SERVICE, gateway2: "api" } });
 		stop = () => cluster.stop();
 		await cluster.broker.waitForServices(["accounts", "catalog", "accessPoints", "participants", "lookup"], 30000);

@@ -9,9 +9,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { ServiceBroker } from "moleculer";
-import { createRegistryBroker } from "../../src/broker";
-import { freePort } from "../../src/local-network";
-import { removeNamespace } from "../../src/namespace-cleanup";
+import { createRegistryBroker } from "../../services";
+import { freePort } from "../../src/platform/local-network";
+import { removeNamespace } from "../../src/platform/namespace-cleanup";
 import { NATS_URL, REDIS_URL } from "./servers";
 
 const ROOT = path.join(__dirname, "..", "..");

@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { ServiceBroker } from "moleculer";
-import { createRegistryBroker } from "../../src/broker";
+import { createRegistryBroker } from "../../services";
 
 export const DEMO_SEED_FILE = path.join(__dirname, "..", "..", "seed", "demo.json");
 
@@ -37,7 +37,7 @@ export const TOPOLOGY = process.env.REGISTRY_TOPOLOGY === "distributed" ? "distr
 
 async function importSeedThrough(broker: ServiceBroker, seed: object): Promise<void> {
 	// eslint-disable-next-line @typescript-eslint/no-require-imports
-	const { importSeed } = require("../../src/seed") as { importSeed: (broker: ServiceBroker, seed: object) => Promise<unknown> };
+	const { importSeed } = require("../../src/exchange/seed") as { importSeed: (broker: ServiceBroker, seed: object) => Promise<unknown> };
 	await importSeed(broker, seed);
 }
 

@@ -5,9 +5,9 @@
 process.env.DATA_DIR = ":memory:";
 
 import { Errors, ServiceBroker, type Service } from "moleculer";
-import AccessPointsService from "../../services/access-points.service";
-import type { AccessPoint, AccessPointProvider } from "../../src/model";
-import type { Page } from "../../src/paging";
+import AccessPointsService from "../../services/access-points/access-points.service";
+import type { AccessPoint, AccessPointProvider } from "../../src/contract/model";
+import type { Page } from "../../src/contract/paging";
 import type { Collection, StoredDoc } from "../../src/store/types";
 
 const PROVIDER_A = "22222222-0000-4000-8000-0000000000a1";

@@ -5,10 +5,10 @@
 process.env.DATA_DIR = ":memory:";
 
 import { Errors, ServiceBroker, type Service } from "moleculer";
-import AccessPointsService from "../../services/access-points.service";
-import AccountsService, { type AccountSummary } from "../../services/accounts.service";
-import type { Caller, ServiceProvider } from "../../src/model";
-import { hashPassword } from "../../src/passwords";
+import AccessPointsService from "../../services/access-points/access-points.service";
+import AccountsService, { type AccountSummary } from "../../services/accounts/accounts.service";
+import type { Caller, ServiceProvider } from "../../src/contract/model";
+import { hashPassword } from "../../src/platform/passwords";
 import type { Collection, StoredDoc } from "../../src/store/types";
 
 const SP1 = "11111111-0000-4000-8000-0000000000a1";

@@ -8,13 +8,13 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Service, ServiceBroker } from "moleculer";
-import type { AuditRecord } from "../../src/audit";
-import { eventsFilter, instantBound } from "../../src/audit-query";
-import { createRegistryBroker, loadServiceSchema } from "../../src/broker";
-import type { Caller, Participant } from "../../src/model";
-import { OutboxRelay, type OutboxMessage } from "../../src/outbox-relay";
-import type { Page } from "../../src/paging";
-import { importSeed } from "../../src/seed";
+import type { AuditRecord } from "../../src/platform/audit";
+import { eventsFilter, instantBound } from "../../services/audit/audit-query";
+import { createRegistryBroker, loadServiceSchema } from "../../services";
+import type { Caller, Participant } from "../../src/contract/model";
+import { OutboxRelay, type OutboxMessage } from "../../src/platform/outbox-relay";
+import type { Page } from "../../src/contract/paging";
+import { importSeed } from "../../src/exchange/seed";
 import { SqliteStore } from "../../src/store";
 import type { Collection, StoredDoc } from "../../src/store/types";
 import { demoSeed } from "../support/registry";
@@ -77,7 +77,7 @@ async function failure(promise: Promise<unknown>): Promise<{ code: number; type:
 // The stores read DATA_DIR when they open: nothing of these tests is kept, unless a test says so.
 process.env.DATA_DIR = ":memory:";
 
-// ---- the relay itself (src/outbox-relay.ts) --------------------------------------------------
+// ---- the relay itself (src/platform/outbox-relay.ts) --------------------------------------------------
 
 describe("OutboxRelay", () => {
 	let store: SqliteStore;
@@ -162,7 +162,7 @@ describe("OutboxRelay", () => {
 	});
 });
 
-// ---- the query parameters (src/audit-query.ts) -----------------------------------------------
+// ---- the query parameters (services/audit/audit-query.ts) -----------------------------------------------
 
 describe("events query", () => {
 	test("from/to: a date is the whole UTC day, a date-time is an instant (UTC without a zone)", () => {

@@ -6,10 +6,10 @@
 process.env.DATA_DIR = ":memory:";
 
 import { Errors, ServiceBroker, type Service } from "moleculer";
-import CatalogService from "../../services/catalog.service";
+import CatalogService from "../../services/catalog/catalog.service";
 import type { CatalogChange } from "../../services/catalog/batch";
-import type { Caller, DocumentType, Process } from "../../src/model";
-import type { Page, PageRequest } from "../../src/paging";
+import type { Caller, DocumentType, Process } from "../../src/contract/model";
+import type { Page, PageRequest } from "../../src/contract/paging";
 import type { Collection, StoredDoc } from "../../src/store/types";
 
 const ADMIN: Caller = { username: "admin", role: "ADMIN" };

@@ -15,8 +15,8 @@ import { PassThrough, Readable, Writable } from "node:stream";
 import type { ServiceBroker } from "moleculer";
 import { runRegistry } from "../../cli/registry";
 import type { CliIO } from "../../cli/registry/io";
-import { createRegistryBroker } from "../../src/broker";
-import { verifyPassword } from "../../src/passwords";
+import { createRegistryBroker } from "../../services";
+import { verifyPassword } from "../../src/platform/passwords";
 import { addParticipants, BILLING_PROCESS, DEMO_PROVIDER } from "../support/bulk";
 import globalSetup from "../support/global-setup";
 

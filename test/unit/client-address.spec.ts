@@ -1,4 +1,4 @@
-import { clientAddress, trustedProxies } from "../../src/client-address";
+import { clientAddress, trustedProxies } from "../../services/api/client-address";
 
 describe("client address for throttling (decisions §3)", () => {
 	test("without TRUST_PROXY the socket peer counts and X-Forwarded-For is ignored", () => {

@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { openApiText } from "../../cli/openapi";
 import { createRegistryClient, MEDIA_TYPES, mediaTypesOf, type HttpMethod } from "../../client";
-import { API_BASE, OPERATIONS, SORTABLE } from "../../src/operations";
+import { API_BASE, OPERATIONS, SORTABLE } from "../../src/contract/operations";
 
 const ROOT = path.join(__dirname, "..", "..");
 const CLIENT = path.join(ROOT, "client");

@@ -1,4 +1,4 @@
-import { CredentialCache } from "../../src/credential-cache";
+import { CredentialCache } from "../../services/api/credential-cache";
 
 /** A verification the test settles by hand, counting how often it was started. */
 function manualVerifier<T>() {

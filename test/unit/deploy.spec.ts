@@ -1,13 +1,13 @@
 /**
  * The deployment files agree with the code (issue 4): docker-compose.yml, k8s/*.yaml, the
- * Dockerfile and docs/operations.md are parsed and checked against SERVICE_MODULES
- * (src/broker.ts) and ENV_VARS (src/settings.ts), the single source of truth.
+ * Dockerfile and docs/operations.md are parsed and checked against SERVICE_SCHEMAS
+ * (src/platform/broker.ts) and ENV_VARS (src/platform/settings.ts), the single source of truth.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { parse, parseAllDocuments } from "yaml";
-import { SERVICE_MODULES } from "../../src/broker";
-import { ENV_VARS } from "../../src/settings";
+import { SERVICE_SCHEMAS } from "../../services";
+import { ENV_VARS } from "../../src/platform/settings";
 
 const ROOT = path.join(__dirname, "..", "..");
 const IMAGE = "registry/participant-registry:0.1.0";
@@ -95,12 +95,12 @@ describe("deployment files agree with the code", () => {
 	});
 
 	describe("services", () => {
-		it.each(Object.keys(SERVICE_MODULES))("service %s is run by some compose container (SERVICES)", (name) => {
+		it.each(Object.keys(SERVICE_SCHEMAS))("service %s is run by some compose container (SERVICES)", (name) => {
 			const runners = longRunning.filter(([, service]) => servicesOf(composeEnv(service).SERVICES).includes(name));
 			expect(runners.map(([container]) => container)).not.toHaveLength(0);
 		});
 
-		it.each(Object.keys(SERVICE_MODULES))("service %s is run by some k8s Deployment (SERVICES)", (name) => {
+		it.each(Object.keys(SERVICE_SCHEMAS))("service %s is run by some k8s Deployment (SERVICES)", (name) => {
 			const runners = deployments.filter((deployment) => k8sServicesEnv(deployment).includes(name));
 			expect(runners.map((deployment) => deployment.metadata.name)).not.toHaveLength(0);
 		});
@@ -112,7 +112,7 @@ describe("deployment files agree with the code", () => {
 			];
 			for (const list of lists) {
 				expect(list.length).toBeGreaterThan(0);
-				for (const name of list) expect(Object.keys(SERVICE_MODULES)).toContain(name);
+				for (const name of list) expect(Object.keys(SERVICE_SCHEMAS)).toContain(name);
 			}
 		});
 
@@ -328,7 +328,7 @@ describe("deployment files agree with the code", () => {
 		});
 
 		it("every long-running registry container has a healthcheck and waits for its infrastructure to be healthy", () => {
-			expect(longRunning.length).toBeGreaterThanOrEqual(Object.keys(SERVICE_MODULES).length);
+			expect(longRunning.length).toBeGreaterThanOrEqual(Object.keys(SERVICE_SCHEMAS).length);
 			for (const [name, service] of longRunning) {
 				expect({ name, healthcheck: Boolean(service.healthcheck?.test) && !service.healthcheck?.disable }).toEqual({ name, healthcheck: true });
 				for (const infrastructure of ["nats", "redis", "mongo"]) {

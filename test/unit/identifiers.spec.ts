@@ -1,4 +1,4 @@
-import { isValidNorwegianOrganizationNumber, parseParticipantIdentifier } from "../../src/identifiers";
+import { isValidNorwegianOrganizationNumber, parseParticipantIdentifier } from "../../src/contract/identifiers";
 
 describe("participant qualified identifiers (decisions §5)", () => {
 	test("splits scheme, ICD and organization identifier, folding case for the key", () => {

@@ -1,5 +1,5 @@
-import { MemoryCounters } from "../../src/counters";
-import { LoginThrottle, rateLimitWait } from "../../src/login-throttle";
+import { MemoryCounters } from "../../services/api/counters";
+import { LoginThrottle, rateLimitWait } from "../../services/api/login-throttle";
 
 const settings = { userMaxFailures: 3, addressMaxFailures: 5, windowSeconds: 300, lockoutSeconds: 300, maxLockoutSeconds: 3600 };
 

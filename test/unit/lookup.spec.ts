@@ -7,10 +7,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { ActionHandler, ActionSchema, Context, Middleware, ServiceBroker } from "moleculer";
-import { createRegistryBroker } from "../../src/broker";
-import { channelPrefix, channelsAdapter, channelsMiddleware, PARTICIPANTS_CHANGED } from "../../src/channels";
-import type { Caller, Participant, Process } from "../../src/model";
-import { importSeed } from "../../src/seed";
+import { createRegistryBroker } from "../../services";
+import { channelPrefix, channelsAdapter, channelsMiddleware, PARTICIPANTS_CHANGED } from "../../src/platform/channels";
+import type { Caller, Participant, Process } from "../../src/contract/model";
+import { importSeed } from "../../src/exchange/seed";
 import { demoSeed } from "../support/registry";
 
 const SP1 = "11111111-0000-4000-8000-000000000001";
@@ -255,7 +255,7 @@ describe("persistence", () => {
 	});
 });
 
-describe("channel adapter (src/channels.ts)", () => {
+describe("channel adapter (src/platform/channels.ts)", () => {
 	test("without a NATS transporter the in-process Fake adapter carries the changes", () => {
 		expect(channelsAdapter({})).toEqual({ type: "Fake", options: { prefix: "registry-default" } });
 		expect(channelsAdapter({ TRANSPORTER: "TCP", NAMESPACE: "dev" }).type).toBe("Fake");

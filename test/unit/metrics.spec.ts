@@ -1,12 +1,12 @@
 /**
- * The broker's request and event metrics (src/broker.ts): moleculer's Metrics middleware is
+ * The broker's request and event metrics (src/platform/broker.ts): moleculer's Metrics middleware is
  * replaced by one that finds each series once and updates it in place (docs/performance.md,
  * items 1 and 16). /metrics must not tell the difference: the same calls and events on a
  * broker with moleculer's own middlewares give the same series, labels and counts.
  */
 import { ServiceBroker, type Context, type ServiceSchema } from "moleculer";
-import { createRegistryBroker } from "../../src/broker";
-import { prometheusFormatter } from "../../src/metrics";
+import { createRegistryBroker } from "../../services";
+import { prometheusFormatter } from "../../src/platform/metrics";
 
 const probe: ServiceSchema = {
 	name: "probe",

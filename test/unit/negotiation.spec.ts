@@ -1,5 +1,5 @@
-import { checkContentType, groupOperations, pathParamsToActionParams, responseMediaType, selectByAccept, selectByPathForm } from "../../src/negotiation";
-import { CONTRACT_OPERATIONS, OPERATIONS } from "../../src/operations";
+import { checkContentType, groupOperations, pathParamsToActionParams, responseMediaType, selectByAccept, selectByPathForm } from "../../src/contract/negotiation";
+import { CONTRACT_OPERATIONS, OPERATIONS } from "../../src/contract/operations";
 
 const group = (method: string, path: string) => {
 	const found = groupOperations(OPERATIONS).find((candidate) => candidate.method === method && candidate.path === path);

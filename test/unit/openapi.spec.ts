@@ -4,8 +4,8 @@
  */
 import { execFileSync } from "node:child_process";
 import path from "node:path";
-import { openApiDocument } from "../../src/openapi";
-import { API_BASE, OPERATIONS } from "../../src/operations";
+import { openApiDocument } from "../../src/contract/openapi";
+import { API_BASE, OPERATIONS } from "../../src/contract/operations";
 
 const document = openApiDocument() as {
 	openapi: string;

@@ -1,5 +1,5 @@
-import { pageOf, parsePageRequest, parseSort } from "../../src/paging";
-import { SORTABLE } from "../../src/operations";
+import { pageOf, parsePageRequest, parseSort } from "../../src/contract/paging";
+import { SORTABLE } from "../../src/contract/operations";
 
 describe("paging (spec 'Page envelope', decisions §7)", () => {
 	test("defaults: page 0, size 10, unsorted", () => {

@@ -6,7 +6,7 @@
 import { participantAnswer } from "../../services/participants/answers";
 import type { ParticipantDoc } from "../../services/participants/model";
 import { ReadAnswers } from "../../services/participants/read-answers";
-import type { Participant, Process, ServiceProvider } from "../../src/model";
+import type { Participant, Process, ServiceProvider } from "../../src/contract/model";
 
 const SP = "11111111-0000-4000-8000-000000000001";
 const provider: ServiceProvider = { identifier: SP, title: "Nordlys E-faktura AS" } as ServiceProvider;

@@ -8,12 +8,12 @@ import {
 	readParticipantQuery,
 	type ProcessFacts,
 	type ProcessRuleInput,
-} from "../../src/participant-rules";
+} from "../../services/participants/rules";
 import { AnswerCache } from "../../services/lookup/answer-cache";
 import { applyChange, hasParticipants, organizationAnswer, organizationProcessIds, rebuildModels } from "../../services/lookup/read-model";
-import { KeyedMutex } from "../../services/participants/keyed-mutex";
+import { KeyedMutex } from "../../src/platform/keyed-mutex";
 import { CachedResolver } from "../../services/participants/resolver";
-import type { Process } from "../../src/model";
+import type { Process } from "../../src/contract/model";
 
 const BILLING = "00000000-0000-4000-8000-000000000001";
 const ORDERING = "00000000-0000-4000-8000-000000000002";

@@ -3,11 +3,11 @@
  * lookup services, seeded from seed/demo.json (decisions §4–§7).
  */
 import type { Service, ServiceBroker } from "moleculer";
-import { createRegistryBroker } from "../../src/broker";
-import type { Caller, Participant, Process } from "../../src/model";
-import type { Page } from "../../src/paging";
-import { calendarDate } from "../../src/participant-rules";
-import { importSeed } from "../../src/seed";
+import { createRegistryBroker } from "../../services";
+import type { Caller, Participant, Process } from "../../src/contract/model";
+import type { Page } from "../../src/contract/paging";
+import { calendarDate } from "../../services/participants/rules";
+import { importSeed } from "../../src/exchange/seed";
 import { demoSeed } from "../support/registry";
 import { organizationNumberSource } from "../support/bulk";
 

@@ -2,7 +2,7 @@
  * Password hashing (decisions §3): scrypt with a per-user salt, constant-time checks, and
  * an unknown user costing as much as a wrong password.
  */
-import { hashPassword, isPasswordHash, spendVerificationTime, verifyPassword, SCRYPT_DEFAULTS } from "../../src/passwords";
+import { hashPassword, isPasswordHash, spendVerificationTime, verifyPassword, SCRYPT_DEFAULTS } from "../../src/platform/passwords";
 
 let hash: string;
 beforeAll(async () => {

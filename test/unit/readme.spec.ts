@@ -1,8 +1,8 @@
 /** The README's tables are for people; these tests keep them in step with the code. */
 import fs from "node:fs";
 import path from "node:path";
-import { OPERATIONS } from "../../src/operations";
-import { ENV_VARS } from "../../src/settings";
+import { OPERATIONS } from "../../src/contract/operations";
+import { ENV_VARS } from "../../src/platform/settings";
 
 const readme = fs.readFileSync(path.join(__dirname, "..", "..", "README.md"), "utf8");
 

@@ -8,12 +8,12 @@ process.env.DATA_DIR = ":memory:";
 import fs from "node:fs";
 import path from "node:path";
 import { ServiceBroker } from "moleculer";
-import AccessPointsService from "../../services/access-points.service";
-import AccountsService from "../../services/accounts.service";
-import CatalogService from "../../services/catalog.service";
-import type { Process, ServiceProvider } from "../../src/model";
-import type { Page } from "../../src/paging";
-import { importSeed, reasonsOf, referencesOutside, validateSeed, type Seed } from "../../src/seed";
+import AccessPointsService from "../../services/access-points/access-points.service";
+import AccountsService from "../../services/accounts/accounts.service";
+import CatalogService from "../../services/catalog/catalog.service";
+import type { Process, ServiceProvider } from "../../src/contract/model";
+import type { Page } from "../../src/contract/paging";
+import { importSeed, reasonsOf, referencesOutside, validateSeed, type Seed } from "../../src/exchange/seed";
 
 const DEMO: Seed = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "seed", "demo.json"), "utf8"));
 const UNKNOWN = "0f0f0f0f-0000-4000-8000-000000000000";

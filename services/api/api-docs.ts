@@ -1,0 +1,89 @@
+/**
+ * Interactive API documentation at /docs: Swagger UI from the swagger-ui-dist package (no
+ * CDN), reading GET /rest/api/openapi.json. Its "Authorize" button takes Basic credentials,
+ * so "try it" calls the running registry as that account. No request leaves the registry
+ * (validatorUrl: null turns off the public validator badge).
+ */
+import fs from "node:fs";
+import type http from "node:http";
+import path from "node:path";
+import { API_BASE } from "../../src/contract/operations";
+
+const ASSET_DIR = path.dirname(require.resolve("swagger-ui-dist/package.json"));
+
+/** Only the files the page needs are served: nothing else from node_modules is reachable. */
+const ASSETS: Record<string, string> = {
+	"swagger-ui.css": "text/css; charset=utf-8",
+	"index.css": "text/css; charset=utf-8",
+	"swagger-ui-bundle.js": "application/javascript; charset=utf-8",
+	"swagger-ui-standalone-preset.js": "application/javascript; charset=utf-8",
+	"favicon-32x32.png": "image/png",
+	"favicon-16x16.png": "image/png",
+};
+
+const INDEX_HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Participant Registry API</title>
+<link rel="stylesheet" href="/docs/swagger-ui.css">
+<link rel="stylesheet" href="/docs/index.css">
+<link rel="icon" type="image/png" href="/docs/favicon-32x32.png" sizes="32x32">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="/docs/swagger-ui-bundle.js"></script>
+<script src="/docs/swagger-ui-standalone-preset.js"></script>
+<script src="/docs/initializer.js"></script>
+</body>
+</html>
+`;
+
+const INITIALIZER_JS = `window.onload = function () {
+  window.ui = SwaggerUIBundle({
+    url: "${API_BASE}/openapi.json",
+    dom_id: "#swagger-ui",
+    deepLinking: true,
+    persistAuthorization: true,
+    displayRequestDuration: true,
+    validatorUrl: null,
+    presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
+    layout: "StandaloneLayout"
+  });
+};
+`;
+
+const cache = new Map<string, Buffer>();
+
+function asset(name: string): Buffer {
+	let content = cache.get(name);
+	if (!content) {
+		content = fs.readFileSync(path.join(ASSET_DIR, name));
+		cache.set(name, content);
+	}
+	return content;
+}
+
+/** Answers GET /docs and its assets; false for any other path. */
+export function serveApiDocs(req: http.IncomingMessage, res: http.ServerResponse, urlPath: string): boolean {
+	if (urlPath !== "/docs" && !urlPath.startsWith("/docs/")) return false;
+	const name = urlPath.slice("/docs/".length);
+	const send = (type: string, body: string | Buffer) => {
+		res.statusCode = 200;
+		res.setHeader("Content-Type", type);
+		res.setHeader("Content-Length", Buffer.byteLength(body));
+		res.end(req.method === "HEAD" ? undefined : body);
+	};
+	if (urlPath === "/docs" || name === "" || name === "index.html") {
+		send("text/html; charset=utf-8", INDEX_HTML);
+		return true;
+	}
+	if (name === "initializer.js") {
+		send("application/javascript; charset=utf-8", INITIALIZER_JS);
+		return true;
+	}
+	const type = Object.prototype.hasOwnProperty.call(ASSETS, name) ? ASSETS[name] : undefined;
+	if (!type) return false;
+	send(type, asset(name));
+	return true;
+}

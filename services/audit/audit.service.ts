@@ -1,0 +1,162 @@
+/**
+ * audit: the registry's audit trail (decisions §6 last bullet; docs/operations.md "Audit
+ * trail"). Owns `auditEvents`. Every writing service puts one audit record per change into
+ * its own `auditOutbox` in the change's batch; its relay (mixins/outbox.mixin.ts)
+ * brings those records here with `audit.record`, at least once. The record identifier is
+ * the document identifier, so a record delivered twice is stored once.
+ *
+ * `audit.find` is GET /rest/api/events: a service provider sees the records that name its
+ * provider (its participants' changes, both sides of a transfer), ADMIN and
+ * NETWORK_AUTHORITY everything. Newest first unless sorted otherwise.
+ */
+import type { Context, Service, ServiceSchema } from "moleculer";
+import { DbMixin } from "../../mixins/db.mixin";
+import type { AuditRecord } from "../../src/platform/audit";
+import { eventsFilter, type EventsQuery } from "./audit-query";
+import type { Caller } from "../../src/contract/model";
+import { SORTABLE } from "../../src/contract/operations";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageOf, type Page, type PageRequest } from "../../src/contract/paging";
+import type { Collection, ModelSpec, SortKey, Store, StoredDoc, WriteOp } from "../../src/store/types";
+
+/** A stored audit record, with the fields its filters need. */
+export interface AuditEventDoc extends AuditRecord, StoredDoc {
+	/** The participant's identifier when the record is about one, else null. */
+	participant: string | null;
+	/** The participant's organization (`icd:organizationidentifier`, case-folded), else null. */
+	organizationKey: string | null;
+}
+
+export const AUDIT_EVENTS_MODEL: ModelSpec = {
+	collection: "auditEvents",
+	fields: {
+		at: { kind: "string" },
+		operation: { kind: "string" },
+		resource: { kind: "string" },
+		resourceId: { kind: "string" },
+		participant: { kind: "string" },
+		organizationKey: { kind: "string" },
+		serviceProviders: { kind: "stringArray" },
+		"actor.username": { kind: "string" },
+	},
+	indexes: [
+		{ name: "at", fields: ["at"] },
+		{ name: "participant_at", fields: ["participant", "at"] },
+		{ name: "organizationKey_at", fields: ["organizationKey", "at"] },
+		{ name: "operation_at", fields: ["operation", "at"] },
+		{ name: "resource_resourceId", fields: ["resource", "resourceId"] },
+		{ name: "actor_at", fields: ["actor.username", "at"] },
+		{ name: "serviceProviders", fields: ["serviceProviders"] },
+	],
+};
+
+/** Newest first: what an operator looking at a trail wants first. */
+const DEFAULT_ORDER: SortKey[] = [{ field: "at", direction: "desc" }];
+
+interface AuditService extends Service {
+	store: Store;
+	collections: { auditEvents: Collection<AuditEventDoc> };
+}
+
+type AuditContext<P> = Context<P, { user?: Caller | null }>;
+
+const PAGE_REQUEST = {
+	type: "object",
+	optional: true,
+	props: {
+		page: { type: "number", integer: true, min: 0 },
+		size: { type: "number", integer: true, min: 1, max: MAX_PAGE_SIZE },
+		sort: {
+			type: "array",
+			items: { type: "object", props: { field: { type: "enum", values: [...new Set(Object.values(SORTABLE.events))] }, direction: { type: "enum", values: ["asc", "desc"] } } },
+		},
+	},
+};
+
+const QUERY_VALUE = { type: "string", optional: true, max: 1000 };
+
+const RECORD = {
+	type: "object",
+	props: {
+		identifier: { type: "string", empty: false },
+		at: { type: "string", empty: false },
+		operation: { type: "string", empty: false },
+		resource: { type: "string", empty: false },
+		resourceId: { type: "string" },
+		serviceProviders: { type: "array", items: "string", optional: true },
+	},
+};
+
+function imageKey(record: AuditRecord): string | null {
+	const image = (record.after ?? record.before) as { organizationKey?: unknown } | null;
+	return typeof image?.organizationKey === "string" ? image.organizationKey : null;
+}
+
+/** The stored document of a record: the record itself, plus the participant it concerns. */
+function eventDoc(record: AuditRecord): AuditEventDoc {
+	const aboutParticipant = record.resource === "participant";
+	return {
+		identifier: record.identifier,
+		at: record.at,
+		actor: record.actor ?? null,
+		operation: record.operation,
+		resource: record.resource,
+		resourceId: record.resourceId,
+		serviceProviders: (record.serviceProviders ?? []).map((provider) => provider.toLowerCase()),
+		before: record.before ?? null,
+		after: record.after ?? null,
+		participant: aboutParticipant ? record.resourceId : null,
+		organizationKey: aboutParticipant ? imageKey(record) : null,
+	};
+}
+
+/** An item of the events page (resource schema AuditEvent). */
+function eventAnswer(doc: AuditEventDoc): AuditRecord {
+	return {
+		identifier: doc.identifier,
+		at: doc.at,
+		actor: doc.actor ?? null,
+		operation: doc.operation,
+		resource: doc.resource,
+		resourceId: doc.resourceId,
+		serviceProviders: doc.serviceProviders ?? [],
+		before: doc.before ?? null,
+		after: doc.after ?? null,
+	};
+}
+
+const AuditServiceSchema: ServiceSchema = {
+	name: "audit",
+	mixins: [DbMixin({ auditEvents: AUDIT_EVENTS_MODEL })],
+
+	actions: {
+		/** Internal: the relays deliver here. Idempotent: an upsert by record identifier. */
+		record: {
+			visibility: "public",
+			params: { records: { type: "array", items: RECORD, max: 10000 } },
+			async handler(this: AuditService, ctx: AuditContext<{ records: AuditRecord[] }>): Promise<{ recorded: number }> {
+				const collection = AUDIT_EVENTS_MODEL.collection;
+				const ops: WriteOp[] = ctx.params.records.map((record) => ({ kind: "upsert", collection, doc: eventDoc(record) }));
+				if (ops.length) await this.store.batch(ops);
+				return { recorded: ops.length };
+			},
+		},
+
+		/** GET /rest/api/events (src/contract/operations.ts `findEvents`). */
+		find: {
+			params: { pageRequest: PAGE_REQUEST, participant: QUERY_VALUE, operation: QUERY_VALUE, from: QUERY_VALUE, to: QUERY_VALUE },
+			async handler(this: AuditService, ctx: AuditContext<EventsQuery & { pageRequest?: PageRequest }>): Promise<Page<AuditRecord>> {
+				const filter = eventsFilter(ctx.meta.user, ctx.params);
+				const page = ctx.params.pageRequest ?? { page: 0, size: DEFAULT_PAGE_SIZE, sort: [] };
+				// Ties within a sort key: newest first (a client's `sort=at,...` decides itself).
+				const sort = page.sort.some((key) => key.field === "at") ? page.sort : [...page.sort, ...DEFAULT_ORDER];
+				const [docs, total] = await Promise.all([
+					this.collections.auditEvents.find({ filter, sort, offset: page.page * page.size, limit: page.size }),
+					this.collections.auditEvents.count({ filter }),
+				]);
+				return pageOf(docs.map(eventAnswer), total, page);
+			},
+		},
+	},
+};
+
+export default AuditServiceSchema;

@@ -1,0 +1,42 @@
+/**
+ * The registry's services by name (SERVICES chooses among them) and the broker that runs
+ * them: the one composition root that server.ts, the CLI, the tests and the bench start the
+ * registry from, so every one of them starts it the same way.
+ */
+import type { ServiceBroker, ServiceSchema } from "moleculer";
+import { createBroker, type BrokerBuildOptions } from "../src/platform/broker";
+import { selectedServices } from "../src/platform/settings";
+import AccessPointsService from "./access-points/access-points.service";
+import AccountsService from "./accounts/accounts.service";
+import ApiService from "./api/api.service";
+import AuditService from "./audit/audit.service";
+import CatalogService from "./catalog/catalog.service";
+import LookupService from "./lookup/lookup.service";
+import ParticipantsService from "./participants/participants.service";
+
+export const SERVICE_SCHEMAS: Record<string, ServiceSchema> = {
+	api: ApiService,
+	catalog: CatalogService as ServiceSchema,
+	participants: ParticipantsService as unknown as ServiceSchema,
+	accessPoints: AccessPointsService as ServiceSchema,
+	lookup: LookupService as unknown as ServiceSchema,
+	accounts: AccountsService as ServiceSchema,
+	audit: AuditService as ServiceSchema,
+};
+
+export function loadServiceSchema(name: string): ServiceSchema {
+	const schema = SERVICE_SCHEMAS[name];
+	if (!schema) throw new Error(`unknown service ${name}`);
+	return schema;
+}
+
+export interface RegistryBrokerOptions extends BrokerBuildOptions {
+	/** Defaults to SERVICES from the environment (all services). */
+	services?: string[];
+}
+
+export function createRegistryBroker(options: RegistryBrokerOptions = {}): ServiceBroker {
+	const broker = createBroker(options);
+	for (const name of options.services ?? selectedServices(options.env ?? process.env)) broker.createService(loadServiceSchema(name));
+	return broker;
+}

@@ -1,0 +1,75 @@
+/**
+ * Request body schemas of the contract (spec "Document types", "Processes", "Add participant
+ * request", "Update participant request"), in fastest-validator form. They are the actions'
+ * `params.body` and the source of the OpenAPI request schemas: one definition serves both.
+ * Unknown fields are removed (`$$strict: "remove"`), as the reference service ignores them.
+ */
+import { isValidPhoneNumber } from "libphonenumber-js";
+import type { CountryCode } from "libphonenumber-js";
+import { env } from "../platform/settings";
+import { rules } from "./validation";
+
+/** A request body: an object whose unknown fields are dropped. */
+function form(props: Record<string, unknown>) {
+	return { type: "object", strict: "remove", messages: { required: "NotNull", object: "TypeMismatch" }, props };
+}
+
+export const DEFAULT_PHONE_REGION = env("DEFAULT_PHONE_REGION").toUpperCase() as CountryCode;
+
+/** fastest-validator custom checker (new style): pushes a Phone violation for an invalid number. */
+function phoneNumberCheck(value: unknown, errors: { type: string; actual?: unknown }[]): unknown {
+	if (typeof value === "string" && value.trim() !== "") {
+		const valid = value.trim().startsWith("+") ? isValidPhoneNumber(value.trim()) : isValidPhoneNumber(value.trim(), DEFAULT_PHONE_REGION);
+		if (!valid) errors.push({ type: "phoneNumber", actual: value });
+	}
+	return value;
+}
+
+export const CONTACT_SCHEMA = {
+	type: "object",
+	strict: "remove",
+	messages: { required: "NotNull", object: "TypeMismatch" },
+	props: {
+		name: rules.notEmptyString({ max: 255, messages: { stringMax: "Size" } }),
+		email: { type: "email", max: 254, messages: { required: "NotNull", email: "Email", emailEmpty: "NotEmpty" } },
+		phoneNumber: rules.notEmptyString({ max: 40, custom: phoneNumberCheck, messages: { phoneNumber: "Phone" } }),
+	},
+};
+
+export const DOCUMENT_TYPE_FORM = form({
+	title: rules.notEmptyString({ max: 1000 }),
+	qualifiedIdentifier: rules.optionalString({ max: 1000 }),
+	visible: rules.optionalBoolean(),
+	processes: rules.optionalReferences(),
+});
+
+export const PROCESS_FORM = form({
+	domain: rules.notNullString({ max: 1000 }),
+	title: rules.optionalString({ max: 1000 }),
+	alias: rules.optionalString({ max: 1000 }),
+	qualifiedIdentifier: rules.optionalString({ max: 1000 }),
+	restricted: rules.optionalBoolean(),
+	visible: rules.optionalBoolean(),
+	capabilities: rules.optionalReferences(),
+	documentTypes: rules.optionalReferences(),
+	dependencies: rules.optionalReferences(),
+	requiredICDs: { type: "array", optional: true, nullable: true, items: { type: "string", pattern: /^\d{1,4}$/, messages: { stringPattern: "Pattern" } } },
+});
+
+export const ADD_PARTICIPANT_FORM = form({
+	icd: rules.notNullString({ pattern: /^\d{1,4}$/, messages: { stringPattern: "Pattern" } }),
+	organizationIdentifier: rules.notEmptyString({ max: 35, messages: { stringMax: "Size" } }),
+	name: rules.optionalString({ max: 500 }),
+	processes: rules.requiredReferences(),
+	contact: CONTACT_SCHEMA,
+});
+
+/**
+ * Update: contact and processes only. `deleteDate` (YYYY-MM-DD, or null to clear) is this
+ * project's documented extension for scheduled removal (decisions §6).
+ */
+export const UPDATE_PARTICIPANT_FORM = form({
+	processes: rules.requiredReferences(),
+	contact: CONTACT_SCHEMA,
+	deleteDate: rules.optionalString({ pattern: /^\d{4}-\d{2}-\d{2}$/, messages: { stringPattern: "Pattern" } }),
+});

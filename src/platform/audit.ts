@@ -1,0 +1,65 @@
+/**
+ * Audit trail (decisions §6: "every change is recorded ... never lost with the change
+ * itself"). A service that changes data puts one audit record into the SAME store batch
+ * as the change, in its own `auditOutbox` collection; so the record exists if and only if
+ * the change does. A relay forwards outbox records to the audit log and removes them.
+ */
+import type { Caller } from "../contract/model";
+import type { ModelSpec, WriteOp } from "../store/types";
+import { newRecordIdentifier } from "./record-identifier";
+
+export interface AuditRecord {
+	identifier: string;
+	/** ISO 8601 instant (UTC). */
+	at: string;
+	actor: { username: string; role: string; serviceProvider?: string } | null;
+	/** Operation id from src/contract/operations.ts (e.g. "addParticipant"), or an internal name (e.g. "seed"). */
+	operation: string;
+	resource: "participant" | "process" | "documentType" | "capability" | "accessPoint" | "accessPointProvider" | "serviceProvider" | "account";
+	resourceId: string;
+	/** Service providers entitled to see this record (the participant's owner(s), before and after a transfer). */
+	serviceProviders: string[];
+	before: unknown;
+	after: unknown;
+}
+
+export const AUDIT_OUTBOX_MODEL: ModelSpec = {
+	collection: "auditOutbox",
+	fields: { at: { kind: "string" } },
+	indexes: [{ name: "at", fields: ["at"] }],
+};
+
+/** Strips secrets from a before/after image (account password hashes never enter the trail). */
+function redact(value: unknown): unknown {
+	if (value === null || typeof value !== "object") return value ?? null;
+	const copy: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+	delete copy.passwordHash;
+	delete copy.password;
+	return copy;
+}
+
+export function auditRecord(
+	caller: Caller | undefined | null,
+	fields: Omit<AuditRecord, "identifier" | "at" | "actor" | "before" | "after" | "serviceProviders"> & {
+		before?: unknown;
+		after?: unknown;
+		serviceProviders?: string[];
+	},
+): AuditRecord {
+	return {
+		identifier: newRecordIdentifier(),
+		at: new Date().toISOString(),
+		actor: caller ? { username: caller.username, role: caller.role, ...(caller.serviceProvider ? { serviceProvider: caller.serviceProvider } : {}) } : null,
+		operation: fields.operation,
+		resource: fields.resource,
+		resourceId: fields.resourceId,
+		serviceProviders: fields.serviceProviders ?? [],
+		before: redact(fields.before),
+		after: redact(fields.after),
+	};
+}
+
+/** The write that goes into the same batch as the change it records. */
+export function auditWrite(record: AuditRecord): WriteOp {
+	return { kind: "insert", collection: AUDIT_OUTBOX_MODEL.collection, doc: record };
+}

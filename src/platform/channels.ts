@@ -1,0 +1,158 @@
+/**
+ * Durable channels (architecture "Lookup"): participant changes travel from participants to
+ * lookup over @moleculer/channels. With TRANSPORTER=nats://… the adapter is NATS JetStream
+ * (a stream and a durable consumer survive restarts of either side); otherwise the
+ * in-process "Fake" adapter, which delivers through the broker's own events.
+ */
+import { Middleware } from "@moleculer/channels";
+import type { Middleware as BrokerMiddleware, ServiceBroker } from "moleculer";
+import { env } from "./settings";
+
+/** The channel participant changes are published on (docs/internals.md "Events and channels"). */
+export const PARTICIPANTS_CHANGED = "registry.participants.changed";
+/** Consumer group of the lookup: one lookup node applies each change to the shared read model. */
+export const LOOKUP_GROUP = "lookup";
+
+/** Payload of PARTICIPANTS_CHANGED: the participant's state after a committed change. */
+export interface ParticipantChange {
+	participant: string;
+	organizationKey: string;
+	processes: string[];
+	/** The participant's version after the change; a consumer keeps only the latest per participant. */
+	version: number;
+	deleted: boolean;
+	/** Its owners before and after (a transfer names both); absent in changes written before it existed. */
+	serviceProviders?: string[];
+}
+
+/**
+ * Topic prefix: the namespace, so registries (and test runs) sharing one NATS never read
+ * each other's changes. JetStream stream names allow neither dots nor wildcards.
+ */
+export function channelPrefix(namespace: string): string {
+	return `registry-${(namespace || "default").replace(/[^A-Za-z0-9_-]/g, "_")}`;
+}
+
+const STREAM_MAX_AGE_NANOS = 7 * 24 * 3600 * 1e9;
+
+/** `nats://user:pass@host:4222,nats://…` → connection options for the nats client. */
+function natsOptions(transporter: string) {
+	const urls = transporter.split(",").map((server) => new URL(server.trim()));
+	const first = urls[0];
+	return {
+		url: urls.map((url) => `nats://${url.host}`).join(","),
+		connectionOptions: {
+			...(first.username ? { user: decodeURIComponent(first.username), pass: decodeURIComponent(first.password) } : {}),
+			name: "registry-channels",
+		},
+	};
+}
+
+export function channelsAdapter(source: NodeJS.ProcessEnv = process.env): { type: string; options: Record<string, unknown> } {
+	const transporter = env("TRANSPORTER", source);
+	const prefix = channelPrefix(env("NAMESPACE", source));
+	if (transporter.startsWith("nats://")) {
+		return {
+			type: "NATS",
+			options: {
+				prefix,
+				nats: {
+					...natsOptions(transporter),
+					// Changes kept a week: a lookup down for longer is rebuilt (npm run lookup:rebuild).
+					streamConfig: { max_age: STREAM_MAX_AGE_NANOS },
+					// A new durable consumer starts from the first kept change, not from "now": changes
+					// published before the lookup first subscribed are not lost (applying is idempotent).
+					consumerOptions: { config: { deliver_policy: "all" } },
+				},
+				// Applying a change is idempotent (by version), so redelivery is safe and several may run at once.
+				maxInFlight: 10,
+				maxRetries: 5,
+				deadLettering: { enabled: true, queueName: "FAILED_PARTICIPANT_CHANGES" },
+			},
+		};
+	}
+	return { type: "Fake", options: { prefix } };
+}
+
+interface ChannelAdapter {
+	addPrefixTopic(name: string): string;
+	createStream?(name: string, subjects: string[], options: object): Promise<unknown>;
+	subscribe(chan: { id: string }, service: unknown): Promise<void>;
+	stopChannelActiveMessages(channelId: string): void;
+}
+
+/** NATS's "consumer name already in use" (JetStream API error 10013). */
+const CONSUMER_NAME_IN_USE = 10013;
+const SUBSCRIBE_ATTEMPTS = 5;
+
+/**
+ * Lookup nodes starting together all find the group's durable consumer missing and create it;
+ * all but one are refused with "consumer name already in use" and their process would exit.
+ * A refused subscription is tried again, and then binds to the consumer the other one made.
+ */
+function retrySubscriptions(adapter: ChannelAdapter): void {
+	const subscribe = adapter.subscribe.bind(adapter);
+	adapter.subscribe = async (chan, service) => {
+		for (let attempt = 1; ; attempt++) {
+			try {
+				return await subscribe(chan, service);
+			} catch (error) {
+				const code = (error as { api_error?: { err_code?: number } }).api_error?.err_code;
+				if (code !== CONSUMER_NAME_IN_USE || attempt >= SUBSCRIBE_ATTEMPTS) throw error;
+				// The refused attempt registered the channel's in-flight tracking; the next one does again.
+				adapter.stopChannelActiveMessages(chan.id);
+				await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+			}
+		}
+	};
+}
+
+/**
+ * JetStream keeps messages only for subjects a stream covers, and the adapter creates the
+ * stream when a consumer subscribes. The publisher makes sure of it too, so changes
+ * published before the first lookup subscribed are kept. (Same name rule as the adapter.)
+ */
+async function ensureStream(broker: ServiceBroker): Promise<void> {
+	const adapter = (broker as unknown as { channelAdapter?: ChannelAdapter }).channelAdapter;
+	if (!adapter?.createStream) return;
+	const subject = adapter.addPrefixTopic(PARTICIPANTS_CHANGED);
+	await adapter.createStream(subject.split(".").join("_"), [subject], {});
+}
+
+/** The middleware the broker registers (src/platform/broker.ts). */
+export function channelsMiddleware(source: NodeJS.ProcessEnv = process.env): BrokerMiddleware {
+	const adapter = channelsAdapter(source);
+	// The package's generated typings mark every option as required; the rest have defaults.
+	const middleware = Middleware({ adapter } as unknown as Parameters<typeof Middleware>[0]);
+	if (adapter.type !== "NATS") return middleware as unknown as BrokerMiddleware;
+	let broker: ServiceBroker;
+	const withStream = {
+		...middleware,
+		created(created: ServiceBroker) {
+			broker = created;
+			middleware.created(created);
+			retrySubscriptions((created as unknown as { channelAdapter: ChannelAdapter }).channelAdapter);
+		},
+		async started() {
+			await middleware.started();
+			await ensureStream(broker);
+		},
+	};
+	return withStream as unknown as BrokerMiddleware;
+}
+
+/**
+ * Publishes a committed participant change on the durable channel. A refused publish (the
+ * stream not there yet) is retried once after making sure of the stream.
+ */
+export async function publishParticipantChange(broker: ServiceBroker, change: ParticipantChange): Promise<boolean> {
+	const send = (broker as unknown as { sendToChannel?: (channel: string, payload: unknown) => Promise<void> }).sendToChannel;
+	if (!send) return false;
+	try {
+		await send.call(broker, PARTICIPANTS_CHANGED, change);
+	} catch {
+		await ensureStream(broker);
+		await send.call(broker, PARTICIPANTS_CHANGED, change);
+	}
+	return true;
+}

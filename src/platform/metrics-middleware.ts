@@ -1,0 +1,225 @@
+/**
+ * Moleculer's Metrics middleware updates five metrics on every action call (requests total,
+ * active, levels, time, errors), each through the registry: the metric found by name, its
+ * labels hashed into a key, the item looked up, the registry told. Measured here (issue 7,
+ * docs/performance.md) that cost about 5 µs per update under load, a quarter of the hot
+ * lookup's time with METRICS on (the default). The middleware below keeps moleculer's Metrics
+ * middleware for everything else (it registers every metric and counts emitted events and
+ * transit packets as before) and records the same request and received-event series with the
+ * same labels, but finds each series' items once per action (or event) and caller and updates
+ * them in place. The received events (the in-process channel's, several per participant write)
+ * were measured later: ~5% of a participant add's CPU (docs/performance.md, item 16).
+ * test/unit/metrics.spec.ts compares /metrics with moleculer's own middleware.
+ */
+import { Middlewares, type Context, type ServiceBroker } from "moleculer";
+
+type Labels = Record<string, string | number | null>;
+
+/** Moleculer's names of the request and received-event metrics (metrics/constants.js; not in its typings). */
+const REQUEST_METRICS = {
+	total: "moleculer.request.total",
+	active: "moleculer.request.active",
+	time: "moleculer.request.time",
+	errors: "moleculer.request.error.total",
+};
+const REQUEST_LEVELS = "moleculer.request.levels";
+const EVENT_METRICS = {
+	total: "moleculer.event.received.total",
+	active: "moleculer.event.received.active",
+	time: "moleculer.event.received.time",
+	errors: "moleculer.event.received.error.total",
+};
+
+interface MetricLike {
+	increment(labels: Labels, value?: number): { value: number } | null;
+	observe(value: number, labels: Labels): unknown;
+	get(labels: Labels): unknown;
+	changed(value: unknown, labels: Labels): void;
+	buckets?: number[];
+}
+
+interface MetricRegistryLike {
+	getMetric(name: string): MetricLike;
+	increment(name: string, labels: Labels): void;
+}
+
+interface ValueItem {
+	value: number;
+	timestamp: number;
+	rate?: { update(value: number): void };
+}
+
+interface HistogramItem {
+	timestamp: number;
+	sum: number;
+	count: number;
+	lastValue: number;
+	bucketValues?: Record<number, number>;
+	quantileValues?: { add(value: number): void };
+	rate?: { update(value: number): void };
+}
+
+/** One series of a counter or gauge: its item, made through the public API, then updated in place. */
+class ValueSeries {
+	private readonly item: ValueItem;
+	constructor(
+		private readonly metric: MetricLike,
+		private readonly labels: Labels,
+	) {
+		this.item = metric.increment(labels, 0) as unknown as ValueItem;
+	}
+	add(delta: number): void {
+		const item = this.item;
+		item.value += delta;
+		item.timestamp = Date.now();
+		if (item.rate) item.rate.update(item.value);
+		this.metric.changed(item.value, this.labels);
+	}
+}
+
+/** One series of a histogram, updated as HistogramMetric.observe does. */
+class HistogramSeries {
+	private item: HistogramItem | null = null;
+	constructor(
+		private readonly metric: MetricLike,
+		private readonly labels: Labels,
+	) {}
+	observe(value: number): void {
+		const item = this.item;
+		if (!item) {
+			// The first observation creates the item (buckets, quantiles, rate) the public way.
+			this.metric.observe(value, this.labels);
+			this.item = this.metric.get(this.labels) as HistogramItem;
+			return;
+		}
+		item.timestamp = Date.now();
+		item.sum += value;
+		item.count++;
+		item.lastValue = value;
+		const buckets = this.metric.buckets;
+		if (item.bucketValues && buckets) for (const bound of buckets) if (value <= bound) item.bucketValues[bound] += 1;
+		if (item.quantileValues) item.quantileValues.add(value);
+		if (item.rate) item.rate.update(item.count);
+		this.metric.changed(value, this.labels);
+	}
+}
+
+interface RequestSeries extends MeasuredSeries {
+	levels: Map<number, ValueSeries>;
+	level(level: number): ValueSeries;
+}
+
+/** An error's labels exactly as moleculer's middleware writes them (a missing code is "undefined" in /metrics, not "null"). */
+function errorLabels(error: { name?: string; code?: unknown; type?: unknown } | undefined): Labels {
+	return {
+		errorName: error ? (error.name as string) : null,
+		errorCode: error ? (error.code as string | number) : null,
+		errorType: error ? (error.type as string) : null,
+	};
+}
+
+/** The series one action or event handler is counted in (for a caller). */
+interface MeasuredSeries {
+	labels: Labels;
+	total: ValueSeries;
+	active: ValueSeries;
+	time: HistogramSeries;
+}
+
+/** The names of the four metrics a MeasuredSeries counts in. */
+interface MeasuredMetrics {
+	total: string;
+	active: string;
+	time: string;
+	errors: string;
+}
+
+function measuredSeries(registry: MetricRegistryLike, metrics: MeasuredMetrics, labels: Labels): MeasuredSeries {
+	return {
+		labels,
+		total: new ValueSeries(registry.getMetric(metrics.total), labels),
+		active: new ValueSeries(registry.getMetric(metrics.active), labels),
+		time: new HistogramSeries(registry.getMetric(metrics.time), labels),
+	};
+}
+
+/** Counts one call of `run` as moleculer's Metrics middleware does: total, active while it runs, its time, and its error (in `errorMetric`). */
+function measured(registry: MetricRegistryLike, series: MeasuredSeries, errorMetric: string, run: () => Promise<unknown>): Promise<unknown> {
+	series.total.add(1);
+	series.active.add(1);
+	const started = process.hrtime();
+	const done = () => {
+		const delta = process.hrtime(started);
+		series.time.observe((delta[0] + delta[1] / 1e9) * 1000);
+		series.active.add(-1);
+	};
+	return run().then(
+		(result) => {
+			done();
+			return result;
+		},
+		(error: { name?: string; code?: unknown; type?: unknown } | undefined) => {
+			done();
+			registry.increment(errorMetric, { ...series.labels, ...errorLabels(error) });
+			throw error;
+		},
+	);
+}
+
+export function requestMetricsMiddleware(broker: ServiceBroker): Record<string, unknown> {
+	const base = ((Middlewares as unknown as Record<string, unknown>).Metrics as (broker: ServiceBroker) => Record<string, unknown>)(broker);
+	const registry = (broker as unknown as { metrics: MetricRegistryLike }).metrics;
+	const wrap =
+		(type: "local" | "remote") =>
+		(next: (ctx: Context) => Promise<unknown>, action: { name: string; service?: { fullName: string } }) => {
+			if (!broker.isMetricsEnabled()) return next;
+			const service = action.service ? action.service.fullName : null;
+			const name = action.name;
+			const byCaller = new Map<string | null, RequestSeries>();
+			const seriesOf = (caller: string | null): RequestSeries => {
+				const labels: Labels = { service, action: name, caller, type };
+				const levels = new Map<number, ValueSeries>();
+				const series: RequestSeries = {
+					...measuredSeries(registry, REQUEST_METRICS, labels),
+					levels,
+					level(level) {
+						let found = levels.get(level);
+						if (!found) {
+							found = new ValueSeries(registry.getMetric(REQUEST_LEVELS), { service, action: name, caller, level });
+							levels.set(level, found);
+						}
+						return found;
+					},
+				};
+				byCaller.set(caller, series);
+				return series;
+			};
+			return function requestMetrics(ctx: Context): Promise<unknown> {
+				const caller = (ctx as unknown as { caller: string | null }).caller;
+				const series = byCaller.get(caller) ?? seriesOf(caller);
+				series.level(ctx.level).add(1);
+				return measured(registry, series, REQUEST_METRICS.errors, () => next(ctx));
+			};
+		};
+	/** Local event handlers: moleculer's received-event series (total, active, time, errors), found once per event name and caller. */
+	const localEvent = (next: (ctx: Context) => Promise<unknown>, event: { group?: string; service?: { name: string } }) => {
+		if (!broker.isMetricsEnabled()) return next;
+		const service = event.service ? event.service.name : null;
+		const group = event.group || service;
+		const byName = new Map<string, MeasuredSeries>();
+		const seriesOf = (eventName: string, caller: string | null): MeasuredSeries => {
+			const series = measuredSeries(registry, EVENT_METRICS, { service, event: eventName, group, caller });
+			byName.set(`${eventName}\u0000${caller}`, series);
+			return series;
+		};
+		return function eventMetrics(this: unknown, ctx: Context): Promise<unknown> {
+			const { eventName, caller } = ctx as unknown as { eventName: string; caller: string | null };
+			const series = byName.get(`${eventName}\u0000${caller}`) ?? seriesOf(eventName, caller);
+			// eslint-disable-next-line prefer-rest-params
+			const args = arguments as unknown as [Context];
+			return measured(registry, series, EVENT_METRICS.errors, () => next.apply(this, args));
+		};
+	};
+	return { ...base, name: "Metrics", localAction: wrap("local"), remoteAction: wrap("remote"), localEvent };
+}
+

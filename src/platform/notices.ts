@@ -1,0 +1,249 @@
+/**
+ * Notices: facts every process must hear, because it holds something they make stale (the
+ * lookup's answers and catalog copy, held read answers, resolved processes and providers,
+ * verified credentials). docs/internals.md "Notices".
+ *
+ * A notice is published once and delivered to every process of the registry, each as a local
+ * broker event of the same name (`broker.broadcastLocal`), so a service listens with a plain
+ * `events` handler. With NATS (TRANSPORTER=nats://…) notices go through a JetStream stream
+ * and every process reads it with an ordered consumer: it resumes after a reconnect from the
+ * last notice it saw, so none is lost or seen twice. When a process cannot be sure it heard
+ * everything (NATS lost, a gap in the stream, its consumer gone), it emits NOTICES_RESET:
+ * everyone holding anything drops it all, and holds nothing new (`trusted` false) until the
+ * stream is back. In one process, notices are local events.
+ */
+import { connect, consumerOpts, JSONCodec, type JetStreamClient, type NatsConnection, type JetStreamSubscription } from "nats";
+import type { Middleware as BrokerMiddleware, ServiceBroker } from "moleculer";
+import { channelPrefix } from "./channels";
+import { newRecordIdentifier } from "./record-identifier";
+import { env } from "./settings";
+import type { ModelSpec, WriteOp } from "../store/types";
+
+/** Notice names (each is also the local event its listeners declare). */
+export const NOTICES = {
+	/** A lookup node applied a participant change: `{ organizationKey }`, or `{}` for every organization. */
+	lookupInvalidated: "lookup.invalidated",
+	/** `{ participant, organizationKey, serviceProviders }` after a participant change committed. */
+	participantsChanged: "participants.changed",
+	/** `{ resource, identifier, operation }` after a catalog record changed. */
+	catalogChanged: "catalog.changed",
+	/** `{ username }` or `{ serviceProvider }` after an account or provider changed. */
+	accountsChanged: "accounts.changed",
+} as const;
+
+/** Local event: this process may have missed notices; drop everything held from other services' data. */
+export const NOTICES_RESET = "registry.notices.reset";
+
+export interface NoticeBus {
+	/** Resolves once the notice is safely on its way to every process (JetStream acknowledged it). */
+	publish(topic: string, payload: object): Promise<void>;
+	/** False while this process may miss notices: hold nothing new meanwhile. */
+	readonly trusted: boolean;
+}
+
+/** One process: notices are local events, and nothing can be missed. */
+class LocalNotices implements NoticeBus {
+	readonly trusted = true;
+	constructor(private readonly broker: ServiceBroker) {}
+	async publish(topic: string, payload: object): Promise<void> {
+		await this.broker.broadcastLocal(topic, payload);
+	}
+}
+
+/** A transporter other than NATS: Moleculer's broadcast, which a disconnected node misses (docs/operations.md). */
+class BroadcastNotices implements NoticeBus {
+	readonly trusted = true;
+	constructor(private readonly broker: ServiceBroker) {}
+	async publish(topic: string, payload: object): Promise<void> {
+		await this.broker.broadcast(topic, payload);
+	}
+}
+
+/** Seconds a notice is kept: a process away for longer resets instead of catching up. */
+const STREAM_MAX_AGE_NANOS = 3600 * 1e9;
+/** The consumer's idle heartbeat: a consumer lost on the server is recreated after two missed ones. */
+const HEARTBEAT_MS = 1000;
+
+const codec = JSONCodec<Record<string, unknown>>();
+
+/** NATS JetStream: one stream of notices per namespace, read by every process from "now" on. */
+class JetStreamNotices implements NoticeBus {
+	private connection: NatsConnection | null = null;
+	private js: JetStreamClient | null = null;
+	private subscription: JetStreamSubscription | null = null;
+	private lastSequence = 0;
+	private connected = false;
+	private stopping = false;
+	readonly stream: string;
+	readonly subjectPrefix: string;
+
+	constructor(
+		private readonly broker: ServiceBroker,
+		private readonly servers: string,
+		namespace: string,
+	) {
+		const prefix = channelPrefix(namespace);
+		this.stream = `${prefix}_notices`;
+		this.subjectPrefix = `${prefix}.notices.`;
+	}
+
+	get trusted(): boolean {
+		return this.connected && this.subscription !== null;
+	}
+
+	async start(): Promise<void> {
+		this.connection = await connect({
+			servers: this.servers,
+			name: "registry-notices",
+			// A silent partition is noticed within ~3 s (docs/operations.md "Partitions").
+			pingInterval: 1000,
+			maxPingOut: 2,
+			reconnect: true,
+			maxReconnectAttempts: -1,
+			reconnectTimeWait: 500,
+			waitOnFirstConnect: true,
+		});
+		const manager = await this.connection.jetstreamManager();
+		await manager.streams.add({ name: this.stream, subjects: [`${this.subjectPrefix}>`], max_age: STREAM_MAX_AGE_NANOS }).catch(async (error) => {
+			// Already there (another process made it): fine when it covers our subjects.
+			const info = await manager.streams.info(this.stream).catch(() => null);
+			if (!info) throw error;
+		});
+		this.js = this.connection.jetstream();
+		this.connected = true;
+		void this.watchConnection(this.connection);
+		await this.subscribe();
+	}
+
+	async stop(): Promise<void> {
+		this.stopping = true;
+		const connection = this.connection;
+		this.connection = null;
+		this.subscription = null;
+		if (connection) await connection.drain().catch(() => connection.close());
+	}
+
+	async publish(topic: string, payload: object): Promise<void> {
+		if (!this.js) throw new Error("notices: not connected to NATS");
+		await this.js.publish(`${this.subjectPrefix}${topic}`, codec.encode(payload as Record<string, unknown>));
+	}
+
+	/** An ordered consumer from the next notice on; it recreates itself after reconnects and gaps of its own. */
+	private async subscribe(): Promise<void> {
+		if (!this.js || this.stopping) return;
+		const options = consumerOpts();
+		options.orderedConsumer();
+		options.idleHeartbeat(HEARTBEAT_MS);
+		if (this.lastSequence > 0) options.startSequence(this.lastSequence + 1);
+		else options.deliverNew();
+		const subscription = await this.js.subscribe(`${this.subjectPrefix}>`, options);
+		this.subscription = subscription;
+		void this.read(subscription);
+	}
+
+	private async read(subscription: JetStreamSubscription): Promise<void> {
+		try {
+			for await (const message of subscription) {
+				const sequence = message.info.streamSequence;
+				if (this.lastSequence > 0 && sequence !== this.lastSequence + 1) this.reset(`notices ${this.lastSequence + 1}–${sequence - 1} are no longer in the stream`);
+				this.lastSequence = sequence;
+				const topic = message.subject.slice(this.subjectPrefix.length);
+				let payload: Record<string, unknown>;
+				try {
+					payload = codec.decode(message.data);
+				} catch {
+					this.broker.logger.warn(`notices: ignoring a malformed ${topic} notice`);
+					continue;
+				}
+				await this.broker.broadcastLocal(topic, payload);
+			}
+		} catch (error) {
+			if (!this.stopping) this.broker.logger.warn("notices: the subscription ended:", String(error));
+		}
+		if (this.stopping || this.subscription !== subscription) return;
+		// The consumer could not be recreated: start a new one and say that something may be missed.
+		this.subscription = null;
+		this.reset("the notice subscription ended");
+		await new Promise((resolve) => setTimeout(resolve, 500));
+		await this.subscribe().catch((error) => this.broker.logger.warn("notices: subscribing again failed:", String(error)));
+	}
+
+	private async watchConnection(connection: NatsConnection): Promise<void> {
+		for await (const status of connection.status()) {
+			if (status.type === "disconnect") {
+				this.connected = false;
+				this.reset("NATS connection lost");
+			} else if (status.type === "reconnect") {
+				// The ordered consumer resumes after the last notice it saw: nothing is missed from here on.
+				this.connected = true;
+				this.broker.logger.info("notices: NATS connection back; holding answers again");
+			}
+		}
+	}
+
+	private reset(reason: string): void {
+		this.broker.logger.warn(`notices: ${reason}; every process-held answer is dropped`);
+		void this.broker.broadcastLocal(NOTICES_RESET, { reason });
+	}
+}
+
+const BUS = Symbol.for("registry.notices");
+
+type WithBus = ServiceBroker & { [BUS]?: NoticeBus };
+
+/** This broker's notice bus (a local one for brokers built without the middleware, e.g. unit tests). */
+export function noticesOf(broker: ServiceBroker): NoticeBus {
+	const holder = broker as WithBus;
+	holder[BUS] ??= new LocalNotices(broker);
+	return holder[BUS];
+}
+
+/** The broker middleware (src/platform/broker.ts): the bus is connected before any service starts. */
+export function noticesMiddleware(source: NodeJS.ProcessEnv = process.env): BrokerMiddleware {
+	const transporter = env("TRANSPORTER", source);
+	let bus: JetStreamNotices | null = null;
+	return {
+		name: "Notices",
+		created(broker: ServiceBroker) {
+			const holder = broker as WithBus;
+			if (transporter.startsWith("nats://")) {
+				const servers = transporter
+					.split(",")
+					.map((server) => new URL(server.trim()))
+					.map((url) => (url.username ? `${url.username}:${url.password}@${url.host}` : url.host))
+					.join(",");
+				bus = new JetStreamNotices(broker, servers, env("NAMESPACE", source));
+				holder[BUS] = bus;
+			} else {
+				holder[BUS] = transporter ? new BroadcastNotices(broker) : new LocalNotices(broker);
+			}
+		},
+		async starting() {
+			await bus?.start();
+		},
+		async stopped() {
+			await bus?.stop();
+		},
+	} as unknown as BrokerMiddleware;
+}
+
+/** The outbox of notices a writing service publishes after its commit (mixins/outbox.mixin.ts). */
+export const NOTICE_OUTBOX_MODEL: ModelSpec = {
+	collection: "noticeOutbox",
+	fields: { at: { kind: "string" } },
+	indexes: [{ name: "at", fields: ["at"] }],
+};
+
+export interface NoticeOutboxDoc {
+	identifier: string;
+	at: string;
+	topic: string;
+	payload: object;
+	version?: number;
+}
+
+/** The write that puts a notice into the same batch as the change it tells of. */
+export function noticeWrite(topic: string, payload: object): WriteOp {
+	const doc: NoticeOutboxDoc = { identifier: newRecordIdentifier(), at: new Date().toISOString(), topic, payload };
+	return { kind: "insert", collection: NOTICE_OUTBOX_MODEL.collection, doc };
+}

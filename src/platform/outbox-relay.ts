@@ -1,0 +1,128 @@
+/**
+ * The relay of a transactional outbox, written once for every outbox of the registry (the
+ * audit outboxes of the writing services, the participants' change outbox).
+ *
+ * A change's batch inserts its message into the outbox collection of the same store, so the
+ * message exists exactly when the change does. The relay reads the oldest messages (a bounded
+ * batch), hands them to `deliver`, and deletes exactly those once `deliver` resolved. A failed
+ * delivery leaves them where they are for the next run: delivery is at-least-once, receivers
+ * are idempotent. Runs are started by `kick()` (after a commit: fire-and-forget, coalesced),
+ * by a timer, or awaited with `drain()`.
+ */
+import type { Collection, StoredDoc } from "../store/types";
+
+export interface OutboxMessage extends StoredDoc {
+	/** ISO instant of the commit: the oldest go first. */
+	at: string;
+}
+
+interface RelayLogger {
+	info(...args: unknown[]): void;
+	warn(...args: unknown[]): void;
+}
+
+export interface OutboxRelayOptions<T extends OutboxMessage> {
+	/** For logs, e.g. "catalog audit". */
+	name: string;
+	/** The outbox, or undefined while the store is closed (the relay then does nothing). */
+	outbox: () => Collection<T> | undefined;
+	/** Resolves once the receiver acknowledged every message; throws to keep them all. */
+	deliver: (messages: T[]) => Promise<void>;
+	/** Messages per delivery (default 100). */
+	batchSize?: number;
+	logger?: RelayLogger;
+}
+
+export class OutboxRelay<T extends OutboxMessage> {
+	private readonly batchSize: number;
+	private running: Promise<number> | null = null;
+	private again = false;
+	private stopped = false;
+	private timer?: NodeJS.Timeout;
+	/** A failure streak is logged once, and its end once. */
+	private failing = false;
+
+	constructor(private readonly options: OutboxRelayOptions<T>) {
+		this.batchSize = options.batchSize ?? 100;
+	}
+
+	/**
+	 * Delivers the messages at least `olderThanMs` old, oldest first, batch by batch, until
+	 * none is left; throws at the first failed delivery (what was not acknowledged stays).
+	 */
+	async drain(olderThanMs = 0): Promise<number> {
+		let delivered = 0;
+		for (;;) {
+			const outbox = this.options.outbox();
+			if (!outbox) return delivered;
+			const filter = olderThanMs > 0 ? { at: { lte: new Date(Date.now() - olderThanMs).toISOString() } } : undefined;
+			const batch = await outbox.find({ filter, sort: [{ field: "at", direction: "asc" }], limit: this.batchSize });
+			if (batch.length === 0) return delivered;
+			await this.options.deliver(batch);
+			await outbox.deleteWhere({ identifier: { in: batch.map((message) => message.identifier) } });
+			delivered += batch.length;
+			if (batch.length < this.batchSize) return delivered;
+		}
+	}
+
+	/**
+	 * Starts a run in the background. A kick during a run makes that run go round once more
+	 * instead of starting a second one, so bursts of commits coalesce. The promise (which
+	 * never rejects) settles when a run that saw everything committed before the kick is over.
+	 */
+	kick(): Promise<unknown> {
+		if (this.stopped) return Promise.resolve();
+		if (this.running) {
+			this.again = true;
+			return this.running;
+		}
+		const run = this.runUntilQuiet();
+		this.running = run;
+		void run.finally(() => {
+			if (this.running === run) this.running = null;
+		});
+		return run;
+	}
+
+	/** The current background run, if any (tests and shutdown wait for it). */
+	settled(): Promise<unknown> {
+		return this.running ?? Promise.resolve();
+	}
+
+	/** Kicks every `intervalMs` (0: never); the timer never keeps the process alive. */
+	start(intervalMs: number): void {
+		this.stopped = false;
+		if (this.timer) clearInterval(this.timer);
+		this.timer = undefined;
+		if (intervalMs > 0) {
+			this.timer = setInterval(() => this.kick(), intervalMs);
+			this.timer.unref();
+		}
+	}
+
+	/** No new runs; waits for the current one so it never meets a closed store. */
+	async stop(): Promise<void> {
+		this.stopped = true;
+		if (this.timer) clearInterval(this.timer);
+		this.timer = undefined;
+		this.again = false;
+		await this.settled();
+	}
+
+	private async runUntilQuiet(): Promise<number> {
+		let delivered = 0;
+		try {
+			do {
+				this.again = false;
+				delivered += await this.drain();
+			} while (this.again && !this.stopped);
+			if (this.failing) this.options.logger?.info(`${this.options.name} relay: delivering again (${delivered} message(s) this run)`);
+			this.failing = false;
+		} catch (error) {
+			// Not delivered: the messages stay in the outbox; the next kick or tick retries.
+			if (!this.failing) this.options.logger?.warn(`${this.options.name} relay: messages wait in the outbox (retried later):`, String(error));
+			this.failing = true;
+		}
+		return delivered;
+	}
+}

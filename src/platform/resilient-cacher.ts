@@ -1,0 +1,202 @@
+/**
+ * Moleculer's Redis cacher, made to degrade instead of fail (issue 4: "If Redis goes away,
+ * requests still answer (from the store), and the cache comes back when Redis does").
+ *
+ * Moleculer's RedisCacher rejects when Redis is away, and its cacher middleware then fails
+ * the action; it also fires `set` without awaiting it, so a rejected `set` is an unhandled
+ * rejection that ends the process. Here:
+ * - `get`/`getWithTTL` answer a miss and `set`/`del`/`clean` resolve when Redis errs, so the
+ *   caller answers from its store;
+ * - the ioredis client never makes a call wait for a Redis that is not there
+ *   (`redisClientOptions`): no offline queue (a command while disconnected fails at once),
+ *   `commandTimeout` for a Redis that does not answer (hung, partitioned), reconnection every
+ *   ≤ 2 s for ever, and nothing resent from before a reconnection;
+ * - an invalidation (`del`/`clean`) that failed is remembered, and no cached answer is trusted
+ *   until it has been replayed: a Redis that kept its data (persistence, or only the connection
+ *   was lost) must not serve an answer its owner dropped meanwhile;
+ * - one warning per outage and one line when it is over, instead of an error per command.
+ * The gateway's login-failure and rate-limit counters use the same client (services/api/counters.ts),
+ * so they fail open just as fast.
+ */
+import { Cachers, type ServiceBroker } from "moleculer";
+
+/** Longest a single Redis command may take before it counts as failed (a miss). */
+export const REDIS_COMMAND_TIMEOUT_MS = 1000;
+/** Remembered failed invalidations of single keys; beyond this, whole key families are cleaned. */
+const MAX_MISSED_KEYS = 10000;
+
+/** `redis://[user:password@]host[:port][/db]` (or `rediss://`) → ioredis options that never wait long. */
+export function redisClientOptions(url: string): Record<string, unknown> {
+	const parsed = new URL(url);
+	if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") throw new Error(`CACHER must be a redis:// or rediss:// URL, not ${parsed.protocol}`);
+	const db = Number(parsed.pathname.replace(/^\//, "") || 0);
+	return {
+		host: parsed.hostname || "127.0.0.1",
+		port: Number(parsed.port || 6379),
+		...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+		...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+		...(Number.isInteger(db) && db > 0 ? { db } : {}),
+		...(parsed.protocol === "rediss:" ? { tls: {} } : {}),
+		// A command while Redis is away fails at once instead of queuing for a reconnection.
+		enableOfflineQueue: false,
+		// A command sent but not answered fails after this long (a hung or partitioned Redis).
+		commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+		maxRetriesPerRequest: 1,
+		connectTimeout: 2000,
+		// Commands from before a lost connection are not resent later (a late SET could be stale).
+		autoResendUnfulfilledCommands: false,
+		// Reconnect for ever, at most every 2 s: the cache comes back when Redis does.
+		retryStrategy: (times: number) => Math.min(times * 200, 2000),
+	};
+}
+
+interface RedisClient {
+	del(keys: string[]): Promise<number>;
+	on(event: string, listener: (...args: unknown[]) => void): unknown;
+	removeAllListeners(event: string): unknown;
+	disconnect(): void;
+	status: string;
+}
+
+export class ResilientRedisCacher extends Cachers.Redis<RedisClient> {
+	private outageSince: number | null = null;
+	private failures = 0;
+	private readonly missedKeys = new Set<string>();
+	private readonly missedPatterns = new Set<string>();
+	private replaying: Promise<void> | null = null;
+	private cacherLogger!: ServiceBroker["logger"];
+	private connectedFlag!: { connected: boolean };
+
+	init(broker: ServiceBroker): void {
+		super.init(broker);
+		this.cacherLogger = (this as unknown as { logger: ServiceBroker["logger"] }).logger;
+		this.connectedFlag = this as unknown as { connected: boolean };
+		// RedisCacher logs every reconnection failure as an error; one warning per outage is enough.
+		this.client.removeAllListeners("error");
+		this.client.on("error", (error) => {
+			this.connectedFlag.connected = false;
+			this.unavailable(error);
+		});
+		this.client.on("ready", () => {
+			if (this.outageSince !== null) {
+				this.cacherLogger.info(`Redis cache is back after ${Date.now() - this.outageSince} ms (${this.failures} cache operation(s) answered as misses meanwhile)`);
+				this.outageSince = null;
+				this.failures = 0;
+			}
+			void this.replay();
+		});
+	}
+
+	/** Counts a failed cache operation; the first of an outage is logged. */
+	private unavailable(error: unknown): void {
+		this.failures++;
+		if (this.outageSince !== null) return;
+		this.outageSince = Date.now();
+		this.cacherLogger.warn(`Redis cache unavailable (${String((error as Error)?.message ?? error)}): cache operations answer as misses and requests answer from the stores until it is back`);
+	}
+
+	private get pendingInvalidations(): boolean {
+		return this.missedKeys.size > 0 || this.missedPatterns.size > 0;
+	}
+
+	private rememberKeys(keys: string[]): void {
+		for (const key of keys) {
+			if (this.missedKeys.size < MAX_MISSED_KEYS) this.missedKeys.add(key);
+			else this.missedPatterns.add(key.includes(":") ? `${key.slice(0, key.indexOf(":") + 1)}*` : key);
+		}
+	}
+
+	/** Replays the invalidations that failed; until it succeeded, cached answers are not trusted. */
+	private replay(): Promise<void> {
+		if (!this.pendingInvalidations) return Promise.resolve();
+		this.replaying ??= (async () => {
+			try {
+				const keys = [...this.missedKeys];
+				if (keys.length) {
+					await this.client.del(keys.map((key) => `${this.prefix ?? ""}${key}`));
+					for (const key of keys) this.missedKeys.delete(key);
+				}
+				for (const pattern of [...this.missedPatterns]) {
+					await super.clean(pattern);
+					this.missedPatterns.delete(pattern);
+				}
+				this.cacherLogger.info(`Redis cache: replayed ${keys.length} key invalidation(s) missed while it was unavailable`);
+			} catch (error) {
+				this.unavailable(error);
+			} finally {
+				this.replaying = null;
+			}
+		})();
+		return this.replaying;
+	}
+
+	async get(key: string): Promise<null | Record<string, unknown>> {
+		if (this.pendingInvalidations) {
+			void this.replay();
+			return null;
+		}
+		try {
+			return await super.get(key);
+		} catch (error) {
+			this.unavailable(error);
+			return null;
+		}
+	}
+
+	async getWithTTL(key: string): Promise<null | Record<string, unknown>> {
+		if (this.pendingInvalidations) {
+			void this.replay();
+			return { data: null, ttl: null };
+		}
+		try {
+			return await super.getWithTTL(key);
+		} catch (error) {
+			this.unavailable(error);
+			return { data: null, ttl: null };
+		}
+	}
+
+	async set(key: string, data: unknown, ttl?: number): Promise<unknown> {
+		try {
+			return await super.set(key, data, ttl);
+		} catch (error) {
+			this.unavailable(error);
+			return null;
+		}
+	}
+
+	async del(key: string | string[]): Promise<unknown> {
+		const keys = Array.isArray(key) ? key : [key];
+		try {
+			return await this.client.del(keys.map((one) => `${this.prefix ?? ""}${one}`));
+		} catch (error) {
+			this.unavailable(error);
+			this.rememberKeys(keys);
+			return 0;
+		}
+	}
+
+	async clean(match: string | string[] = "*"): Promise<unknown> {
+		try {
+			return await super.clean(match);
+		} catch (error) {
+			this.unavailable(error);
+			for (const pattern of Array.isArray(match) ? match : [match]) this.missedPatterns.add(pattern);
+			return null;
+		}
+	}
+
+	/** Never waits for an absent Redis: QUIT when connected, else just drop the connection. */
+	async close(): Promise<unknown> {
+		try {
+			if (this.client?.status === "ready") {
+				await Promise.race([super.close(), new Promise((resolve) => setTimeout(resolve, REDIS_COMMAND_TIMEOUT_MS).unref())]);
+			}
+		} catch {
+			// Closing anyway.
+		} finally {
+			this.client?.disconnect();
+		}
+		return undefined;
+	}
+}

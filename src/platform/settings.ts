@@ -1,0 +1,58 @@
+/**
+ * Every environment variable the registry reads, in one place, with its default
+ * (decisions §1, architecture "Configuration"). moleculer.config.ts, the services,
+ * docker-compose.yml and k8s/ all follow this list; test/unit/deploy.spec.ts checks that
+ * they agree.
+ */
+export interface EnvVar {
+	name: string;
+	default: string;
+	description: string;
+}
+
+export const ENV_VARS: EnvVar[] = [
+	{ name: "PORT", default: "3000", description: "HTTP port: the gateway's API, and on every process /health/live, /health/ready and /metrics" },
+	{ name: "NODE_ID", default: "", description: "Moleculer node ID (default: host name and process ID); Kubernetes sets the pod name" },
+	{ name: "DATA_DIR", default: "./data", description: "Directory of the embedded store (one SQLite file per service); ':memory:' keeps nothing" },
+	{ name: "MONGO_URI", default: "", description: "mongodb://… selects MongoDB (mongoose) instead of the embedded store" },
+	{ name: "TRANSPORTER", default: "", description: "nats://… runs the services over NATS; unset: one process, in-process transporter" },
+	{ name: "CACHER", default: "", description: "redis://… uses the Redis cacher (ioredis); unset: in-memory cache" },
+	{ name: "SERVICES", default: "api,catalog,participants,accessPoints,lookup,accounts,audit", description: "Comma list of the services this process runs" },
+	{ name: "NAMESPACE", default: "", description: "Moleculer namespace: nodes only see nodes of the same namespace; also the Redis key prefix and the JetStream stream name suffix" },
+	{ name: "LOG_LEVEL", default: "info", description: "fatal, error, warn, info, debug or trace" },
+	{ name: "REGISTRY_SEED", default: "", description: "Seed file imported at start-up (idempotent upsert)" },
+	{ name: "REQUEST_TIMEOUT", default: "10000", description: "Milliseconds before a call to a service gives up (503)" },
+	{ name: "RATE_LIMIT", default: "", description: "Requests per minute per account (or per address when anonymous); unset: no limit" },
+	{ name: "TRUST_PROXY", default: "", description: "Comma list of addresses or CIDR ranges of reverse proxies whose X-Forwarded-For is trusted" },
+	{ name: "DEFAULT_PHONE_REGION", default: "NO", description: "Region of phone numbers given without a leading +" },
+	{ name: "AUTH_USER_MAX_FAILURES", default: "10", description: "Failed logins per username within the window before a lockout" },
+	{ name: "AUTH_ADDRESS_MAX_FAILURES", default: "200", description: "Failed logins per client address within the window before a lockout" },
+	{ name: "AUTH_WINDOW_SECONDS", default: "300", description: "Window in which failed logins are counted" },
+	{ name: "AUTH_LOCKOUT_SECONDS", default: "300", description: "First lockout; doubles on repeat up to AUTH_MAX_LOCKOUT_SECONDS" },
+	{ name: "AUTH_MAX_LOCKOUT_SECONDS", default: "3600", description: "Longest lockout" },
+	{ name: "AUTH_CACHE_SECONDS", default: "60", description: "How long a verified credential is remembered by a gateway" },
+	{ name: "PARTICIPANT_SWEEP_INTERVAL_SECONDS", default: "3600", description: "How often participants whose deleteDate has come are removed" },
+	{ name: "METRICS", default: "true", description: "Moleculer metrics for GET /metrics; 'false' turns them off" },
+];
+
+export function env(name: string, source: NodeJS.ProcessEnv = process.env): string {
+	const variable = ENV_VARS.find((candidate) => candidate.name === name);
+	if (!variable) throw new Error(`unknown environment variable ${name}: declare it in src/platform/settings.ts`);
+	const value = source[name];
+	return value === undefined || value === "" ? variable.default : value;
+}
+
+export function envNumber(name: string, source: NodeJS.ProcessEnv = process.env): number {
+	const value = Number(env(name, source));
+	if (!Number.isFinite(value)) throw new Error(`${name} must be a number`);
+	return value;
+}
+
+export const ALL_SERVICES = env("SERVICES", {}).split(",");
+
+export function selectedServices(source: NodeJS.ProcessEnv = process.env): string[] {
+	const names = env("SERVICES", source).split(",").map((name) => name.trim()).filter(Boolean);
+	const unknown = names.filter((name) => !ALL_SERVICES.includes(name));
+	if (unknown.length) throw new Error(`SERVICES names unknown services: ${unknown.join(", ")} (known: ${ALL_SERVICES.join(", ")})`);
+	return names;
+}
