@@ -1,12 +1,12 @@
 /**
- * Broker configuration, decided by the environment (src/platform/settings.ts lists every variable).
+ * Broker configuration, decided by the environment (src/config/settings.ts lists every variable).
  * Unset means the one-process default: in-process transporter, in-memory cache, embedded
  * store. TRANSPORTER / CACHER / MONGO_URI switch to the distributed mode with no code change.
  */
 import type { BrokerOptions } from "moleculer";
 import { ResilientRedisCacher, redisClientOptions } from "./src/platform/resilient-cacher";
 import { retryReadsMiddleware } from "./src/platform/retry-policy";
-import { env, envNumber } from "./src/platform/settings";
+import { env, envNumber } from "./src/config/settings";
 
 /**
  * How long a stopping process waits for the requests it took: the gateway's HTTP drain

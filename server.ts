@@ -9,7 +9,7 @@ import { createRegistryBroker } from "./services";
 import { markStartup } from "./src/platform/health";
 import { startOperationalServer } from "./src/platform/operational-server";
 import { bootstrapRegistry } from "./src/exchange/bootstrap";
-import { env, envNumber, selectedServices } from "./src/platform/settings";
+import { env, envNumber, selectedServices } from "./src/config/settings";
 
 const DEMO_SEED = path.join(__dirname, "..", "seed", "demo.json");
 

@@ -9,7 +9,7 @@
  * one-process registry would keep answers it cached before the rebuild.
  */
 import { createRegistryBroker } from "../services";
-import { env } from "../src/platform/settings";
+import { env } from "../src/config/settings";
 
 const REBUILD_TIMEOUT_MS = 30 * 60 * 1000;
 

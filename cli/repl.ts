@@ -9,7 +9,7 @@
 import os from "node:os";
 import type { ServiceBroker } from "moleculer";
 import { createRegistryBroker } from "../services";
-import { env } from "../src/platform/settings";
+import { env } from "../src/config/settings";
 
 export function replBroker(source: NodeJS.ProcessEnv = process.env): ServiceBroker {
 	return createRegistryBroker({

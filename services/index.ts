@@ -5,7 +5,7 @@
  */
 import type { ServiceBroker, ServiceSchema } from "moleculer";
 import { createBroker, type BrokerBuildOptions } from "../src/platform/broker";
-import { selectedServices } from "../src/platform/settings";
+import { selectedServices } from "../src/config/settings";
 import AccessPointsService from "./access-points/access-points.service";
 import AccountsService from "./accounts/accounts.service";
 import ApiService from "./api/api.service";

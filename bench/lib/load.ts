@@ -11,7 +11,7 @@ import path from "node:path";
 import type { ServiceBroker } from "moleculer";
 import { createRegistryBroker } from "../../services";
 import { importSeed } from "../../src/exchange/seed";
-import { ALL_SERVICES } from "../../src/platform/settings";
+import { ALL_SERVICES } from "../../src/config/settings";
 import { createGenerator, type GeneratedParticipant, type SeedFile } from "./generate";
 
 export const ROOT = path.join(__dirname, "..", "..", "..");

@@ -9,7 +9,7 @@
  */
 import type { ServiceBroker } from "moleculer";
 import { createRegistryBroker } from "../../services";
-import { env } from "../../src/platform/settings";
+import { env } from "../../src/config/settings";
 import { CliFailure, type CliIO } from "./io";
 
 /** How long a command waits for the cluster (connect, and the services it needs). */

@@ -42,7 +42,7 @@ import { openApiDocument } from "../../src/contract/openapi";
 import { API_BASE, OPERATIONS, type Operation } from "../../src/contract/operations";
 import { parsePageRequest } from "../../src/contract/paging";
 import { COMMON_HEADERS, ERROR_CONTENT_TYPE, withCharset } from "../../src/contract/response-headers";
-import { env, envNumber } from "../../src/platform/settings";
+import { env, envNumber } from "../../src/config/settings";
 import { SHUTDOWN_TIMEOUT_MS } from "../../moleculer.config";
 
 type Request = http.IncomingMessage & {

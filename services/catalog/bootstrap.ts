@@ -5,7 +5,7 @@
  * process that asks; the others wait until it is done, then skip the demo data or import
  * their seed again (idempotent). A claim whose process went away while loading is taken over.
  */
-import { DuplicateKey, StaleVersion } from "../../src/contract/errors";
+import { DuplicateKey, StaleVersion } from "../../src/store/errors";
 import type { Collection, ModelSpec } from "../../src/store/types";
 
 export const BOOTSTRAP_MODEL: ModelSpec = { collection: "bootstrap", fields: {}, indexes: [] };

@@ -22,7 +22,7 @@ import type { Collection, Store } from "../../src/store/types";
 import type { CatalogChange } from "./batch";
 import { claimBootstrap, finishBootstrap, type BootstrapClaim, type BootstrapRequest } from "./bootstrap";
 import { Catalog, type CatalogCollections, type CatalogSeed } from "./catalog";
-import type { DocumentTypeForm, ProcessForm } from "./forms";
+import type { DocumentTypeForm, ProcessForm } from "../../src/contract/schemas";
 import { CATALOG_MODELS, type DocumentTypeRecord, type ProcessRecord } from "./models";
 import { exportPageParams, keysetPage, linesOf, type ExportPage, type ExportPageRequest } from "../../src/exchange/registry-export";
 

@@ -21,7 +21,8 @@ import type { Collection, Filter, Store, StoredDoc } from "../../src/store/types
 import { DEFAULT_MESSAGES } from "../../src/contract/validation";
 import { byIdentifier, documentTypeAnswer, processAnswer, referencedBy } from "./answers";
 import { CatalogBatch, type CatalogChange, type CatalogResource } from "./batch";
-import { distinct, documentTypeRecord, processRecord, referenceIds, type DocumentTypeForm, type ProcessForm } from "./forms";
+import type { DocumentTypeForm, ProcessForm } from "../../src/contract/schemas";
+import { distinct, documentTypeRecord, processRecord, referenceIds } from "./forms";
 import { QUALIFIED_IDENTIFIER_INDEX, type CapabilityRecord, type DocumentTypeRecord, type ProcessRecord } from "./models";
 import { newRecordIdentifier } from "../../src/platform/record-identifier";
 

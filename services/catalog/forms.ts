@@ -4,27 +4,8 @@
  * Optional fields may arrive as null; both absent and null mean "not sent".
  */
 import type { Reference } from "../../src/contract/model";
+import type { DocumentTypeForm, ProcessForm } from "../../src/contract/schemas";
 import type { DocumentTypeRecord, ProcessRecord } from "./models";
-
-export interface ProcessForm {
-	domain: string;
-	title?: string | null;
-	alias?: string | null;
-	qualifiedIdentifier?: string | null;
-	restricted?: boolean | null;
-	visible?: boolean | null;
-	capabilities?: Reference[] | null;
-	documentTypes?: Reference[] | null;
-	dependencies?: Reference[] | null;
-	requiredICDs?: string[] | null;
-}
-
-export interface DocumentTypeForm {
-	title: string;
-	qualifiedIdentifier?: string | null;
-	visible?: boolean | null;
-	processes?: Reference[] | null;
-}
 
 /** Reference identifiers in request order (lower-cased, as stored); positions matter for error fields. */
 export function referenceIds(references: Reference[] | null | undefined): string[] {

@@ -3,7 +3,7 @@
  * dates, `deleteDate` only when set, `provider` and `processes` when resolved.
  */
 import type { Participant, Process, ServiceProvider } from "../../src/contract/model";
-import { calendarDate } from "./rules";
+import { calendarDate } from "../../src/contract/dates";
 import type { ParticipantDoc } from "./model";
 
 export function participantAnswer(doc: ParticipantDoc, provider?: ServiceProvider, processes?: Process[]): Participant {

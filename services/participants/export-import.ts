@@ -18,7 +18,8 @@ import type { Context } from "moleculer";
 import { Conflict } from "../../src/contract/errors";
 import { organizationIdentifierIsValid, organizationKey, participantQualifiedIdentifier } from "../../src/contract/identifiers";
 import type { Caller, Process, ServiceProvider } from "../../src/contract/model";
-import { exportedParticipant, instantOf, keysetPage, linesOf, type ExportPage, type ExportPageRequest, type ImportedParticipant } from "../../src/exchange/registry-export";
+import { calendarDate } from "../../src/contract/dates";
+import { instantOf, keysetPage, linesOf, type ExportPage, type ExportPageRequest, type ExportedParticipant, type ImportedParticipant } from "../../src/exchange/registry-export";
 import { SeedRefused, type SeedCounts } from "../../src/exchange/seed";
 import { ADD_PARTICIPANT_FORM } from "../../src/contract/schemas";
 import type { Collection } from "../../src/store/types";
@@ -29,6 +30,25 @@ import type { CachedResolver } from "./resolver";
 /** Participants per chunk of the NDJSON stream (one provider lookup per chunk). */
 const EXPORT_CHUNK = 200;
 /** Largest batch `importRecords` takes. */
+
+/** A participant line of the export (also the HTTP export's, without `type`). */
+export function exportedParticipant(doc: ParticipantDoc, provider: ServiceProvider | undefined): ExportedParticipant {
+	return {
+		identifier: doc.identifier,
+		qualifiedIdentifier: doc.qualifiedIdentifier,
+		icd: doc.icd,
+		organizationIdentifier: doc.organizationIdentifier,
+		...(doc.name !== null && doc.name !== undefined ? { name: doc.name } : {}),
+		registrationDate: calendarDate(doc.registrationDate),
+		lastModificationDate: calendarDate(doc.lastModificationDate),
+		...(doc.deleteDate ? { deleteDate: doc.deleteDate } : {}),
+		contact: { name: doc.contact.name, email: doc.contact.email, phoneNumber: doc.contact.phoneNumber },
+		// A provider always exists (accounts refuses nothing that would orphan one); the fallback keeps the line importable.
+		provider: provider ? { identifier: provider.identifier, title: provider.title } : { identifier: doc.serviceProvider, title: "" },
+		processes: doc.processIds.map((identifier) => ({ identifier })),
+	};
+}
+
 export const MAX_IMPORT_BATCH = 2000;
 
 /** What these functions need of the participants service. */

@@ -11,28 +11,21 @@
  * batch also holds the change in an outbox until it is published; a relay retries the rest.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
-import { envNumber } from "../../src/platform/settings";
+import { envNumber } from "../../src/config/settings";
 import { OutboxMixin, type OutboxThis } from "../../mixins/outbox.mixin";
 import { DbMixin } from "../../mixins/db.mixin";
 import { auditRecord, auditWrite, type AuditRecord } from "../../src/platform/audit";
 import { PARTICIPANTS_CHANGED, publishParticipantChange, type ParticipantChange } from "../../src/platform/channels";
 import { NOTICES, NOTICES_RESET, noticesOf } from "../../src/platform/notices";
 import { isActionAvailable } from "../../src/platform/broker";
-import { BadRequest, Conflict, DuplicateKey, NotFound, StaleVersion, TypeMismatch, ValidationFailed, type Violation } from "../../src/contract/errors";
+import { BadRequest, Conflict, NotFound, TypeMismatch, ValidationFailed, type Violation } from "../../src/contract/errors";
+import { DuplicateKey, StaleVersion } from "../../src/store/errors";
 import { organizationKey, parseParticipantIdentifier, participantQualifiedIdentifier } from "../../src/contract/identifiers";
 import { OutboxRelay } from "../../src/platform/outbox-relay";
 import type { Caller, Contact, Participant, Process, Reference, ServiceProvider } from "../../src/contract/model";
 import { DEFAULT_PAGE_SIZE, pageOf, type Page, type PageRequest } from "../../src/contract/paging";
-import {
-	calendarDate,
-	deleteDateViolations,
-	isDue,
-	organizationViolations,
-	processChanges,
-	processViolations,
-	readParticipantQuery,
-	type ProcessFacts,
-} from "./rules";
+import { deleteDateViolations, isDue, organizationViolations, processChanges, processViolations, readParticipantQuery, type ProcessFacts } from "./rules";
+import { calendarDate } from "../../src/contract/dates";
 import { ADD_PARTICIPANT_FORM, UPDATE_PARTICIPANT_FORM } from "../../src/contract/schemas";
 import { SeedRefused, type SeedReason } from "../../src/exchange/seed";
 import type { Collection, Filter, Query, Store, StoredDoc, WriteOp } from "../../src/store/types";

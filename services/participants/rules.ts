@@ -80,10 +80,6 @@ export function organizationViolations(icd: string, organizationIdentifier: stri
 	return organizationIdentifierIsValid(icd, organizationIdentifier) ? [] : [violation("organizationIdentifier", "OrganizationNumber", organizationIdentifier)];
 }
 
-/** `YYYY-MM-DD` of an instant, in UTC (decisions §6: dates are UTC calendar dates). */
-export function calendarDate(instant: string | Date): string {
-	return (typeof instant === "string" ? new Date(instant) : instant).toISOString().slice(0, 10);
-}
 
 function isCalendarDate(value: string): boolean {
 	if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;

@@ -4,10 +4,16 @@
  * service runs it against its store and wraps the hits with pageOf().
  */
 import { TypeMismatch } from "./errors";
-import type { SortKey } from "../store/types";
+
 
 export const DEFAULT_PAGE_SIZE = 10;
 export const MAX_PAGE_SIZE = 1000;
+
+/** One sort key of a find (the store's query takes the same shape). */
+export interface SortKey {
+	field: string;
+	direction: "asc" | "desc";
+}
 
 export interface PageRequest {
 	page: number;

@@ -6,7 +6,8 @@
  */
 import { isValidPhoneNumber } from "libphonenumber-js";
 import type { CountryCode } from "libphonenumber-js";
-import { env } from "../platform/settings";
+import { env } from "../config/settings";
+import type { Reference } from "./model";
 import { rules } from "./validation";
 
 /** A request body: an object whose unknown fields are dropped. */
@@ -73,3 +74,24 @@ export const UPDATE_PARTICIPANT_FORM = form({
 	contact: CONTACT_SCHEMA,
 	deleteDate: rules.optionalString({ pattern: /^\d{4}-\d{2}-\d{2}$/, messages: { stringPattern: "Pattern" } }),
 });
+
+/** A process request body after PROCESS_FORM validated it; absent and null both mean "not sent". */
+export interface ProcessForm {
+	domain: string;
+	title?: string | null;
+	alias?: string | null;
+	qualifiedIdentifier?: string | null;
+	restricted?: boolean | null;
+	visible?: boolean | null;
+	capabilities?: Reference[] | null;
+	documentTypes?: Reference[] | null;
+	dependencies?: Reference[] | null;
+	requiredICDs?: string[] | null;
+}
+
+export interface DocumentTypeForm {
+	title: string;
+	qualifiedIdentifier?: string | null;
+	visible?: boolean | null;
+	processes?: Reference[] | null;
+}

@@ -16,13 +16,12 @@
 import Validator from "fastest-validator";
 import { organizationIdentifierIsValid, participantQualifiedIdentifier } from "../contract/identifiers";
 import type { Contact, Participant, Reference, Role, ServiceProvider } from "../contract/model";
-import { calendarDate } from "../../services/participants/rules";
+import { calendarDate } from "../contract/dates";
 import { isPasswordHash } from "../platform/passwords";
 import { CONTACT_SCHEMA } from "../contract/schemas";
 import { ACCOUNT_ROLES, SEED_ITEM_SCHEMAS, USERNAME_PATTERN, accountLinkReasons, type AccountSeed, type SeedSection } from "./seed";
 import type { Collection, StoredDoc } from "../store/types";
 import { DEFAULT_MESSAGES, rules, toViolations, type FailedCheck } from "../contract/validation";
-import type { ParticipantDoc } from "../../services/participants/model";
 
 /** Every record type, in the order an export writes them. */
 export const RECORD_TYPES = ["serviceProvider", "accessPointProvider", "accessPoint", "capability", "process", "documentType", "account", "participant"] as const;
@@ -134,23 +133,6 @@ export async function* exportedRecords<T = Record<string, unknown>>(
 
 // ---------------------------------------------------------------------------------------
 // Participant lines (also the HTTP export's lines, without `type`).
-
-export function exportedParticipant(doc: ParticipantDoc, provider: ServiceProvider | undefined): ExportedParticipant {
-	return {
-		identifier: doc.identifier,
-		qualifiedIdentifier: doc.qualifiedIdentifier,
-		icd: doc.icd,
-		organizationIdentifier: doc.organizationIdentifier,
-		...(doc.name !== null && doc.name !== undefined ? { name: doc.name } : {}),
-		registrationDate: calendarDate(doc.registrationDate),
-		lastModificationDate: calendarDate(doc.lastModificationDate),
-		...(doc.deleteDate ? { deleteDate: doc.deleteDate } : {}),
-		contact: { name: doc.contact.name, email: doc.contact.email, phoneNumber: doc.contact.phoneNumber },
-		// A provider always exists (accounts refuses nothing that would orphan one); the fallback keeps the line importable.
-		provider: provider ? { identifier: provider.identifier, title: provider.title } : { identifier: doc.serviceProvider, title: "" },
-		processes: doc.processIds.map((identifier) => ({ identifier })),
-	};
-}
 
 /** The stored instant of an imported calendar date: the stored one when it is that day, else midnight UTC. */
 export function instantOf(date: string, stored?: string): string {

@@ -17,7 +17,7 @@ import { isPasswordHash } from "../platform/passwords";
 import { ADD_PARTICIPANT_FORM, CONTACT_SCHEMA, DOCUMENT_TYPE_FORM, PROCESS_FORM } from "../contract/schemas";
 import { DEFAULT_MESSAGES, rules, toViolations, type FailedCheck } from "../contract/validation";
 import type { StoredDoc } from "../store/types";
-import type { DocumentTypeForm, ProcessForm } from "../../services/catalog/forms";
+import type { DocumentTypeForm, ProcessForm } from "../contract/schemas";
 
 export const SEED_SECTIONS = [
 	"serviceProviders",

@@ -6,7 +6,7 @@
  */
 import { Middleware } from "@moleculer/channels";
 import type { Middleware as BrokerMiddleware, ServiceBroker } from "moleculer";
-import { env } from "./settings";
+import { env } from "../config/settings";
 
 /** The channel participant changes are published on (docs/internals.md "Events and channels"). */
 export const PARTICIPANTS_CHANGED = "registry.participants.changed";

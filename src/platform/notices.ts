@@ -16,7 +16,7 @@ import { connect, consumerOpts, JSONCodec, type JetStreamClient, type NatsConnec
 import type { Middleware as BrokerMiddleware, ServiceBroker } from "moleculer";
 import { channelPrefix } from "./channels";
 import { newRecordIdentifier } from "./record-identifier";
-import { env } from "./settings";
+import { env } from "../config/settings";
 import type { ModelSpec, WriteOp } from "../store/types";
 
 /** Notice names (each is also the local event its listeners declare). */

@@ -25,7 +25,7 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { BACKSTOP_PAGES, walCheckpointer } from "./checkpointer";
-import { DuplicateKey, StaleVersion } from "../contract/errors";
+import { DuplicateKey, StaleVersion } from "./errors";
 import type { Collection, FieldSpec, Filter, ModelSpec, Query, SortKey, Store, StoredDoc, WriteOp } from "./types";
 
 // ---------------------------------------------------------------------------------------

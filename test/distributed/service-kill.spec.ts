@@ -15,7 +15,7 @@ import { demoAuth, demoSeed } from "../support/registry";
 import { metricOf, pollUntil, send, type Answer } from "./support";
 import { startSeededCluster } from "./support";
 
-/** The configured request timeout of this cluster (the default of src/platform/settings.ts). */
+/** The configured request timeout of this cluster (the default of src/config/settings.ts). */
 const REQUEST_TIMEOUT = 10000;
 
 let cluster: Cluster;

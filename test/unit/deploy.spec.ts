@@ -1,13 +1,13 @@
 /**
  * The deployment files agree with the code (issue 4): docker-compose.yml, k8s/*.yaml, the
  * Dockerfile and docs/operations.md are parsed and checked against SERVICE_SCHEMAS
- * (src/platform/broker.ts) and ENV_VARS (src/platform/settings.ts), the single source of truth.
+ * (src/platform/broker.ts) and ENV_VARS (src/config/settings.ts), the single source of truth.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { parse, parseAllDocuments } from "yaml";
 import { SERVICE_SCHEMAS } from "../../services";
-import { ENV_VARS } from "../../src/platform/settings";
+import { ENV_VARS } from "../../src/config/settings";
 
 const ROOT = path.join(__dirname, "..", "..");
 const IMAGE = "registry/participant-registry:0.1.0";

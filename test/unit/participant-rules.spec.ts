@@ -1,14 +1,5 @@
-import {
-	calendarDate,
-	deleteDateViolations,
-	isDue,
-	organizationViolations,
-	processChanges,
-	processViolations,
-	readParticipantQuery,
-	type ProcessFacts,
-	type ProcessRuleInput,
-} from "../../services/participants/rules";
+import { deleteDateViolations, isDue, organizationViolations, processChanges, processViolations, readParticipantQuery, type ProcessFacts, type ProcessRuleInput } from "../../services/participants/rules";
+import { calendarDate } from "../../src/contract/dates";
 import { AnswerCache } from "../../services/lookup/answer-cache";
 import { applyChange, hasParticipants, organizationAnswer, organizationProcessIds, rebuildModels } from "../../services/lookup/read-model";
 import { KeyedMutex } from "../../src/platform/keyed-mutex";

@@ -6,7 +6,7 @@ import type { Service, ServiceBroker } from "moleculer";
 import { createRegistryBroker } from "../../services";
 import type { Caller, Participant, Process } from "../../src/contract/model";
 import type { Page } from "../../src/contract/paging";
-import { calendarDate } from "../../services/participants/rules";
+import { calendarDate } from "../../src/contract/dates";
 import { importSeed } from "../../src/exchange/seed";
 import { demoSeed } from "../support/registry";
 import { organizationNumberSource } from "../support/bulk";

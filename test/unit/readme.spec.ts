@@ -2,7 +2,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { OPERATIONS } from "../../src/contract/operations";
-import { ENV_VARS } from "../../src/platform/settings";
+import { ENV_VARS } from "../../src/config/settings";
 
 const readme = fs.readFileSync(path.join(__dirname, "..", "..", "README.md"), "utf8");
 

@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { DuplicateKey, StaleVersion } from "../../src/contract/errors";
+import { DuplicateKey, StaleVersion } from "../../src/store/errors";
 import Database from "better-sqlite3";
 import { ServiceBroker } from "moleculer";
 import { DbMixin, type DbService } from "../../mixins/db.mixin";

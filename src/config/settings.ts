@@ -37,7 +37,7 @@ export const ENV_VARS: EnvVar[] = [
 
 export function env(name: string, source: NodeJS.ProcessEnv = process.env): string {
 	const variable = ENV_VARS.find((candidate) => candidate.name === name);
-	if (!variable) throw new Error(`unknown environment variable ${name}: declare it in src/platform/settings.ts`);
+	if (!variable) throw new Error(`unknown environment variable ${name}: declare it in src/config/settings.ts`);
 	const value = source[name];
 	return value === undefined || value === "" ? variable.default : value;
 }
