@@ -195,7 +195,7 @@ const ApiService = {
 		// The HTTP server is ours (see `started`): it sets the common headers on every answer
 		// and serves health and metrics before moleculer-web routing.
 		server: false,
-		/** Read at start (PORT); 0 picks a free port (tests). */
+		/** The port listened on, known once started (PORT; 0 picks a free port, as tests do). */
 		port: undefined as number | undefined,
 		log4XXResponses: false,
 		logRequest: null,
@@ -554,7 +554,7 @@ const ApiService = {
 		this.server.on("clientError", answerClientError);
 		await new Promise<void>((resolve, reject) => {
 			this.server.once("error", reject);
-			this.server.listen(this.settings.port ?? envNumber("PORT"), () => resolve());
+			this.server.listen(envNumber("PORT"), () => resolve());
 		});
 		const address = this.server.address() as AddressInfo;
 		this.settings.port = address.port;
