@@ -23,6 +23,8 @@ const REQUEST_METRICS = {
 	errors: "moleculer.request.error.total",
 };
 const REQUEST_LEVELS = "moleculer.request.levels";
+/** The gateway's own counter of held answers (`registry_held_answers_total` in /metrics). */
+const HELD_ANSWERS = "registry.held.answers.total";
 const EVENT_METRICS = {
 	total: "moleculer.event.received.total",
 	active: "moleculer.event.received.active",
@@ -107,6 +109,8 @@ class HistogramSeries {
 interface RequestSeries extends MeasuredSeries {
 	levels: Map<number, ValueSeries>;
 	level(level: number): ValueSeries;
+	/** Held answers only. */
+	held?: ValueSeries;
 }
 
 /** An error's labels exactly as moleculer's middleware writes them (a missing code is "undefined" in /metrics, not "null"). */
@@ -166,6 +170,50 @@ function measured(registry: MetricRegistryLike, series: MeasuredSeries, errorMet
 	);
 }
 
+/** The series of one action, for one caller, called locally or remotely. */
+function requestSeries(registry: MetricRegistryLike, service: string | null, action: string, caller: string | null, type: "local" | "remote"): RequestSeries {
+	const labels: Labels = { service, action, caller, type };
+	const levels = new Map<number, ValueSeries>();
+	return {
+		...measuredSeries(registry, REQUEST_METRICS, labels),
+		levels,
+		level(level) {
+			let found = levels.get(level);
+			if (!found) {
+				found = new ValueSeries(registry.getMetric(REQUEST_LEVELS), { service, action, caller, level });
+				levels.set(level, found);
+			}
+			return found;
+		},
+	};
+}
+
+const heldAnswerSeries = new WeakMap<ServiceBroker, Map<string, RequestSeries>>();
+
+/**
+ * Counts a request the gateway answered from its held answers as a request of the action that
+ * would have answered it (services/api/held-answers.ts): total, level and time, with the labels
+ * of the full path's call (caller `api`). Not counted in `active`, which it would leave unchanged.
+ */
+export function countHeldAnswer(broker: ServiceBroker, service: string, action: string, caller: string, type: "local" | "remote", milliseconds: number): void {
+	if (!broker.isMetricsEnabled()) return;
+	let byLabels = heldAnswerSeries.get(broker);
+	if (!byLabels) heldAnswerSeries.set(broker, (byLabels = new Map()));
+	const key = `${type}\u0000${action}\u0000${caller}`;
+	let series = byLabels.get(key);
+	if (!series) {
+		const registry = (broker as unknown as { metrics: MetricRegistryLike & { register(definition: object): unknown } }).metrics;
+		if (!registry.getMetric(HELD_ANSWERS)) registry.register({ type: "counter", name: HELD_ANSWERS, labelNames: ["action"], description: "Requests the gateway answered from its held answers" });
+		series = requestSeries(registry, service, action, caller, type);
+		series.held = new ValueSeries(registry.getMetric(HELD_ANSWERS), { action });
+		byLabels.set(key, series);
+	}
+	series.level(1).add(1);
+	series.total.add(1);
+	series.time.observe(milliseconds);
+	series.held?.add(1);
+}
+
 export function requestMetricsMiddleware(broker: ServiceBroker): Record<string, unknown> {
 	const base = ((Middlewares as unknown as Record<string, unknown>).Metrics as (broker: ServiceBroker) => Record<string, unknown>)(broker);
 	const registry = (broker as unknown as { metrics: MetricRegistryLike }).metrics;
@@ -177,20 +225,7 @@ export function requestMetricsMiddleware(broker: ServiceBroker): Record<string, 
 			const name = action.name;
 			const byCaller = new Map<string | null, RequestSeries>();
 			const seriesOf = (caller: string | null): RequestSeries => {
-				const labels: Labels = { service, action: name, caller, type };
-				const levels = new Map<number, ValueSeries>();
-				const series: RequestSeries = {
-					...measuredSeries(registry, REQUEST_METRICS, labels),
-					levels,
-					level(level) {
-						let found = levels.get(level);
-						if (!found) {
-							found = new ValueSeries(registry.getMetric(REQUEST_LEVELS), { service, action: name, caller, level });
-							levels.set(level, found);
-						}
-						return found;
-					},
-				};
+				const series = requestSeries(registry, service, name, caller, type);
 				byCaller.set(caller, series);
 				return series;
 			};

@@ -13,7 +13,7 @@
  * stream is back. In one process, notices are local events.
  */
 import { connect, consumerOpts, JSONCodec, type JetStreamClient, type NatsConnection, type JetStreamSubscription } from "nats";
-import type { Middleware as BrokerMiddleware, ServiceBroker } from "moleculer";
+import type { Middleware as BrokerMiddleware, Context, ServiceBroker } from "moleculer";
 import { channelPrefix } from "./channels";
 import { newRecordIdentifier } from "./record-identifier";
 import { env } from "../config/settings";
@@ -29,7 +29,19 @@ export const NOTICES = {
 	catalogChanged: "catalog.changed",
 	/** `{ username }` or `{ serviceProvider }` after an account or provider changed. */
 	accountsChanged: "accounts.changed",
+	/** `{ key, seconds }`: a gateway locked a username or address out (services/api/login-throttle.ts). */
+	loginLocked: "auth.locked",
 } as const;
+
+/**
+ * Call meta a caller sets to the last notice it has heard: the callee answers only once it has
+ * heard as much (`caughtUp`), so an answer the caller holds is never older than what it knows.
+ */
+export const HEARD_NOTICES_META = "$heardNotices";
+/** How long a callee waits to catch up before it answers anyway (and says it is behind). */
+const CATCH_UP_MS = 1000;
+/** Call meta a callee sets when it answered without having caught up: the caller must not hold the answer. */
+export const BEHIND_NOTICES_META = "$behindNotices";
 
 /** Local event: this process may have missed notices; drop everything held from other services' data. */
 export const NOTICES_RESET = "registry.notices.reset";
@@ -39,21 +51,60 @@ export interface NoticeBus {
 	publish(topic: string, payload: object): Promise<void>;
 	/** False while this process may miss notices: hold nothing new meanwhile. */
 	readonly trusted: boolean;
+	/** The position of the last notice this process has heard (and its listeners handled). */
+	readonly heard: number;
+	/** Resolves true once this process has heard up to `position`, false after `timeoutMs` without. */
+	caughtUp(position: number, timeoutMs?: number): Promise<boolean>;
+}
+
+/** Positions heard, and who waits for one. */
+class HeardPosition {
+	heard = 0;
+	private waiters: { position: number; resolve: (done: boolean) => void }[] = [];
+
+	advance(position: number): void {
+		this.heard = position;
+		if (this.waiters.length === 0) return;
+		const waiting = this.waiters;
+		this.waiters = [];
+		for (const waiter of waiting) {
+			if (waiter.position <= position) waiter.resolve(true);
+			else this.waiters.push(waiter);
+		}
+	}
+
+	caughtUp(position: number, timeoutMs = CATCH_UP_MS): Promise<boolean> {
+		if (position <= this.heard) return Promise.resolve(true);
+		return new Promise((resolve) => {
+			const waiter = { position, resolve };
+			this.waiters.push(waiter);
+			setTimeout(() => {
+				this.waiters = this.waiters.filter((other) => other !== waiter);
+				resolve(false);
+			}, timeoutMs).unref();
+		});
+	}
 }
 
 /** One process: notices are local events, and nothing can be missed. */
-class LocalNotices implements NoticeBus {
+class LocalNotices extends HeardPosition implements NoticeBus {
 	readonly trusted = true;
-	constructor(private readonly broker: ServiceBroker) {}
+	constructor(private readonly broker: ServiceBroker) {
+		super();
+	}
 	async publish(topic: string, payload: object): Promise<void> {
+		const position = this.heard + 1;
 		await this.broker.broadcastLocal(topic, payload);
+		this.advance(Math.max(position, this.heard));
 	}
 }
 
 /** A transporter other than NATS: Moleculer's broadcast, which a disconnected node misses (docs/operations.md). */
-class BroadcastNotices implements NoticeBus {
+class BroadcastNotices extends HeardPosition implements NoticeBus {
 	readonly trusted = true;
-	constructor(private readonly broker: ServiceBroker) {}
+	constructor(private readonly broker: ServiceBroker) {
+		super();
+	}
 	async publish(topic: string, payload: object): Promise<void> {
 		await this.broker.broadcast(topic, payload);
 	}
@@ -66,12 +117,11 @@ const HEARTBEAT_MS = 1000;
 
 const codec = JSONCodec<Record<string, unknown>>();
 
-/** NATS JetStream: one stream of notices per namespace, read by every process from "now" on. */
-class JetStreamNotices implements NoticeBus {
+/** NATS JetStream: one stream of notices per namespace, read by every process from "now" on; positions are stream sequences. */
+class JetStreamNotices extends HeardPosition implements NoticeBus {
 	private connection: NatsConnection | null = null;
 	private js: JetStreamClient | null = null;
 	private subscription: JetStreamSubscription | null = null;
-	private lastSequence = 0;
 	private connected = false;
 	private stopping = false;
 	readonly stream: string;
@@ -82,6 +132,7 @@ class JetStreamNotices implements NoticeBus {
 		private readonly servers: string,
 		namespace: string,
 	) {
+		super();
 		const prefix = channelPrefix(namespace);
 		this.stream = `${prefix}_notices`;
 		this.subjectPrefix = `${prefix}.notices.`;
@@ -134,7 +185,7 @@ class JetStreamNotices implements NoticeBus {
 		const options = consumerOpts();
 		options.orderedConsumer();
 		options.idleHeartbeat(HEARTBEAT_MS);
-		if (this.lastSequence > 0) options.startSequence(this.lastSequence + 1);
+		if (this.heard > 0) options.startSequence(this.heard + 1);
 		else options.deliverNew();
 		const subscription = await this.js.subscribe(`${this.subjectPrefix}>`, options);
 		this.subscription = subscription;
@@ -145,17 +196,14 @@ class JetStreamNotices implements NoticeBus {
 		try {
 			for await (const message of subscription) {
 				const sequence = message.info.streamSequence;
-				if (this.lastSequence > 0 && sequence !== this.lastSequence + 1) this.reset(`notices ${this.lastSequence + 1}–${sequence - 1} are no longer in the stream`);
-				this.lastSequence = sequence;
+				if (this.heard > 0 && sequence !== this.heard + 1) this.reset(`notices ${this.heard + 1}–${sequence - 1} are no longer in the stream`);
 				const topic = message.subject.slice(this.subjectPrefix.length);
-				let payload: Record<string, unknown>;
 				try {
-					payload = codec.decode(message.data);
+					await this.broker.broadcastLocal(topic, codec.decode(message.data));
 				} catch {
 					this.broker.logger.warn(`notices: ignoring a malformed ${topic} notice`);
-					continue;
 				}
-				await this.broker.broadcastLocal(topic, payload);
+				this.advance(sequence);
 			}
 		} catch (error) {
 			if (!this.stopping) this.broker.logger.warn("notices: the subscription ended:", String(error));
@@ -220,6 +268,19 @@ export function noticesMiddleware(source: NodeJS.ProcessEnv = process.env): Brok
 		},
 		async starting() {
 			await bus?.start();
+		},
+		// A caller that holds answers says which notices it has heard; answer once this process has too.
+		localAction(handler: (ctx: Context) => Promise<unknown>) {
+			return function heardNotices(this: unknown, ctx: Context): Promise<unknown> {
+				const position = (ctx.meta as Record<string, unknown>)[HEARD_NOTICES_META];
+				if (typeof position !== "number") return handler.call(this, ctx);
+				const bus = noticesOf(ctx.broker);
+				if (position <= bus.heard) return handler.call(this, ctx);
+				return bus.caughtUp(position).then((done) => {
+					if (!done) (ctx.meta as Record<string, unknown>)[BEHIND_NOTICES_META] = true;
+					return handler.call(this, ctx);
+				});
+			};
 		},
 		async stopped() {
 			await bus?.stop();

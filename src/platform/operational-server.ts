@@ -1,7 +1,8 @@
 /**
- * Health and metrics for a process that runs no gateway (e.g. SERVICES=lookup): Kubernetes
- * probes every pod on PORT, so every process answers /health/live, /health/ready and
- * /metrics there. The gateway serves the same paths itself.
+ * Health and metrics (decisions §1): every process answers /health/live, /health/ready and
+ * /metrics on PORT, without credentials. A process that runs no gateway (e.g. SERVICES=lookup)
+ * starts this small server for them, as Kubernetes probes every pod; the gateway answers the
+ * same paths through `answerOperational` before its API.
  */
 import http from "node:http";
 import type { ServiceBroker } from "moleculer";
@@ -9,26 +10,44 @@ import { readiness } from "./health";
 import { prometheusFormatter } from "./metrics";
 import { COMMON_HEADERS } from "../contract/response-headers";
 
+const JSON_TYPE = "application/json;charset=UTF-8";
+
+function send(res: http.ServerResponse, status: number, type: string, body: string): void {
+	res.statusCode = status;
+	res.setHeader("Content-Type", type);
+	res.setHeader("Content-Length", Buffer.byteLength(body));
+	res.end(body);
+}
+
+/**
+ * Answers a GET (or HEAD) of health or metrics: true when answered, a promise for readiness
+ * (the one check that waits), false for any other request.
+ */
+export function answerOperational(broker: ServiceBroker, prometheus: (() => string) | null, req: http.IncomingMessage, res: http.ServerResponse, path: string): boolean | Promise<void> {
+	if (req.method !== "GET" && req.method !== "HEAD") return false;
+	if (path === "/health/live") {
+		send(res, 200, JSON_TYPE, JSON.stringify({ status: "UP" }));
+		return true;
+	}
+	if (path === "/health/ready") {
+		return readiness(broker).then(
+			(result) => send(res, result.status === "UP" ? 200 : 503, JSON_TYPE, JSON.stringify(result)),
+			() => send(res, 503, JSON_TYPE, JSON.stringify({ status: "DOWN" })),
+		);
+	}
+	if (path === "/metrics" && prometheus) {
+		send(res, 200, "text/plain; version=0.0.4; charset=utf-8", prometheus());
+		return true;
+	}
+	return false;
+}
+
 export function startOperationalServer(broker: ServiceBroker, port: number): Promise<http.Server> {
 	const prometheus = prometheusFormatter(broker);
 	const server = http.createServer((req, res) => {
 		for (const [name, value] of Object.entries(COMMON_HEADERS)) res.setHeader(name, value);
 		const path = (req.url ?? "").split("?")[0];
-		const send = (status: number, type: string, body: string) => {
-			res.statusCode = status;
-			res.setHeader("Content-Type", type);
-			res.end(body);
-		};
-		if (path === "/health/live") return send(200, "application/json;charset=UTF-8", JSON.stringify({ status: "UP" }));
-		if (path === "/health/ready") {
-			readiness(broker).then(
-				(result) => send(result.status === "UP" ? 200 : 503, "application/json;charset=UTF-8", JSON.stringify(result)),
-				() => send(503, "application/json;charset=UTF-8", JSON.stringify({ status: "DOWN" })),
-			);
-			return;
-		}
-		if (path === "/metrics" && prometheus) return send(200, "text/plain; version=0.0.4; charset=utf-8", prometheus());
-		send(404, "application/json;charset=UTF-8", JSON.stringify({ status: 404, error: "Not Found", path }));
+		if (answerOperational(broker, prometheus, req, res, path) === false) send(res, 404, JSON_TYPE, JSON.stringify({ status: 404, error: "Not Found", path }));
 	});
 	return new Promise((resolve, reject) => {
 		server.once("error", reject);

@@ -1,5 +1,6 @@
 import { MemoryCounters } from "../../services/api/counters";
-import { LoginThrottle, rateLimitWait } from "../../services/api/login-throttle";
+import { LoginThrottle } from "../../services/api/login-throttle";
+import { RateLimiter } from "../../services/api/rate-limit";
 
 const settings = { userMaxFailures: 3, addressMaxFailures: 5, windowSeconds: 300, lockoutSeconds: 300, maxLockoutSeconds: 3600 };
 
@@ -58,12 +59,38 @@ describe("failed-login throttling (decisions §3)", () => {
 	});
 });
 
-describe("per-caller rate limit", () => {
-	test("the request over the limit waits until the next minute", async () => {
-		const counters = new MemoryCounters();
+describe("a lock is known without asking the store", () => {
+	test("a lock this gateway set, or heard of, is known in memory; an unknown one is not", async () => {
+		const announced: [string, number][] = [];
+		const throttle = new LoginThrottle(new MemoryCounters(), settings, (key, seconds) => announced.push([key, seconds]));
+		for (let attempt = 0; attempt < 3; attempt++) await throttle.recordFailure("alice", "10.0.0.1");
+		expect(throttle.knownWait(throttle.digest("alice"), throttle.digest("10.0.0.2"))).toBeGreaterThan(290);
+		expect(announced).toEqual([[`user:${throttle.digest("alice")}`, 300]]);
+		const other = new LoginThrottle(new MemoryCounters(), settings);
+		expect(other.knownWait(other.digest("alice"), other.digest("10.0.0.2"))).toBe(0);
+		other.heard(announced[0][0], announced[0][1]);
+		expect(other.knownWait(other.digest("alice"), other.digest("10.0.0.2"))).toBeGreaterThan(290);
+	});
+});
+
+describe("per-caller rate limit (a token bucket per caller)", () => {
+	test("a caller may spend the limit at once; the next request waits until a token is back", () => {
+		const limiter = new RateLimiter({ perMinute: 3 });
 		const now = Date.UTC(2026, 0, 1, 0, 0, 30);
-		for (let request = 0; request < 3; request++) expect(await rateLimitWait(counters, "user:a", 3, now)).toBe(0);
-		expect(await rateLimitWait(counters, "user:a", 3, now)).toBe(30);
-		expect(await rateLimitWait(counters, "user:b", 3, now)).toBe(0);
+		for (let request = 0; request < 3; request++) expect(limiter.take("user:a", now)).toBe(0);
+		expect(limiter.take("user:a", now)).toBe(20);
+		expect(limiter.take("user:b", now)).toBe(0);
+	});
+
+	test("tokens come back at the limit's rate, up to the limit", () => {
+		const limiter = new RateLimiter({ perMinute: 60 });
+		const start = Date.UTC(2026, 0, 1);
+		for (let request = 0; request < 60; request++) expect(limiter.take("user:a", start)).toBe(0);
+		expect(limiter.take("user:a", start)).toBe(1);
+		expect(limiter.take("user:a", start + 1000)).toBe(0);
+		expect(limiter.take("user:a", start + 1000)).toBe(1);
+		const later = start + 10 * 60_000;
+		for (let request = 0; request < 60; request++) expect(limiter.take("user:a", later)).toBe(0);
+		expect(limiter.take("user:a", later)).toBeGreaterThan(0);
 	});
 });

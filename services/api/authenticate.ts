@@ -1,0 +1,88 @@
+/**
+ * Who is calling (decisions §3): HTTP Basic against the accounts service, behind the login
+ * throttle. A verified credential is remembered for AUTH_CACHE_SECONDS by a hash of its header
+ * (services/api/credential-cache.ts), so a caller's following requests cost no password
+ * derivation and no store round trip: only the throttle's locks known in memory are asked.
+ */
+import { createHash } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
+import { RegistryError } from "../../src/contract/errors";
+import type { Caller } from "../../src/contract/model";
+import type { CredentialCache } from "./credential-cache";
+import type { LoginThrottle } from "./login-throttle";
+
+/** A verified credential: its caller, and the digest of its username (for the throttle's locks). */
+export interface VerifiedCredential {
+	caller: Caller;
+	userDigest: string;
+}
+
+export function unauthorized(message: string): RegistryError {
+	return new RegistryError(401, "AuthenticationException", message);
+}
+
+export function tooManyRequests(retryAfterSeconds: number, message: string): RegistryError {
+	return new RegistryError(429, "TooManyRequestsException", message, { retryAfter: retryAfterSeconds });
+}
+
+/** `Basic base64(user:password)` → its parts; anything else is a 401. */
+export function parseBasic(header: string): { username: string; password: string } {
+	const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+	if (!match) throw unauthorized("Authorization header must use the Basic scheme");
+	const decoded = Buffer.from(match[1], "base64").toString("utf8");
+	const colon = decoded.indexOf(":");
+	if (colon < 0) throw unauthorized("Malformed Basic credentials");
+	return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+/** The credential cache's key of a header, remembered per connection (a keep-alive client sends the same one). */
+const keyOfConnection = new WeakMap<Socket, { header: string; key: string }>();
+
+function credentialKey(req: IncomingMessage, header: string): string {
+	const known = keyOfConnection.get(req.socket);
+	if (known?.header === header) return known.key;
+	const key = createHash("sha256").update(header).digest("base64");
+	keyOfConnection.set(req.socket, { header, key });
+	return key;
+}
+
+export class Authenticator {
+	constructor(
+		private readonly credentials: CredentialCache<VerifiedCredential>,
+		private readonly throttle: LoginThrottle,
+		private readonly verify: (username: string, password: string) => Promise<Caller | null>,
+	) {}
+
+	/** The caller, or null without credentials; 401 for wrong ones, 429 while the username or address is locked out. */
+	async authenticate(req: IncomingMessage, address: string): Promise<Caller | null> {
+		const header = req.headers.authorization;
+		if (header === undefined) return null;
+		const key = credentialKey(req, header);
+		const known = this.credentials.get(key);
+		if (known) {
+			const wait = this.throttle.knownWait(known.userDigest, this.throttle.digest(address));
+			if (wait > 0) throw tooManyRequests(wait, "Too many failed logins; try again later");
+			return known.caller;
+		}
+		const { username, password } = parseBasic(header);
+		const wait = await this.throttle.retryAfter(username, address);
+		if (wait > 0) throw tooManyRequests(wait, "Too many failed logins; try again later");
+		const userDigest = this.throttle.digest(username);
+		const verified = await this.credentials.verify(key, async () => {
+			const caller = await this.verify(username, password);
+			return caller && { caller, userDigest };
+		});
+		if (!verified) {
+			await this.throttle.recordFailure(username, address);
+			throw unauthorized("Bad credentials");
+		}
+		await this.throttle.recordSuccess(username);
+		return verified.caller;
+	}
+
+	/** An account changed: any remembered credential may be revoked. */
+	forgetCredentials(): void {
+		this.credentials.clear();
+	}
+}

@@ -1,0 +1,72 @@
+/**
+ * What the operation's action is called with (docs/internals.md "Parameters every action
+ * receives from the gateway"), from the path, the query string and the body: every value
+ * checked here answers 400 before any action runs. The body is read only now, after
+ * authorization, so that a 401 or 403 never depends on it.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import bodyParser from "body-parser";
+import qs from "qs";
+import { bodyError } from "../../src/contract/error-body";
+import { RegistryError, TypeMismatch, ValidationFailed } from "../../src/contract/errors";
+import { pathParamsToActionParams } from "../../src/contract/negotiation";
+import type { Operation } from "../../src/contract/operations";
+import { parsePageRequest } from "../../src/contract/paging";
+import { jsonDepthExceeds, longArrayPath, MAX_ARRAY_ITEMS, MAX_JSON_DEPTH } from "./json-depth";
+
+/** Duplicate query parameters become arrays; bracket syntax builds no objects (`a[b]=1` is a parameter named `a[b]`). */
+const QUERY_OPTIONS = { depth: 0, parameterLimit: 100, arrayLimit: 50 };
+
+const jsonBody = bodyParser.json({ limit: "1mb", strict: false, type: () => true });
+
+export function parseQuery(url: string): Record<string, unknown> {
+	const question = url.indexOf("?", 1);
+	return question === -1 ? {} : (qs.parse(url.slice(question + 1), QUERY_OPTIONS) as Record<string, unknown>);
+}
+
+function parseBody(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
+	return new Promise((resolve, reject) => {
+		jsonBody(req, res, (error?: unknown) => {
+			const body = (req as IncomingMessage & { body?: unknown }).body;
+			if (error) return reject(bodyError(error));
+			if (jsonDepthExceeds(body)) return reject(new RegistryError(400, "HttpMessageNotReadableException", `JSON nesting is deeper than ${MAX_JSON_DEPTH} levels`));
+			const longArray = longArrayPath(body);
+			if (longArray !== null) return reject(ValidationFailed.one(longArray || "body", "Size", `size must be between 0 and ${MAX_ARRAY_ITEMS}`, null));
+			resolve(body);
+		});
+	});
+}
+
+function single(value: unknown, name: string): string | undefined {
+	if (value === undefined) return undefined;
+	const last = Array.isArray(value) ? value[value.length - 1] : value;
+	if (typeof last !== "string") throw new TypeMismatch(`Query parameter '${name}' must be a plain string`);
+	return last;
+}
+
+/** Query parameters an operation reads beyond paging (participant finds: query, processes). */
+function operationQuery(operation: Operation, query: Record<string, unknown>): Record<string, unknown> {
+	const out: Record<string, unknown> = {};
+	for (const [name, spec] of Object.entries(operation.queryParams ?? {})) {
+		const value = single(query[name], name);
+		if (spec.type === "boolean") {
+			if (value === undefined || value === "") out[name] = false;
+			else if (value === "true" || value === "false") out[name] = value === "true";
+			else throw new TypeMismatch(`Query parameter '${name}' must be true or false; value: '${value}'`);
+		} else if (value !== undefined && value !== "") {
+			out[name] = value;
+		}
+	}
+	return out;
+}
+
+export async function bindParams(req: IncomingMessage, res: ServerResponse, operation: Operation, pathValues: Record<string, string>): Promise<Record<string, unknown>> {
+	const params: Record<string, unknown> = pathParamsToActionParams(operation, pathValues);
+	if (operation.sortable || operation.queryParams) {
+		const query = parseQuery(req.url ?? "");
+		if (operation.sortable) params.pageRequest = parsePageRequest(query, operation.sortable);
+		Object.assign(params, operationQuery(operation, query));
+	}
+	if (operation.body) params.body = await parseBody(req, res);
+	return params;
+}

@@ -1,0 +1,158 @@
+/**
+ * Answers the gateway holds for its two hottest reads (docs/internals.md "Held answers"): the
+ * organization lookup (per visibility and organization, 404s included) and a service
+ * provider's read of its participant by qualified identifier (per provider and organization).
+ * The pipeline consults them after authorization and the rate limit, and fills them from the
+ * full path's own answer bytes, so a held answer is what the full path answers.
+ *
+ * Never stale: every process hears every change as a notice (src/platform/notices.ts) and the
+ * gateway forgets what a change touches. A fill whose call overlapped a notice about its key
+ * is not kept (`begin`/`settle`), and the callee answers only once it has heard every notice
+ * the gateway had heard when it called (HEARD_NOTICES_META).
+ */
+import { parseParticipantIdentifier } from "../../src/contract/identifiers";
+import type { Caller } from "../../src/contract/model";
+import type { Operation } from "../../src/contract/operations";
+
+/** A held answer: the answer's JSON parts (services/api/answer-body.ts), or "no such organization". */
+export type HeldAnswer = { parts: readonly string[] } | { notFound: true };
+
+/** One kind of held answer, bounded (the oldest filled go first). */
+class HeldAnswerMap {
+	private readonly entries = new Map<string, HeldAnswer>();
+	/** Fills in flight by key, each with its token: a notice about the key cancels it. */
+	private readonly pending = new Map<string, number>();
+	private nextToken = 1;
+
+	constructor(private readonly maxEntries: number) {}
+
+	get size(): number {
+		return this.entries.size;
+	}
+
+	get(key: string): HeldAnswer | undefined {
+		return this.entries.get(key);
+	}
+
+	begin(key: string): number {
+		const token = this.nextToken++;
+		this.pending.set(key, token);
+		return token;
+	}
+
+	settle(key: string, token: number, answer: HeldAnswer | null): void {
+		if (this.pending.get(key) !== token) return;
+		this.pending.delete(key);
+		if (!answer || this.maxEntries <= 0) return;
+		if (!this.entries.has(key) && this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+		this.entries.set(key, answer);
+	}
+
+	forget(key: string): void {
+		this.entries.delete(key);
+		this.pending.delete(key);
+	}
+
+	clear(): void {
+		this.entries.clear();
+		this.pending.clear();
+	}
+}
+
+/** Which held answers a request may be answered from, and under which key. */
+export interface HoldSlot {
+	kind: "lookup" | "participantRead";
+	key: string;
+	/** Whether a 404 is held too (the lookup's "no participant for this organization"). */
+	holdsNotFound: boolean;
+}
+
+export interface HeldAnswerLimits {
+	lookups: number;
+	participantReads: number;
+}
+
+const LOOKUP_OPERATION = "findOrganizationProcesses";
+const PARTICIPANT_READ_OPERATION = "getParticipantByQualifiedIdentifier";
+
+export class HeldAnswers {
+	private readonly lookups: HeldAnswerMap;
+	private readonly participantReads: HeldAnswerMap;
+
+	constructor(limits: HeldAnswerLimits) {
+		this.lookups = new HeldAnswerMap(limits.lookups);
+		this.participantReads = new HeldAnswerMap(limits.participantReads);
+	}
+
+	/** The slot of a request, or null when its answer is never held. */
+	slotOf(operation: Operation, caller: Caller | null, pathValues: Record<string, string>): HoldSlot | null {
+		if (operation.id === LOOKUP_OPERATION) {
+			const organization = parseParticipantIdentifier(pathValues.qualifiedIdentifier ?? "");
+			if (!organization) return null;
+			return { kind: "lookup", key: lookupKey(caller ? "all" : "visible", organization.organizationKey), holdsNotFound: true };
+		}
+		if (operation.id === PARTICIPANT_READ_OPERATION && caller?.role === "SERVICE_PROVIDER" && caller.serviceProvider) {
+			const organization = parseParticipantIdentifier(pathValues.participant ?? "");
+			if (!organization) return null;
+			return { kind: "participantRead", key: readKey(caller.serviceProvider, organization.organizationKey), holdsNotFound: false };
+		}
+		return null;
+	}
+
+	get(slot: HoldSlot): HeldAnswer | undefined {
+		return this.map(slot).get(slot.key);
+	}
+
+	begin(slot: HoldSlot): number {
+		return this.map(slot).begin(slot.key);
+	}
+
+	settle(slot: HoldSlot, token: number, answer: HeldAnswer | null): void {
+		this.map(slot).settle(slot.key, token, answer);
+	}
+
+	get size(): { lookups: number; participantReads: number } {
+		return { lookups: this.lookups.size, participantReads: this.participantReads.size };
+	}
+
+	/** A lookup node applied a change of the organization (every organization when none is named). */
+	lookupChanged(organizationKey: string | undefined): void {
+		if (organizationKey === undefined) return this.lookups.clear();
+		this.lookups.forget(lookupKey("all", organizationKey));
+		this.lookups.forget(lookupKey("visible", organizationKey));
+	}
+
+	/** A participant changed: its owners' reads of it (every read when its owners are not named). */
+	participantChanged(organizationKey: string | undefined, serviceProviders: string[] | undefined): void {
+		if (organizationKey === undefined || !serviceProviders) return this.participantReads.clear();
+		for (const serviceProvider of serviceProviders) this.participantReads.forget(readKey(serviceProvider, organizationKey));
+	}
+
+	/** A process or document type changed: every answer embeds them. */
+	catalogChanged(): void {
+		this.lookups.clear();
+		this.participantReads.clear();
+	}
+
+	/** An account or service provider changed: participant reads embed the provider's title. */
+	accountsChanged(): void {
+		this.participantReads.clear();
+	}
+
+	clear(): void {
+		this.lookups.clear();
+		this.participantReads.clear();
+	}
+
+	private map(slot: HoldSlot): HeldAnswerMap {
+		return slot.kind === "lookup" ? this.lookups : this.participantReads;
+	}
+}
+
+function lookupKey(visibility: "all" | "visible", organizationKey: string): string {
+	return `${visibility}\u0000${organizationKey}`;
+}
+
+function readKey(serviceProvider: string, organizationKey: string): string {
+	return `${serviceProvider.toLowerCase()}\u0000${organizationKey}`;
+}

@@ -1,0 +1,110 @@
+/**
+ * The gateway's HTTP server: every answer gets the common no-cache and security headers
+ * (spec rule 4) before anything else; health, metrics, the API docs and OPTIONS are answered
+ * without credentials (services/api/operational.ts); everything else goes through the request
+ * pipeline. It tracks the requests in flight for a graceful stop (`drain`).
+ */
+import http from "node:http";
+import net, { type AddressInfo } from "node:net";
+import { COMMON_HEADERS } from "../../src/contract/response-headers";
+import { answerClientError } from "./client-error";
+
+/** How long nothing must be in flight before a draining server closes its idle keep-alive connections. */
+const DRAIN_QUIET_MS = 250;
+/** Keep-alive connections must outlive a load balancer's idle timeout. */
+const KEEP_ALIVE_MS = 65_000;
+
+const COMMON_HEADER_ENTRIES = Object.entries(COMMON_HEADERS);
+
+export interface RequestHandlers {
+	/** true when answered, false when the request is the API's, a promise when answering takes a while. */
+	operational(req: http.IncomingMessage, res: http.ServerResponse, path: string): boolean | Promise<void>;
+	api(req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void>;
+	/** A failure no handler turned into an answer. */
+	failed(req: http.IncomingMessage, res: http.ServerResponse, error: unknown): void;
+}
+
+export class GatewayServer {
+	private readonly server: http.Server;
+	/** Requests taken and not answered yet. */
+	private readonly inFlight = new Set<http.ServerResponse>();
+	private draining = false;
+
+	constructor(handlers: RequestHandlers) {
+		this.server = http.createServer((req, res) => {
+			this.inFlight.add(res);
+			res.once("close", () => this.inFlight.delete(res));
+			// A request that still reaches a draining gateway (an open keep-alive connection) is answered, and its connection closed.
+			if (this.draining) res.setHeader("Connection", "close");
+			for (const [name, value] of COMMON_HEADER_ENTRIES) res.setHeader(name, value);
+			const url = req.url ?? "/";
+			const question = url.indexOf("?");
+			const path = question === -1 ? url : url.slice(0, question);
+			try {
+				const served = handlers.operational(req, res, path);
+				if (served === false) void handlers.api(req, res, path);
+				else if (served !== true) served.catch((error) => handlers.failed(req, res, error));
+			} catch (error) {
+				handlers.failed(req, res, error);
+			}
+		});
+		this.server.keepAliveTimeout = KEEP_ALIVE_MS;
+		// What node's HTTP parser refuses is answered in the error shape too (client-error.ts).
+		this.server.on("clientError", answerClientError);
+	}
+
+	/** Listens on `port` (0: any free port) and resolves with the port. */
+	async listen(port: number): Promise<number> {
+		await new Promise<void>((resolve, reject) => {
+			this.server.once("error", reject);
+			this.server.listen(port, () => resolve());
+		});
+		return (this.server.address() as AddressInfo).port;
+	}
+
+	/**
+	 * Graceful stop (server.ts calls it first on SIGTERM): stop listening (new connections are
+	 * refused), answer every request already taken, closing each connection after its answer,
+	 * then close the idle keep-alive connections. After `timeoutMs` the connections still open
+	 * are cut. Resolves with how many requests were cut.
+	 */
+	async drain(timeoutMs: number): Promise<number> {
+		if (!this.server.listening) return 0;
+		this.draining = true;
+		const deadline = Date.now() + timeoutMs;
+		// Connections the kernel has completed but the process has not accepted yet would be reset
+		// when the socket stops listening: accept them first. Each round lets the event loop poll once
+		// (two immediates); the rounds end when one accepted none (at most a second).
+		let acceptedInRound = true;
+		const accepted = () => (acceptedInRound = true);
+		this.server.on("connection", accepted);
+		const acceptUntil = Math.min(deadline, Date.now() + 1000);
+		while (acceptedInRound && Date.now() < acceptUntil) {
+			acceptedInRound = false;
+			for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
+		}
+		this.server.off("connection", accepted);
+		// net.Server's close, not http.Server's: the latter also destroys "idle" connections at once,
+		// and a connection accepted whose request is not read yet counts as idle.
+		let closed = false;
+		const allClosed = new Promise<void>((resolve) =>
+			net.Server.prototype.close.call(this.server, () => {
+				closed = true;
+				resolve();
+			}),
+		);
+		for (const res of this.inFlight) if (!res.headersSent) res.setHeader("Connection", "close");
+		let quietSince = Date.now();
+		while (!closed && Date.now() < deadline) {
+			// Idle keep-alive connections are closed only once nothing has been in flight for a moment:
+			// a request already sent on one of them has been read by then.
+			if (this.inFlight.size > 0) quietSince = Date.now();
+			else if (Date.now() - quietSince >= DRAIN_QUIET_MS) this.server.closeIdleConnections();
+			await new Promise((resolve) => setTimeout(resolve, 20));
+		}
+		const cut = this.inFlight.size;
+		if (!closed) this.server.closeAllConnections();
+		await allClosed;
+		return cut;
+	}
+}

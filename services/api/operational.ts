@@ -1,0 +1,42 @@
+/**
+ * What the gateway answers without credentials and outside the operations table: OPTIONS
+ * (a path's methods, RFC 9110), health and metrics (src/platform/operational-server.ts), the
+ * interactive API docs and the OpenAPI document (decisions §1, docs/client-guide.md).
+ */
+import type http from "node:http";
+import type { ServiceBroker } from "moleculer";
+import { openApiDocument } from "../../src/contract/openapi";
+import { API_BASE } from "../../src/contract/operations";
+import { prometheusFormatter } from "../../src/platform/metrics";
+import { answerOperational } from "../../src/platform/operational-server";
+import { serveApiDocs } from "./api-docs";
+import { methodsOf } from "./routes";
+
+export type OperationalAnswer = (req: http.IncomingMessage, res: http.ServerResponse, path: string) => boolean | Promise<void>;
+
+export function operationalAnswers(broker: ServiceBroker, registryVersion: string): OperationalAnswer {
+	const prometheus = prometheusFormatter(broker);
+	let openApiText: string | undefined;
+	return (req, res, path) => {
+		if (req.method === "OPTIONS") {
+			const allowed = methodsOf(path);
+			if (allowed.length === 0) return false;
+			res.setHeader("Allow", [...allowed, "OPTIONS"].join(", "));
+			res.statusCode = 204;
+			res.end();
+			return true;
+		}
+		const answered = answerOperational(broker, prometheus, req, res, path);
+		if (answered !== false) return answered;
+		if (req.method !== "GET" && req.method !== "HEAD") return false;
+		if (serveApiDocs(req, res, path)) return true;
+		if (path === `${API_BASE}/openapi.json`) {
+			openApiText ??= JSON.stringify(openApiDocument(registryVersion));
+			res.statusCode = 200;
+			res.setHeader("Content-Type", "application/json;charset=UTF-8");
+			res.end(openApiText);
+			return true;
+		}
+		return false;
+	};
+}

@@ -1,0 +1,142 @@
+/**
+ * The one path every API request takes (docs/internals.md "The request path"). Each step is a
+ * function of what the steps before it found; the first that fails answers, in this order:
+ *
+ *   match      404 unknown path, 405 wrong method (services/api/routes.ts)
+ *   identify   429 login throttled, 401 bad credentials (services/api/authenticate.ts)
+ *   admit      401 no credentials when no operation of the route is open to ANONYMOUS
+ *   negotiate  400 participant path form, 406 Accept, 415 Content-Type (src/contract/negotiation.ts)
+ *   authorize  401 anonymous, 403 role (the operation's roles)
+ *   limit      429 rate limit (services/api/rate-limit.ts)
+ *   held       the answer the gateway holds, if any (services/api/held-answers.ts)
+ *   bind       400 path parameters, paging, query, body (services/api/bind.ts)
+ *   call       the operation's action, then the answer (services/api/respond.ts)
+ *
+ * Held answers come after every check, so they are refused exactly as the full path refuses;
+ * they are counted in the action's request metrics and traced like it.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ServiceBroker, Span } from "moleculer";
+import { NotFound, RegistryError } from "../../src/contract/errors";
+import type { Caller } from "../../src/contract/model";
+import { checkContentType, responseMediaType, selectByAccept, selectByPathForm } from "../../src/contract/negotiation";
+import type { Operation } from "../../src/contract/operations";
+import { countHeldAnswer } from "../../src/platform/metrics-middleware";
+import { BEHIND_NOTICES_META, HEARD_NOTICES_META, noticesOf } from "../../src/platform/notices";
+import { answerParts } from "./answer-body";
+import { tooManyRequests, unauthorized, type Authenticator } from "./authenticate";
+import { bindParams } from "./bind";
+import type { HeldAnswer, HeldAnswers, HoldSlot } from "./held-answers";
+import type { RateLimiter } from "./rate-limit";
+import { requestIdOf, writeAnswer, writeError } from "./respond";
+import { matchRoute } from "./routes";
+
+/** The caller label of the gateway's calls in the request metrics (the service's name). */
+const CALLER = "api";
+
+export interface PipelineParts {
+	broker: ServiceBroker;
+	authenticator: Authenticator;
+	rateLimiter: RateLimiter;
+	held: HeldAnswers;
+	clientAddress(req: IncomingMessage): string;
+	onServerError(req: IncomingMessage, error: unknown): void;
+}
+
+/** What the steps found out about a request. */
+interface Admitted {
+	operation: Operation;
+	caller: Caller | null;
+	pathValues: Record<string, string>;
+	mediaType: string;
+}
+
+export class RequestPipeline {
+	constructor(private readonly parts: PipelineParts) {}
+
+	/** Answers one request; never throws (every failure is an answer in the error shape). */
+	async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+		const started = process.hrtime.bigint();
+		const requestId = requestIdOf(req);
+		res.setHeader("X-Request-ID", requestId);
+		const span = this.parts.broker.isTracingEnabled() ? this.parts.broker.tracer.startSpan(`${req.method} ${path}`, { tags: { method: req.method, path }, traceID: requestId } as never) : null;
+		let admitted: Admitted | null = null;
+		let validated: unknown;
+		try {
+			admitted = await this.admit(req, path);
+			const slot = this.parts.held.slotOf(admitted.operation, admitted.caller, admitted.pathValues);
+			const held = slot && this.parts.held.get(slot);
+			if (held) return this.answerHeld(req, res, admitted, held, started, span);
+			const params = await bindParams(req, res, admitted.operation, admitted.pathValues);
+			validated = params;
+			await this.call(req, res, admitted, params, slot, span);
+		} catch (error) {
+			const status = writeError(req, res, error, admitted?.operation.body?.objectName, validated);
+			if (status >= 500) this.parts.onServerError(req, error);
+			span?.setError(error as Error);
+		} finally {
+			span?.finish();
+		}
+	}
+
+	/** match → identify → admit → negotiate → authorize → limit. */
+	private async admit(req: IncomingMessage, path: string): Promise<Admitted> {
+		const method = req.method ?? "GET";
+		const route = matchRoute(method, path);
+		if (!route) throw new RegistryError(404, "NotFoundException", `No endpoint ${method} ${path}`);
+		if ("allowed" in route) throw methodNotAllowed(method, route.allowed);
+		const address = this.parts.clientAddress(req);
+		const caller = await this.parts.authenticator.authenticate(req, address);
+		const { group, pathValues } = route;
+		if (!caller && group.operations.every((operation) => !operation.roles.includes("ANONYMOUS"))) throw unauthorized("Full authentication is required to access this resource");
+		const operation = selectByAccept(selectByPathForm(group.operations, pathValues), req.headers.accept);
+		if (operation.body) checkContentType(operation, req.headers["content-type"]);
+		if (!caller && !operation.roles.includes("ANONYMOUS")) throw unauthorized("Full authentication is required to access this resource");
+		if (caller && !operation.roles.includes(caller.role)) throw new RegistryError(403, "AccessDeniedException", "Access is denied");
+		if (this.parts.rateLimiter.enabled) {
+			const wait = this.parts.rateLimiter.take(caller ? `user:${caller.username}` : `addr:${address}`);
+			if (wait > 0) throw tooManyRequests(wait, `Rate limit of ${this.parts.rateLimiter.perMinute} requests per minute exceeded`);
+		}
+		return { operation, caller, pathValues, mediaType: responseMediaType(operation, req.headers.accept) };
+	}
+
+	/** A held answer (or held 404), written and counted as a request of the action. */
+	private answerHeld(req: IncomingMessage, res: ServerResponse, admitted: Admitted, held: HeldAnswer, started: bigint, span: Span | null): void {
+		const { operation } = admitted;
+		if ("notFound" in held) writeError(req, res, NotFound.organization(admitted.pathValues.qualifiedIdentifier));
+		else writeAnswer(req, res, operation, admitted.mediaType, true, held.parts);
+		const milliseconds = Number(process.hrtime.bigint() - started) / 1e6;
+		const service = operation.action.slice(0, operation.action.indexOf("."));
+		countHeldAnswer(this.parts.broker, service, operation.action, CALLER, this.parts.broker.getLocalService(service) ? "local" : "remote", milliseconds);
+		if (span) span.startSpan(`action '${operation.action}'`, { tags: { action: operation.action, held: true } } as never).finish();
+	}
+
+	/** bind → the action → the answer, held when its slot says so and no notice about it came meanwhile. */
+	private async call(req: IncomingMessage, res: ServerResponse, admitted: Admitted, params: Record<string, unknown>, slot: HoldSlot | null, span: Span | null): Promise<void> {
+		const { broker, held } = this.parts;
+		const { operation, caller } = admitted;
+		const meta: Record<string, unknown> = { user: caller };
+		const holding = slot !== null && noticesOf(broker).trusted;
+		const token = holding ? held.begin(slot) : 0;
+		if (holding) meta[HEARD_NOTICES_META] = noticesOf(broker).heard;
+		let answer: unknown;
+		try {
+			answer = await broker.call(operation.action, params, { meta, caller: CALLER, requestID: res.getHeader("X-Request-ID") as string, ...(span ? { parentSpan: span } : {}) } as never);
+		} catch (error) {
+			if (holding) held.settle(slot, token, slot.holdsNotFound && isNotFound(error) && !meta[BEHIND_NOTICES_META] ? { notFound: true } : null);
+			throw error;
+		}
+		const parts = answer === null || answer === undefined || operation.status === 204 ? null : answerParts(answer, holding);
+		if (holding) held.settle(slot, token, parts && !meta[BEHIND_NOTICES_META] ? { parts } : null);
+		writeAnswer(req, res, operation, admitted.mediaType, answer, parts);
+	}
+}
+
+function isNotFound(error: unknown): boolean {
+	const { code, type } = (error ?? {}) as { code?: unknown; type?: unknown };
+	return code === 404 && type === "NotFoundException";
+}
+
+function methodNotAllowed(method: string, allowed: string[]): RegistryError {
+	return new RegistryError(405, "HttpRequestMethodNotSupportedException", `Request method '${method}' is not supported`, { allow: allowed });
+}

@@ -1,0 +1,140 @@
+/**
+ * The per-caller rate limit (decisions §3, RATE_LIMIT requests per minute per account, or per
+ * address for anonymous callers), decided in memory on every request: a token bucket per
+ * caller, `perMinute` tokens deep, refilled at `perMinute` a minute.
+ *
+ * Gateways share their buckets through Redis in the background, never on a request: every
+ * `syncIntervalMs` each gateway adds what its callers spent since the last round to a counter
+ * per caller and minute (INCRBY), and takes from its own buckets what the other gateways spent
+ * meanwhile (the counter's growth beyond its own share). So the limit across N gateways is
+ * approximate: a caller may spend up to one interval's worth more than the limit on each of the
+ * other gateways before they hear of it (docs/operations.md "Rate limit"). A lost Redis leaves
+ * each gateway limiting on its own.
+ */
+import { createHash } from "node:crypto";
+import type Redis from "ioredis";
+
+interface Bucket {
+	tokens: number;
+	/** When `tokens` was last brought up to date. */
+	at: number;
+	/** Spent here since the last sync round. */
+	unsynced: number;
+	/** The minute of the shared counter the figures below are about. */
+	minute: number;
+	/** Synced spending of this gateway, and the other gateways' spending known, in that minute. */
+	mine: number;
+	others: number;
+}
+
+export interface RateLimiterOptions {
+	perMinute: number;
+	/** Redis for sharing with other gateways (absent: this gateway alone). */
+	redis?: Redis | null;
+	/** Key prefix of the shared counters (per namespace). */
+	prefix?: string;
+	syncIntervalMs?: number;
+	onSyncError?: (error: unknown) => void;
+}
+
+/** Buckets untouched this long are dropped (they are full again by then). */
+const IDLE_MS = 120_000;
+/** Buckets touched this recently take part in sync rounds even when they spent nothing here. */
+const RECENT_MS = 10_000;
+
+export class RateLimiter {
+	private readonly buckets = new Map<string, Bucket>();
+	private readonly perMs: number;
+	private timer?: NodeJS.Timeout;
+	private syncing = false;
+
+	constructor(private readonly options: RateLimiterOptions) {
+		this.perMs = options.perMinute / 60_000;
+	}
+
+	get enabled(): boolean {
+		return this.options.perMinute > 0;
+	}
+
+	get perMinute(): number {
+		return this.options.perMinute;
+	}
+
+	/** Takes a token for the caller: 0 when it may go on, else the seconds until one is free. */
+	take(callerKey: string, now = Date.now()): number {
+		const bucket = this.bucketOf(callerKey, now);
+		if (bucket.tokens >= 1) {
+			bucket.tokens -= 1;
+			bucket.unsynced += 1;
+			return 0;
+		}
+		return Math.max(1, Math.ceil((1 - bucket.tokens) / this.perMs / 1000));
+	}
+
+	start(): void {
+		if (!this.options.redis || !this.enabled) return;
+		this.timer = setInterval(() => void this.sync(), this.options.syncIntervalMs ?? 500);
+		this.timer.unref();
+	}
+
+	stop(): void {
+		if (this.timer) clearInterval(this.timer);
+		this.timer = undefined;
+	}
+
+	/** One sync round (also called by tests): share what was spent here, learn what was spent elsewhere. */
+	async sync(now = Date.now()): Promise<void> {
+		const redis = this.options.redis;
+		if (!redis || this.syncing) return;
+		this.syncing = true;
+		try {
+			const minute = Math.floor(now / 60_000);
+			const active: [string, Bucket][] = [];
+			for (const [key, bucket] of this.buckets) {
+				if (bucket.unsynced === 0 && now - bucket.at >= IDLE_MS) this.buckets.delete(key);
+				else if (bucket.unsynced > 0 || now - bucket.at < RECENT_MS) active.push([key, bucket]);
+			}
+			if (active.length === 0) return;
+			const pipeline = redis.pipeline();
+			const spent = active.map(([, bucket]) => bucket.unsynced);
+			active.forEach(([key], index) => {
+				const counter = `${this.options.prefix ?? ""}rate:${digest(key)}:${minute}`;
+				pipeline.incrby(counter, spent[index]).expire(counter, 120);
+			});
+			const results = await pipeline.exec();
+			active.forEach(([, bucket], index) => {
+				bucket.unsynced -= spent[index];
+				const total = Number(results?.[index * 2]?.[1]);
+				if (!Number.isFinite(total)) return;
+				if (bucket.minute !== minute) Object.assign(bucket, { minute, mine: 0, others: 0 });
+				bucket.mine += spent[index];
+				const others = total - bucket.mine;
+				if (others > bucket.others) bucket.tokens -= others - bucket.others;
+				bucket.others = Math.max(bucket.others, others);
+			});
+		} catch (error) {
+			this.options.onSyncError?.(error);
+		} finally {
+			this.syncing = false;
+		}
+	}
+
+	private bucketOf(callerKey: string, now: number): Bucket {
+		let bucket = this.buckets.get(callerKey);
+		if (!bucket) {
+			bucket = { tokens: this.options.perMinute, at: now, unsynced: 0, minute: 0, mine: 0, others: 0 };
+			this.buckets.set(callerKey, bucket);
+			return bucket;
+		}
+		if (now > bucket.at) {
+			bucket.tokens = Math.min(this.options.perMinute, bucket.tokens + (now - bucket.at) * this.perMs);
+			bucket.at = now;
+		}
+		return bucket;
+	}
+}
+
+/** Counter keys never hold a raw username or address. */
+function digest(value: string): string {
+	return createHash("sha256").update(value).digest("base64url").slice(0, 22);
+}
