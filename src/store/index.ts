@@ -4,12 +4,12 @@
  */
 import path from "node:path";
 import { MongoStore } from "./mongo";
-import { SqliteStore } from "./sqlite";
+import { SqliteStore } from "./sqlite/store";
 import type { Store } from "./types";
 
 export * from "./types";
 export { MongoStore } from "./mongo";
-export { SqliteStore } from "./sqlite";
+export { SqliteStore } from "./sqlite/store";
 
 /** A Store that can say where its data lives (for the one start-up log line). */
 export type LocatedStore = Store & { readonly location: string };

@@ -28,7 +28,7 @@ import mongoose from "mongoose";
 import type { ClientSession } from "mongodb";
 import { DuplicateKey, StaleVersion } from "./errors";
 import type { Collection, Filter, ModelSpec, Query, Store, StoredDoc, WriteOp } from "./types";
-import { checkDoc, documentValue, pageBounds, parseFilter, queryWords, resolveModel, sortKeys, textOf, textTokens, type ResolvedField, type ResolvedModel } from "./sqlite";
+import { checkDoc, documentValue, pageBounds, parseFilter, queryWords, resolveModel, sortKeys, textOf, textTokens, type ResolvedField, type ResolvedModel } from "./model";
 
 interface RawDoc {
 	_id: string;
