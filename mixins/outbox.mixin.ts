@@ -1,53 +1,70 @@
 /**
- * The outbox relays of a service that writes (src/platform/outbox-relay.ts; docs/internals.md "Audit
- * trail" and "Notices"). Each change's batch holds its audit record in `auditOutbox` and,
- * where other processes hold what it makes stale, its notices in `noticeOutbox`; this mixin
- * forwards them (audit records to `audit.record`, notices to the notice bus) and deletes
- * exactly what was acknowledged. A relay runs
- *   - after each committed write: the service calls `this.relayOutboxes()` (fire-and-forget,
- *     coalesced), or awaits `this.relayNoticesNow()` when the change must be heard before
- *     its request answers;
- *   - at start, when the services of the cluster change (e.g. `audit` came up), and every
- *     `settings.auditRelayIntervalMs` (default 5 s): what a failed or skipped run left behind.
- * Nothing is lost while `audit` or NATS is away: the records wait in the outbox.
+ * The transactional outboxes of a service that writes (src/platform/outbox-relay.ts;
+ * docs/internals.md "Audit trail" and "Notices"), and the one way it writes a change:
+ * `writeAudited(ops)`, a single store batch that holds the change with its audit record and,
+ * where other processes hold what it makes stale, its notices; then their relays.
+ *
+ * Relayed outboxes (each where the service's DbMixin declares it):
+ *   - `auditOutbox` (required): records to `audit.record`, in the background after each write;
+ *   - `noticeOutbox`: notices to the notice bus, published before `writeAudited` resolves;
+ *   - `changeOutbox`: the service's own messages (participant changes), which the request that
+ *     wrote them delivers itself (`this.deliverChange`); the relay takes only those left behind
+ *     for `settings.changeRelayAfterMs` (a failure, a crash).
+ * Every relay also runs at start, when the cluster's services change (e.g. `audit` came up)
+ * and every `settings.outboxRelayIntervalMs`; nothing waiting is lost while a receiver is away.
  *
  *   mixins: [OutboxMixin(), DbMixin({ ..., auditOutbox: AUDIT_OUTBOX_MODEL, noticeOutbox: NOTICE_OUTBOX_MODEL })]
  *
  * List it BEFORE DbMixin: Moleculer starts the later mixin first, so the store is open when
- * this mixin starts, and stops this mixin (waiting for a run) before the store closes.
+ * the relays start, and stops the relays (waiting for a run) before the store closes.
  */
 import type { Service, ServiceSchema } from "moleculer";
 import { isActionAvailable } from "../src/platform/broker";
-import type { AuditRecord } from "../src/platform/audit";
-import { AUDIT_OUTBOX_MODEL } from "../src/platform/audit";
+import { AUDIT_OUTBOX_MODEL, type AuditRecord } from "../src/platform/audit";
 import { noticesOf, type NoticeOutboxDoc } from "../src/platform/notices";
-import { OutboxRelay } from "../src/platform/outbox-relay";
-import type { Collection, StoredDoc } from "../src/store/types";
+import { OutboxRelay, type OutboxMessage } from "../src/platform/outbox-relay";
+import type { Collection, Store, StoredDoc, WriteOp } from "../src/store/types";
 
 type OutboxRecord = AuditRecord & StoredDoc;
 
+/** A message of a service's own change outbox: its `change` is what `deliverChange` delivers. */
+export interface ChangeOutboxDoc<C = unknown> extends OutboxMessage {
+	change: C;
+}
+
 export interface OutboxSettings {
 	/** How often the relays run without being asked (0: only after writes and at start). */
-	auditRelayIntervalMs: number;
-	/** Records per `audit.record` call. */
+	outboxRelayIntervalMs: number;
+	/** Audit records per `audit.record` call. */
 	auditRelayBatchSize: number;
+	/** A change still in the change outbox after this long is the relay's to deliver. */
+	changeRelayAfterMs: number;
 }
 
 /** What the mixin adds to `this`. */
 export interface OutboxThis {
 	auditRelay: OutboxRelay<OutboxRecord>;
-	/** Only when the service declares a `noticeOutbox`. */
 	noticeRelay: OutboxRelay<NoticeOutboxDoc> | null;
-	/** After a committed write: forward the outboxes in the background (never throws). */
-	relayOutboxes(): void;
+	changeRelay: OutboxRelay<ChangeOutboxDoc> | null;
+	/** One atomic batch (the change, its audit record, its notices), then the relays; resolves once the notices are published. */
+	writeAudited(ops: WriteOp[]): Promise<void>;
 	/** Forward the audit outbox now and wait (operators, tests); throws when `audit` refused. */
 	relayAuditNow(): Promise<number>;
-	/** Publish the notices now and wait (never throws: what failed waits for the next run). */
-	relayNoticesNow(): Promise<void>;
+	/** Deliver the change outbox's messages at least `olderThanMs` old now; throws at the first failure. */
+	relayChangesNow(olderThanMs: number): Promise<number>;
+}
+
+/** What a service with a change outbox provides. */
+export interface ChangeDeliverer {
+	deliverChange(change: unknown): Promise<void>;
 }
 
 type Lifecycle = Service<OutboxSettings> &
-	OutboxThis & { collections?: { auditOutbox?: Collection<OutboxRecord>; noticeOutbox?: Collection<NoticeOutboxDoc & StoredDoc> } };
+	OutboxThis &
+	Partial<ChangeDeliverer> & {
+		store: Store;
+		collections?: { auditOutbox?: Collection<OutboxRecord>; noticeOutbox?: Collection<NoticeOutboxDoc & StoredDoc>; changeOutbox?: Collection<ChangeOutboxDoc> };
+	};
 
 /** The record as `audit` stores it: the outbox's store version is not part of it. */
 function recordOf(doc: OutboxRecord): AuditRecord {
@@ -56,32 +73,35 @@ function recordOf(doc: OutboxRecord): AuditRecord {
 	return copy;
 }
 
-/** What the mixin does with every relay alike. */
 type AnyRelay = Pick<OutboxRelay<never>, "kick" | "start" | "stop">;
 
 function relays(service: Lifecycle): AnyRelay[] {
-	return service.noticeRelay ? [service.auditRelay, service.noticeRelay] : [service.auditRelay];
+	const all: (AnyRelay | null)[] = [service.auditRelay, service.noticeRelay, service.changeRelay];
+	return all.filter((relay): relay is AnyRelay => relay !== null);
 }
 
 export function OutboxMixin(): Partial<ServiceSchema> {
 	return {
-		settings: { auditRelayIntervalMs: 5000, auditRelayBatchSize: 100 },
+		settings: { outboxRelayIntervalMs: 5000, auditRelayBatchSize: 100, changeRelayAfterMs: 10_000 },
 
 		events: {
 			"$services.changed"(this: Lifecycle) {
-				this.relayOutboxes();
+				for (const relay of relays(this)) void relay.kick();
 			},
 		},
 
 		methods: {
-			relayOutboxes(this: Lifecycle): void {
-				for (const relay of relays(this)) void relay.kick();
+			async writeAudited(this: Lifecycle, ops: WriteOp[]): Promise<void> {
+				await this.store.batch(ops);
+				void this.auditRelay.kick();
+				// Published before the request answers (in one process: heard by every service).
+				await this.noticeRelay?.kick();
 			},
 			relayAuditNow(this: Lifecycle): Promise<number> {
 				return this.auditRelay.drain();
 			},
-			async relayNoticesNow(this: Lifecycle): Promise<void> {
-				await this.noticeRelay?.kick();
+			relayChangesNow(this: Lifecycle, olderThanMs: number): Promise<number> {
+				return this.changeRelay ? this.changeRelay.drain(olderThanMs) : Promise.resolve(0);
 			},
 		},
 
@@ -101,6 +121,7 @@ export function OutboxMixin(): Partial<ServiceSchema> {
 				logger: self.logger,
 			});
 			self.noticeRelay = null;
+			self.changeRelay = null;
 		},
 
 		started(this: Service) {
@@ -119,8 +140,21 @@ export function OutboxMixin(): Partial<ServiceSchema> {
 					logger: self.logger,
 				});
 			}
+			if (self.collections.changeOutbox) {
+				const deliverChange = self.deliverChange;
+				if (!deliverChange) throw new Error(`${self.name}: a changeOutbox needs a deliverChange method`);
+				self.changeRelay = new OutboxRelay<ChangeOutboxDoc>({
+					name: `${self.name} changes`,
+					outbox: () => self.collections?.changeOutbox,
+					deliver: async (entries) => {
+						for (const entry of entries) await deliverChange.call(self, entry.change);
+					},
+					minAgeMs: self.settings.changeRelayAfterMs,
+					logger: self.logger,
+				});
+			}
 			for (const relay of relays(self)) {
-				relay.start(self.settings.auditRelayIntervalMs);
+				relay.start(self.settings.outboxRelayIntervalMs);
 				void relay.kick();
 			}
 		},

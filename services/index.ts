@@ -15,7 +15,7 @@ import LookupService from "./lookup/lookup.service";
 import ParticipantsService from "./participants/participants.service";
 
 export const SERVICE_SCHEMAS: Record<string, ServiceSchema> = {
-	api: ApiService,
+	api: ApiService as unknown as ServiceSchema,
 	catalog: CatalogService as ServiceSchema,
 	participants: ParticipantsService as unknown as ServiceSchema,
 	accessPoints: AccessPointsService as ServiceSchema,

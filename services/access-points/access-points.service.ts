@@ -236,10 +236,7 @@ const AccessPointsServiceSchema: ServiceSchema = {
 					...providerPlan.writes.flatMap(({ before, after }) => upsertWithAudit(caller, "accessPointProvider", ACCESS_POINT_PROVIDER_MODEL.collection, before, after)),
 					...accessPointPlan.writes.flatMap(({ before, after }) => upsertWithAudit(caller, "accessPoint", ACCESS_POINT_MODEL.collection, before, after)),
 				];
-				if (ops.length) {
-					await this.store.batch(ops);
-					this.relayOutboxes();
-				}
+				if (ops.length) await this.writeAudited(ops);
 				return { accessPointProviders: providerPlan.counts, accessPoints: accessPointPlan.counts };
 			},
 		},
@@ -265,13 +262,11 @@ async function insertAudited(
 ): Promise<void> {
 	const audit = auditRecord(caller, { operation, resource, resourceId: record.identifier, before: null, after: record });
 	try {
-		await service.store.batch([{ kind: "insert", collection, doc: record }, auditWrite(audit)]);
+		await service.writeAudited([{ kind: "insert", collection, doc: record }, auditWrite(audit)]);
 	} catch (error) {
 		if ((error as { name?: string }).name === "DuplicateKey") throw new Conflict(`${resource === "accessPoint" ? "access point" : "access point provider"} ${record.identifier} already exists`);
 		throw error;
 	}
-	// The audit relay (mixins/outbox.mixin.ts), where this service has it.
-	(service as { relayOutboxes?: () => void }).relayOutboxes?.();
 }
 
 function upsertWithAudit(

@@ -398,10 +398,8 @@ const AccountsServiceSchema: ServiceSchema = {
 		/** One atomic batch (the change and its audit record), then the news for credential caches. */
 		async write(this: AccountsService, ops: WriteOp[], changed: AccountsChanged[]): Promise<void> {
 			if (!ops.length) return;
-			await this.store.batch([...ops, ...changed.map((payload) => noticeWrite(NOTICES.accountsChanged, payload))]);
-			this.relayOutboxes();
-			// Published before the request answers: gateways forget cached credentials.
-			await this.relayNoticesNow();
+			// The notices are published before the request answers: gateways forget cached credentials.
+			await this.writeAudited([...ops, ...changed.map((payload) => noticeWrite(NOTICES.accountsChanged, payload))]);
 		},
 	},
 

@@ -30,8 +30,6 @@ interface GatewaySettings {
 	heldLookups: number;
 	/** Held participant reads (~0.6 KB each). */
 	heldParticipantReads: number;
-	/** How often the rate limit's buckets are shared with the other gateways (Redis). */
-	rateLimitSyncMs: number;
 }
 
 interface GatewayThis extends Service<GatewaySettings> {
@@ -61,7 +59,6 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 		port: undefined,
 		heldLookups: 250_000,
 		heldParticipantReads: 50_000,
-		rateLimitSyncMs: 500,
 	},
 
 	// Notices (src/platform/notices.ts): what other processes changed, for what this gateway holds.
@@ -122,7 +119,7 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 			perMinute: Number(env("RATE_LIMIT")) || 0,
 			redis,
 			prefix: `registry-${namespace}-counters:`,
-			syncIntervalMs: this.settings.rateLimitSyncMs,
+			syncIntervalMs: envNumber("RATE_LIMIT_SYNC_MS"),
 			onSyncError: (error) => this.logger.warn("rate limit: sharing with the other gateways failed:", String(error)),
 		});
 		this.held = new HeldAnswers({ lookups: this.settings.heldLookups, participantReads: this.settings.heldParticipantReads });

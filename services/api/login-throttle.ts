@@ -53,17 +53,18 @@ export class LoginThrottle {
 		return Math.max(this.knownLock(`user:${userDigest}`, now), this.knownLock(`addr:${addressDigest}`, now));
 	}
 
-	/** Seconds the caller must wait, or 0 when it may try: the shared counters' view. */
+	/** Seconds the caller must wait, or 0 when it may try: the shared counters' view, which also corrects this gateway's. */
 	async retryAfter(username: string, address: string): Promise<number> {
 		const keys = [`user:${this.digest(username)}`, `addr:${this.digest(address)}`];
 		const waits = await Promise.all(keys.map((key) => this.counters.ttl(`lock:${key}`)));
 		keys.forEach((key, index) => this.heard(key, waits[index]));
-		return Math.max(...waits, this.knownWait(this.digest(username), this.digest(address)));
+		return Math.max(...waits);
 	}
 
-	/** A lock another gateway announced (or this one read). */
+	/** A lock another gateway announced, or the shared counters' view of one (0: none). */
 	heard(key: string, seconds: number): void {
 		if (seconds > 0) this.locks.set(key, Date.now() + seconds * 1000);
+		else this.locks.delete(key);
 	}
 
 	async recordFailure(username: string, address: string): Promise<void> {

@@ -265,12 +265,9 @@ const CatalogServiceSchema: ServiceSchema = {
 	},
 
 	methods: {
+		/** After a committed change (its notices are published): this node's read cache goes now, for the caller's next read. */
 		async announce(this: CatalogService, changes: CatalogChange[]) {
-			if (!changes.length) return;
-			this.relayOutboxes();
-			await this.dropCache();
-			// Published before the request answers (in one process: heard by every service).
-			await this.relayNoticesNow();
+			if (changes.length) await this.dropCache();
 		},
 		async dropCache(this: CatalogService) {
 			if (this.broker.cacher) await this.broker.cacher.clean(`${this.name}.**`);
@@ -279,7 +276,7 @@ const CatalogServiceSchema: ServiceSchema = {
 
 	started(this: Service) {
 		const service = this as CatalogService;
-		service.catalog = new Catalog(service.store, service.collections);
+		service.catalog = new Catalog(service.collections, (ops) => service.writeAudited(ops));
 	},
 };
 

@@ -17,7 +17,7 @@ import {
 	type ProcessSeed,
 	type SeedCounts,
 } from "../../src/exchange/seed";
-import type { Collection, Filter, Store, StoredDoc } from "../../src/store/types";
+import type { Collection, Filter, StoredDoc, WriteOp } from "../../src/store/types";
 import { DEFAULT_MESSAGES } from "../../src/contract/validation";
 import { byIdentifier, documentTypeAnswer, processAnswer, referencedBy } from "./answers";
 import { CatalogBatch, type CatalogChange, type CatalogResource } from "./batch";
@@ -75,8 +75,9 @@ function unknownReference(field: string, index: number, identifier: string): Vio
 
 export class Catalog {
 	constructor(
-		private readonly store: Store,
 		private readonly records: CatalogCollections,
+		/** The change's one atomic batch (mixins/outbox.mixin.ts `writeAudited`). */
+		private readonly write: (ops: WriteOp[]) => Promise<void>,
 	) {}
 
 	// ---- reads --------------------------------------------------------------------------
@@ -377,7 +378,7 @@ export class Catalog {
 	/** One atomic write; a unique qualified identifier already taken is a 409. */
 	private async commit(batch: CatalogBatch, kind: string, record: { qualifiedIdentifier?: string } | undefined): Promise<void> {
 		try {
-			await this.store.batch(batch.ops);
+			await this.write(batch.ops);
 		} catch (error) {
 			if (nameOf(error) === "DuplicateKey" && (error as { index?: string }).index === QUALIFIED_IDENTIFIER_INDEX) {
 				const which = record?.qualifiedIdentifier ? ` ${record.qualifiedIdentifier}` : "";

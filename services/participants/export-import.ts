@@ -24,6 +24,7 @@ import { SeedRefused, type SeedCounts } from "../../src/exchange/seed";
 import { ADD_PARTICIPANT_FORM } from "../../src/contract/schemas";
 import type { Collection } from "../../src/store/types";
 import { DEFAULT_MESSAGES } from "../../src/contract/validation";
+import { planChange, type PlannedChange } from "./changes";
 import type { ParticipantDoc } from "./model";
 import type { CachedResolver } from "./resolver";
 
@@ -52,12 +53,11 @@ export function exportedParticipant(doc: ParticipantDoc, provider: ServiceProvid
 export const MAX_IMPORT_BATCH = 2000;
 
 /** What these functions need of the participants service. */
-export interface BulkParticipants<P> {
-	collections: { participants: Collection<ParticipantDoc> };
-	providerResolver: CachedResolver<ServiceProvider>;
-	processResolver: CachedResolver<Process>;
-	plan(caller: Caller | null, operation: string, before: ParticipantDoc | null, after: ParticipantDoc | null): P;
-	commit(ctx: Context<unknown, { user?: Caller | null }> | null, changes: P[]): Promise<void>;
+export interface BulkParticipants {
+	collection: Collection<ParticipantDoc>;
+	providers: CachedResolver<ServiceProvider>;
+	processes: CachedResolver<Process>;
+	commit(changes: PlannedChange[]): Promise<void>;
 	withRetries<T>(attempt: () => Promise<T>): Promise<T>;
 }
 
@@ -83,14 +83,14 @@ export const IMPORT_RECORDS_PARAMS = {
 
 // ---- export ---------------------------------------------------------------------------
 
-async function chunkOf<P>(service: BulkParticipants<P>, docs: ParticipantDoc[]): Promise<Buffer> {
-	const providers = await service.providerResolver.resolve(docs.map((doc) => doc.serviceProvider));
+async function chunkOf(service: BulkParticipants, docs: ParticipantDoc[]): Promise<Buffer> {
+	const providers = await service.providers.resolve(docs.map((doc) => doc.serviceProvider));
 	return Buffer.from(docs.map((doc) => `${JSON.stringify(exportedParticipant(doc, providers.get(doc.serviceProvider)))}\n`).join(""), "utf8");
 }
 
-async function* exportChunks<P>(service: BulkParticipants<P>): AsyncGenerator<Buffer> {
+async function* exportChunks(service: BulkParticipants): AsyncGenerator<Buffer> {
 	let docs: ParticipantDoc[] = [];
-	for await (const doc of service.collections.participants.iterate({})) {
+	for await (const doc of service.collection.iterate({})) {
 		docs.push(doc);
 		if (docs.length >= EXPORT_CHUNK) {
 			yield await chunkOf(service, docs);
@@ -101,13 +101,13 @@ async function* exportChunks<P>(service: BulkParticipants<P>): AsyncGenerator<Bu
 }
 
 /** Every participant, one JSON line each, read page by page as the consumer reads. */
-export function exportStream<P>(service: BulkParticipants<P>): Readable {
+export function exportStream(service: BulkParticipants): Readable {
 	return Readable.from(exportChunks(service), { objectMode: false });
 }
 
-export async function exportPage<P>(service: BulkParticipants<P>, request: ExportPageRequest): Promise<ExportPage> {
-	const page = await keysetPage(service.collections.participants, request);
-	const providers = await service.providerResolver.resolve(page.docs.map((doc) => doc.serviceProvider));
+export async function exportPage(service: BulkParticipants, request: ExportPageRequest): Promise<ExportPage> {
+	const page = await keysetPage(service.collection, request);
+	const providers = await service.providers.resolve(page.docs.map((doc) => doc.serviceProvider));
 	return linesOf(page, (doc) => ({ type: "participant", ...exportedParticipant(doc, providers.get(doc.serviceProvider)) }));
 }
 
@@ -163,12 +163,12 @@ function participantDoc(row: Row, stored: ParticipantDoc | null): ParticipantDoc
 }
 
 /** Every reason the batch cannot be imported as it stands, against itself and the store. */
-async function batchReasons<P>(service: BulkParticipants<P>, ctx: Context<unknown>, rows: Row[], stored: Map<string, ParticipantDoc>): Promise<ImportReason[]> {
+async function batchReasons(service: BulkParticipants, ctx: Context<unknown>, rows: Row[], stored: Map<string, ParticipantDoc>): Promise<ImportReason[]> {
 	const reasons: ImportReason[] = [];
 	const [providers, processes, sameOrganizations] = await Promise.all([
 		ctx.call<ServiceProvider[], { identifiers: string[] }>("accounts.serviceProviders", { identifiers: [...new Set(rows.map((row) => row.serviceProvider))] }),
-		service.processResolver.resolve(rows.flatMap((row) => row.processIds)),
-		service.collections.participants.find({ filter: { organizationKey: { in: [...new Set(rows.map((row) => row.organizationKey))] } } }),
+		service.processes.resolve(rows.flatMap((row) => row.processIds)),
+		service.collection.find({ filter: { organizationKey: { in: [...new Set(rows.map((row) => row.organizationKey))] } } }),
 	]);
 	const knownProviders = new Set(providers.map((provider) => provider.identifier.toLowerCase()));
 	const inBatch = new Set(rows.map((row) => row.identifier));
@@ -220,8 +220,8 @@ async function batchReasons<P>(service: BulkParticipants<P>, ctx: Context<unknow
 }
 
 /** One batch: reasons (dry run), or every change in one store batch (SeedRefused when any reason). */
-export async function importRecords<P>(
-	service: BulkParticipants<P>,
+export async function importRecords(
+	service: BulkParticipants,
 	ctx: Context<{ participants: ImportedParticipant[]; dryRun?: boolean }, { user?: Caller | null }>,
 ): Promise<ImportResult> {
 	const rows: Row[] = ctx.params.participants.map((participant) => ({
@@ -232,12 +232,12 @@ export async function importRecords<P>(
 		processIds: participant.processes.map((process) => process.identifier.toLowerCase()),
 	}));
 	const attempt = async (): Promise<ImportResult> => {
-		const stored = new Map((await service.collections.participants.getMany(rows.map((row) => row.identifier))).map((doc) => [doc.identifier, doc]));
+		const stored = new Map((await service.collection.getMany(rows.map((row) => row.identifier))).map((doc) => [doc.identifier, doc]));
 		const reasons = await batchReasons(service, ctx, rows, stored);
 		if (reasons.length && ctx.params.dryRun) return { participants: { created: 0, updated: 0, unchanged: 0 }, reasons };
 		if (reasons.length) throw new SeedRefused(reasons.map(({ index, field, message }) => ({ path: `participants[${index}]${field ? `.${field}` : ""}`, message })));
 		const counts: SeedCounts = { created: 0, updated: 0, unchanged: 0 };
-		const changes: P[] = [];
+		const changes: PlannedChange[] = [];
 		for (const row of rows) {
 			const before = stored.get(row.identifier) ?? null;
 			const after = participantDoc(row, before);
@@ -246,11 +246,11 @@ export async function importRecords<P>(
 				continue;
 			}
 			counts[before ? "updated" : "created"]++;
-			if (!ctx.params.dryRun) changes.push(service.plan(ctx.meta.user ?? null, "import", before, before ? { ...after, version: before.version } : after));
+			if (!ctx.params.dryRun) changes.push(planChange(ctx.meta.user ?? null, "import", before, before ? { ...after, version: before.version } : after));
 		}
 		if (ctx.params.dryRun) return { participants: counts, reasons: [] };
 		try {
-			if (changes.length) await service.commit(ctx, changes);
+			if (changes.length) await service.commit(changes);
 		} catch (error) {
 			// The store's unique keys still decide: a concurrent add refuses the batch.
 			if (error instanceof Conflict) throw new SeedRefused([{ path: "participants", message: error.message }]);

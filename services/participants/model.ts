@@ -3,6 +3,7 @@
  * process claims that make "one provider per organization and process" a store rule, and
  * the audit outbox. Declared here, next to the service that owns them.
  */
+import type { ChangeOutboxDoc } from "../../mixins/outbox.mixin";
 import { AUDIT_OUTBOX_MODEL } from "../../src/platform/audit";
 import type { ParticipantChange } from "../../src/platform/channels";
 import type { Contact } from "../../src/contract/model";
@@ -86,17 +87,11 @@ export const PROCESS_CLAIMS_MODEL: ModelSpec = {
 };
 
 /**
- * A committed change not yet published on the durable channel. Written in the change's own
- * batch and removed once published, so a change the channel missed (NATS down, a crash
- * between commit and publish) is published later by the relay, never lost.
+ * A committed change not yet delivered (applied to a lookup, published on the durable channel,
+ * told as a notice). Written in the change's own batch and removed once delivered, so a change
+ * that NATS or a crash kept from going out is delivered later by the relay, never lost.
  */
-export interface ChangeOutboxDoc extends StoredDoc {
-	identifier: string;
-	version?: number;
-	/** ISO instant of the commit: the relay takes the oldest first. */
-	at: string;
-	change: ParticipantChange;
-}
+export type ParticipantChangeOutboxDoc = ChangeOutboxDoc<ParticipantChange>;
 
 export const CHANGE_OUTBOX_MODEL: ModelSpec = {
 	collection: "participantChangeOutbox",

@@ -23,6 +23,7 @@ export const ENV_VARS: EnvVar[] = [
 	{ name: "REGISTRY_SEED", default: "", description: "Seed file imported at start-up (idempotent upsert)" },
 	{ name: "REQUEST_TIMEOUT", default: "10000", description: "Milliseconds before a call to a service gives up (503)" },
 	{ name: "RATE_LIMIT", default: "", description: "Requests per minute per account (or per address when anonymous); unset: no limit" },
+	{ name: "RATE_LIMIT_SYNC_MS", default: "500", description: "How often a gateway shares its callers' rate-limit spending with the other gateways (Redis)" },
 	{ name: "TRUST_PROXY", default: "", description: "Comma list of addresses or CIDR ranges of reverse proxies whose X-Forwarded-For is trusted" },
 	{ name: "DEFAULT_PHONE_REGION", default: "NO", description: "Region of phone numbers given without a leading +" },
 	{ name: "AUTH_USER_MAX_FAILURES", default: "10", description: "Failed logins per username within the window before a lockout" },

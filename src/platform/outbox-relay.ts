@@ -10,6 +10,7 @@
  * by a timer, or awaited with `drain()`.
  */
 import type { Collection, StoredDoc } from "../store/types";
+import { PeriodicTask } from "./periodic-task";
 
 export interface OutboxMessage extends StoredDoc {
 	/** ISO instant of the commit: the oldest go first. */
@@ -30,6 +31,8 @@ export interface OutboxRelayOptions<T extends OutboxMessage> {
 	deliver: (messages: T[]) => Promise<void>;
 	/** Messages per delivery (default 100). */
 	batchSize?: number;
+	/** Kicks and the timer take only messages at least this old (those younger are delivered by whoever wrote them). */
+	minAgeMs?: number;
 	logger?: RelayLogger;
 }
 
@@ -38,12 +41,13 @@ export class OutboxRelay<T extends OutboxMessage> {
 	private running: Promise<number> | null = null;
 	private again = false;
 	private stopped = false;
-	private timer?: NodeJS.Timeout;
+	private readonly timer: PeriodicTask;
 	/** A failure streak is logged once, and its end once. */
 	private failing = false;
 
 	constructor(private readonly options: OutboxRelayOptions<T>) {
 		this.batchSize = options.batchSize ?? 100;
+		this.timer = new PeriodicTask(async () => this.kick(), () => undefined);
 	}
 
 	/**
@@ -89,23 +93,17 @@ export class OutboxRelay<T extends OutboxMessage> {
 		return this.running ?? Promise.resolve();
 	}
 
-	/** Kicks every `intervalMs` (0: never); the timer never keeps the process alive. */
+	/** Kicks every `intervalMs` (0: never). */
 	start(intervalMs: number): void {
 		this.stopped = false;
-		if (this.timer) clearInterval(this.timer);
-		this.timer = undefined;
-		if (intervalMs > 0) {
-			this.timer = setInterval(() => this.kick(), intervalMs);
-			this.timer.unref();
-		}
+		this.timer.start(intervalMs);
 	}
 
 	/** No new runs; waits for the current one so it never meets a closed store. */
 	async stop(): Promise<void> {
 		this.stopped = true;
-		if (this.timer) clearInterval(this.timer);
-		this.timer = undefined;
 		this.again = false;
+		await this.timer.stop();
 		await this.settled();
 	}
 
@@ -114,7 +112,7 @@ export class OutboxRelay<T extends OutboxMessage> {
 		try {
 			do {
 				this.again = false;
-				delivered += await this.drain();
+				delivered += await this.drain(this.options.minAgeMs ?? 0);
 			} while (this.again && !this.stopped);
 			if (this.failing) this.options.logger?.info(`${this.options.name} relay: delivering again (${delivered} message(s) this run)`);
 			this.failing = false;

@@ -217,10 +217,10 @@ describe("rebuild", () => {
 		await add(sp1, organization, [CATALOGUE]);
 		const service = broker.getLocalService("lookup") as unknown as {
 			collections: { organizationProcesses: { deleteWhere(filter: object): Promise<number> } };
-			invalidate(organizationKey?: string): Promise<void>;
+			shared: { invalidate(organizationKey?: string): Promise<void> };
 		};
 		await service.collections.organizationProcesses.deleteWhere({});
-		await service.invalidate();
+		await service.shared.invalidate();
 		expect(await lookupStatus(NORDLYS)).toBe(404);
 		const result = await call<{ organizations: number; participants: number }>(broker, "lookup.rebuild", {});
 		const sets = await call<unknown[]>(broker, "participants.organizationProcessSets", {});

@@ -1,6 +1,5 @@
 import { deleteDateViolations, isDue, organizationViolations, processChanges, processViolations, readParticipantQuery, type ProcessFacts, type ProcessRuleInput } from "../../services/participants/rules";
 import { calendarDate } from "../../src/contract/dates";
-import { AnswerCache } from "../../services/lookup/answer-cache";
 import { applyChange, hasParticipants, organizationAnswer, organizationProcessIds, rebuildModels } from "../../services/lookup/read-model";
 import { KeyedMutex } from "../../src/platform/keyed-mutex";
 import { CachedResolver } from "../../services/participants/resolver";
@@ -184,27 +183,6 @@ describe("lookup read model", () => {
 		const anonymous = organizationAnswer([BILLING, ORDERING], catalog, true);
 		expect(anonymous.map((p) => p.identifier)).toEqual([BILLING]);
 		expect(anonymous[0].documentTypes.map((documentType) => documentType.identifier)).toEqual(["dt1"]);
-	});
-});
-
-describe("answer cache", () => {
-	it("does not store an answer computed before an invalidation", () => {
-		const cache = new AnswerCache<string[]>();
-		const epoch = cache.epoch;
-		cache.invalidate("a");
-		cache.set(AnswerCache.key("a", "all"), ["stale"], epoch);
-		expect(cache.get(AnswerCache.key("a", "all"))).toBeUndefined();
-		cache.set(AnswerCache.key("a", "all"), ["fresh"], cache.epoch);
-		expect(cache.get(AnswerCache.key("a", "all"))).toEqual(["fresh"]);
-	});
-
-	it("is bounded", () => {
-		const cache = new AnswerCache<number>(2);
-		cache.set("a", 1, 0);
-		cache.set("b", 2, 0);
-		cache.set("c", 3, 0);
-		expect(cache.get("a")).toBeUndefined();
-		expect(cache.get("c")).toBe(3);
 	});
 });
 

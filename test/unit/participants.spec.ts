@@ -170,24 +170,6 @@ describe("get and processes", () => {
 		expect(found.identifier).toBe(created.identifier);
 	});
 
-	test("the read by qualified identifier is held for the gateway's short path until accounts or the catalog change", async () => {
-		const participants = broker.getLocalService("participants") as unknown as { holdsReadAnswers(): boolean; heldReadAnswer(caller: Caller, organizationKey: string): Buffer | undefined };
-		expect(participants.holdsReadAnswers()).toBe(true); // the embedded store
-		const participant = await call<Participant>("participants.get", { qualifiedIdentifier: qid("0192", "991825827") }, sp1);
-		expect(participants.heldReadAnswer(sp1, "0192:991825827")?.toString("utf8")).toBe(JSON.stringify(participant));
-		expect(participants.heldReadAnswer(sp2, "0192:991825827")).toBeUndefined();
-		expect(participants.heldReadAnswer({ ...sp1, role: "ADMIN" }, "0192:991825827")).toBeUndefined();
-		// A provider's title lives in accounts: any account change may have renamed it.
-		await broker.emit("accounts.changed", {});
-		expect(participants.heldReadAnswer(sp1, "0192:991825827")).toBeUndefined();
-		await call<Participant>("participants.get", { qualifiedIdentifier: qid("0192", "991825827") }, sp1);
-		await broker.emit("catalog.changed", {});
-		expect(participants.heldReadAnswer(sp1, "0192:991825827")).toBeUndefined();
-		// By UUID the read's rules depend on the role: never held.
-		await call<Participant>("participants.get", { identifier: NORDLYS }, sp1);
-		expect(participants.heldReadAnswer(sp1, "0192:991825827")).toBeUndefined();
-	});
-
 	test("another provider's organization by qualified identifier is 404 with the organization message", async () => {
 		const error = await failure(call("participants.get", { qualifiedIdentifier: qid("0192", "991825827") }, sp2));
 		expect(error).toMatchObject({ code: 404, type: "NotFoundException" });

@@ -1,0 +1,320 @@
+/**
+ * Participants (spec "Participants", decisions §4–§7): an organization's customer relation with
+ * one service provider. The reads and changes the participants service offers, over its store;
+ * the service (participants.service.ts) adapts actions to these methods. Every change is one
+ * batch (services/participants/changes.ts), delivered once committed (`deliver`).
+ */
+import { BadRequest, Conflict, NotFound, TypeMismatch, ValidationFailed, type Violation } from "../../src/contract/errors";
+import { organizationKey, parseParticipantIdentifier, participantQualifiedIdentifier } from "../../src/contract/identifiers";
+import type { Caller, Contact, Participant, Process, Reference, ServiceProvider } from "../../src/contract/model";
+import { pageOf, type Page, type PageRequest } from "../../src/contract/paging";
+import type { KeyedMutex } from "../../src/platform/keyed-mutex";
+import { newRecordIdentifier } from "../../src/platform/record-identifier";
+import { DuplicateKey, StaleVersion } from "../../src/store/errors";
+import type { Collection, Filter, Query, WriteOp } from "../../src/store/types";
+import { participantAnswer, processesOf } from "./answers";
+import { conflictOf, planChange, type PlannedChange } from "./changes";
+import type { ParticipantDoc, ProcessClaimDoc } from "./model";
+import { canDelete, canRead, readScope, requireServiceProvider } from "./ownership";
+import type { CachedResolver } from "./resolver";
+import { deleteDateViolations, isDue, organizationViolations, processViolations, readParticipantQuery, type ProcessFacts } from "./rules";
+
+export interface AddForm {
+	icd: string;
+	organizationIdentifier: string;
+	name?: string | null;
+	processes: Reference[];
+	contact: Contact;
+}
+
+export interface UpdateForm {
+	processes: Reference[];
+	contact: Contact;
+	deleteDate?: string | null;
+}
+
+/** A participant path value, as the gateway passes it (docs/internals.md). */
+export interface Address {
+	identifier?: string;
+	qualifiedIdentifier?: string;
+}
+
+type Purpose = "read" | "write" | "delete";
+
+/** What the process rules are checked against (decisions §6). */
+export interface ProcessCheck {
+	icd: string;
+	organizationKey: string;
+	requested: string[];
+	/** Processes the participant holds now (empty for a new one). */
+	current: string[];
+	/** The participant itself, excluded from "other participants of the organization". */
+	self: string | null;
+	/** Processes held by the organization's other participants, when the caller knows them already. */
+	heldElsewhere?: Set<string>;
+}
+
+export interface ParticipantsParts {
+	participants: Collection<ParticipantDoc>;
+	claims: Collection<ProcessClaimDoc>;
+	processes: CachedResolver<Process>;
+	providers: CachedResolver<ServiceProvider>;
+	/** Changes to one participant queue here (in this process). */
+	mutex: KeyedMutex;
+	/** The one atomic batch of a change (mixins/outbox.mixin.ts `writeAudited`). */
+	write(ops: WriteOp[]): Promise<void>;
+	/** After its commit: the change to the lookup and the other processes. */
+	deliver(planned: PlannedChange): Promise<void>;
+	serviceProvider(identifier: string): Promise<ServiceProvider | null>;
+	/** Attempts of a change that lost an optimistic version race before it answers 409. */
+	maxWriteAttempts: number;
+}
+
+export function requestedIdentifiers(processes: Reference[]): string[] {
+	return processes.map((process) => process.identifier.toLowerCase());
+}
+
+function factsOf(process: Process): ProcessFacts {
+	return { identifier: process.identifier, restricted: process.restricted === true, requiredICDs: process.requiredICDs ?? [], dependencies: process.dependencies ?? [] };
+}
+
+function isStale(error: unknown): boolean {
+	return error instanceof StaleVersion || (error as { name?: string })?.name === "StaleVersion";
+}
+
+function isDuplicate(error: unknown): error is DuplicateKey {
+	return error instanceof DuplicateKey || (error as { name?: string })?.name === "DuplicateKey";
+}
+
+export class Participants {
+	constructor(private readonly parts: ParticipantsParts) {}
+
+	get collection(): Collection<ParticipantDoc> {
+		return this.parts.participants;
+	}
+
+	get processes(): CachedResolver<Process> {
+		return this.parts.processes;
+	}
+
+	get providers(): CachedResolver<ServiceProvider> {
+		return this.parts.providers;
+	}
+
+	// ---- reads --------------------------------------------------------------------------
+
+	async find(caller: Caller | null | undefined, page: PageRequest, text: string | undefined, withProcesses: boolean): Promise<Page<Participant>> {
+		const query = await this.storeQuery(readScope(caller), text);
+		const [docs, total] = await Promise.all([
+			this.parts.participants.find({ ...query, sort: page.sort, offset: page.page * page.size, limit: page.size }),
+			this.parts.participants.count(query),
+		]);
+		return pageOf(await this.answers(docs, withProcesses), total, page);
+	}
+
+	async stream(caller: Caller | null | undefined, text: string | undefined, withProcesses: boolean): Promise<Participant[]> {
+		const query = await this.storeQuery(readScope(caller), text);
+		return this.answers(await this.parts.participants.find(query), withProcesses);
+	}
+
+	async get(caller: Caller | null | undefined, address: Address): Promise<Participant> {
+		return this.singleAnswer(await this.addressed(caller, address, "read"));
+	}
+
+	async processesOf(caller: Caller | null | undefined, address: Address): Promise<Process[]> {
+		const doc = await this.addressed(caller, address, "read");
+		return processesOf(doc, await this.parts.processes.resolve(doc.processIds));
+	}
+
+	/** List items: provider always; processes when asked (one catalog call for the page). */
+	async answers(docs: ParticipantDoc[], withProcesses: boolean): Promise<Participant[]> {
+		const providerIds = docs.map((doc) => doc.serviceProvider);
+		const processIds = withProcesses ? docs.flatMap((doc) => doc.processIds) : null;
+		const knownProviders = this.parts.providers.known(providerIds);
+		const knownProcesses = processIds && this.parts.processes.known(processIds);
+		const [providers, processes] =
+			knownProviders && (!processIds || knownProcesses)
+				? [knownProviders, knownProcesses]
+				: await Promise.all([this.parts.providers.resolve(providerIds), processIds ? this.parts.processes.resolve(processIds) : Promise.resolve(null)]);
+		return docs.map((doc) => participantAnswer(doc, providers.get(doc.serviceProvider), processes ? processesOf(doc, processes) : undefined));
+	}
+
+	async singleAnswer(doc: ParticipantDoc): Promise<Participant> {
+		const [answer] = await this.answers([doc], true);
+		return answer;
+	}
+
+	// ---- changes ------------------------------------------------------------------------
+
+	async add(caller: Caller | null | undefined, form: AddForm): Promise<Participant> {
+		const owner = requireServiceProvider(caller);
+		const doc = await this.newParticipant(owner.serviceProvider, form);
+		const planned = planChange(owner, "addParticipant", null, doc);
+		await this.commit([planned]);
+		return this.singleAnswer(planned.after as ParticipantDoc);
+	}
+
+	async update(caller: Caller | null | undefined, address: Address, form: UpdateForm, today: string): Promise<Participant> {
+		const requested = requestedIdentifiers(form.processes);
+		return this.changeAddressed(caller, address, "write", async (before) => {
+			const violations = await this.checkProcesses({ icd: before.icd, organizationKey: before.organizationKey, requested, current: before.processIds, self: before.identifier });
+			violations.push(...deleteDateViolations(form.deleteDate, today));
+			if (violations.length > 0) throw new ValidationFailed(violations);
+			const after: ParticipantDoc = {
+				...before,
+				contact: form.contact,
+				processIds: requested,
+				deleteDate: form.deleteDate === undefined ? before.deleteDate : form.deleteDate,
+				lastModificationDate: new Date().toISOString(),
+			};
+			const planned = planChange(caller ?? null, "updateParticipant", before, after);
+			await this.commit([planned]);
+			return this.singleAnswer(planned.after as ParticipantDoc);
+		});
+	}
+
+	async remove(caller: Caller | null | undefined, address: Address): Promise<void> {
+		const operation = address.qualifiedIdentifier !== undefined ? "deleteParticipantByQualifiedIdentifier" : "deleteParticipant";
+		await this.changeAddressed(caller, address, "delete", (before) => this.commit([planChange(caller ?? null, operation, before, null)]));
+	}
+
+	async transfer(caller: Caller | null | undefined, address: Address, target: string): Promise<void> {
+		await this.changeAddressed(caller, address, "write", async (before) => {
+			if (target === before.serviceProvider) throw new BadRequest("A participant cannot be transferred to the service provider it already belongs to");
+			const provider = await this.parts.serviceProvider(target);
+			if (!provider) throw NotFound.instance("ServiceProvider", target);
+			const after: ParticipantDoc = { ...before, serviceProvider: target, lastModificationDate: new Date().toISOString() };
+			await this.commit([planChange(caller ?? null, "transferParticipant", before, after)]);
+		});
+	}
+
+	/** Removes every participant whose deleteDate has arrived; each removal is an audited change. */
+	async sweep(today: string): Promise<number> {
+		let removed = 0;
+		for (let round = 0; round < 1000; round++) {
+			const due = await this.parts.participants.find({ filter: { deleteDate: { lte: today } }, limit: 100 });
+			if (due.length === 0) break;
+			for (const candidate of due) {
+				const done = await this.parts.mutex.run(candidate.identifier, () =>
+					this.withRetries(async () => {
+						const doc = await this.parts.participants.get(candidate.identifier);
+						if (!doc || !isDue(doc.deleteDate, today)) return false;
+						await this.commit([planChange(null, "sweepParticipant", doc, null)]);
+						return true;
+					}),
+				);
+				if (done) removed++;
+			}
+		}
+		return removed;
+	}
+
+	/** One batch for all planned changes; a unique key that refuses it becomes a 409. Then each is delivered. */
+	async commit(changes: PlannedChange[]): Promise<void> {
+		try {
+			await this.parts.write(changes.flatMap((planned) => planned.ops));
+		} catch (error) {
+			throw isDuplicate(error) ? await conflictOf(error, changes, this.parts.claims) : error;
+		}
+		for (const planned of changes) await this.parts.deliver(planned);
+	}
+
+	async withRetries<T>(attempt: () => Promise<T>): Promise<T> {
+		for (let attempts = 1; ; attempts++) {
+			try {
+				return await attempt();
+			} catch (error) {
+				if (!isStale(error)) throw error;
+				if (attempts >= this.parts.maxWriteAttempts) throw new Conflict("The participant was changed concurrently; try again");
+			}
+		}
+	}
+
+	// ---- rules --------------------------------------------------------------------------
+
+	/** Process rules of decisions §6, on what the catalog and the organization's other participants hold now. */
+	async checkProcesses(input: ProcessCheck): Promise<Violation[]> {
+		const [known, heldByOthers] = await Promise.all([
+			this.parts.processes.resolve(input.requested),
+			input.heldElsewhere ? Promise.resolve(input.heldElsewhere) : this.heldByOthers(input.organizationKey, input.self),
+		]);
+		const facts = new Map([...known].map(([id, process]) => [id, factsOf(process)]));
+		return processViolations({ icd: input.icd, requested: input.requested, known: facts, current: input.current, heldByOthers });
+	}
+
+	async newParticipant(serviceProvider: string, form: AddForm, identifier?: string): Promise<ParticipantDoc> {
+		const key = organizationKey(form.icd, form.organizationIdentifier);
+		const requested = requestedIdentifiers(form.processes);
+		const violations = organizationViolations(form.icd, form.organizationIdentifier);
+		violations.push(...(await this.checkProcesses({ icd: form.icd, organizationKey: key, requested, current: [], self: null })));
+		if (violations.length > 0) throw new ValidationFailed(violations);
+		const now = new Date().toISOString();
+		return {
+			identifier: identifier ?? newRecordIdentifier(),
+			icd: form.icd,
+			organizationIdentifier: form.organizationIdentifier,
+			organizationKey: key,
+			qualifiedIdentifier: participantQualifiedIdentifier(form.icd, form.organizationIdentifier),
+			name: form.name ?? null,
+			contact: form.contact,
+			processIds: requested,
+			serviceProvider,
+			registrationDate: now,
+			lastModificationDate: now,
+			deleteDate: null,
+		};
+	}
+
+	private async heldByOthers(key: string, self: string | null): Promise<Set<string>> {
+		const others = await this.parts.participants.find({ filter: { organizationKey: key } });
+		return new Set(others.filter((doc) => doc.identifier !== self).flatMap((doc) => doc.processIds));
+	}
+
+	/**
+	 * The participant a path value names, as this caller may see it (decisions §4). A qualified
+	 * identifier means "my participant for that organization"; a UUID that is another provider's
+	 * answers 404, exactly as if it did not exist.
+	 */
+	private async addressed(caller: Caller | null | undefined, address: Address, purpose: Purpose): Promise<ParticipantDoc> {
+		if (address.qualifiedIdentifier !== undefined) {
+			const organization = parseParticipantIdentifier(address.qualifiedIdentifier);
+			if (!organization) throw new TypeMismatch(`'${address.qualifiedIdentifier}' is not a participant qualified identifier`);
+			const owner = requireServiceProvider(caller);
+			const doc = await this.parts.participants.findOne({ serviceProvider: owner.serviceProvider, organizationKey: organization.organizationKey });
+			if (!doc) throw NotFound.organization(address.qualifiedIdentifier);
+			return doc;
+		}
+		if (address.identifier === undefined) throw new TypeMismatch("A participant identifier or qualified identifier is required");
+		const doc = await this.parts.participants.get(address.identifier.toLowerCase());
+		const allowed =
+			doc !== null &&
+			(purpose === "read" ? canRead(caller as Caller, doc) : purpose === "delete" ? canDelete(caller, doc) : requireServiceProvider(caller).serviceProvider === doc.serviceProvider);
+		if (!doc || !allowed) {
+			readScope(caller); // a caller with no access at all gets 403, not a 404
+			throw NotFound.instance("Participant", address.identifier);
+		}
+		return doc;
+	}
+
+	/** Read-modify-write of one participant: queued per participant here, re-read on every attempt so a lost race is retried on fresh data. */
+	private async changeAddressed<T>(caller: Caller | null | undefined, address: Address, purpose: Purpose, work: (before: ParticipantDoc) => Promise<T>): Promise<T> {
+		const first = await this.addressed(caller, address, purpose);
+		return this.parts.mutex.run(first.identifier, () => this.withRetries(async () => work(await this.addressed(caller, address, purpose))));
+	}
+
+	/**
+	 * decisions §7: a query equal to an organization identifier (or icd:identifier) matches
+	 * that participant exactly; only when it matches none is it read as name words.
+	 */
+	private async storeQuery(scope: Filter, text: string | undefined): Promise<Pick<Query, "filter" | "words">> {
+		const query = readParticipantQuery(text);
+		if (!query) return { filter: scope };
+		const exact: Filter[] = [];
+		if (query.organizationKey) exact.push({ ...scope, organizationKey: query.organizationKey });
+		if (query.organizationIdentifier) exact.push({ ...scope, organizationIdentifier: query.organizationIdentifier });
+		for (const filter of exact) {
+			if ((await this.parts.participants.count({ filter })) > 0) return { filter };
+		}
+		return { filter: scope, words: query.words };
+	}
+}

@@ -1,0 +1,90 @@
+/**
+ * The gateway's held answers (services/api/held-answers.ts, services/api/answer-body.ts): a held
+ * answer's bytes are the full path's by construction, a fill that overlapped a notice about its
+ * key is not kept, each notice forgets what it touches and nothing else, and the holding is bounded.
+ */
+import fc from "fast-check";
+import { answerParts, joinParts } from "../../services/api/answer-body";
+import { HeldAnswers } from "../../services/api/held-answers";
+import type { Caller } from "../../src/contract/model";
+import { OPERATIONS } from "../../src/contract/operations";
+
+const lookup = OPERATIONS.find((operation) => operation.id === "findOrganizationProcesses")!;
+const read = OPERATIONS.find((operation) => operation.id === "getParticipantByQualifiedIdentifier")!;
+const sp: Caller = { username: "sp1", role: "SERVICE_PROVIDER", serviceProvider: "11111111-0000-4000-8000-000000000001" };
+const ORGANIZATION = "iso6523-actorid-upis::0192:991825827";
+
+describe("answer bodies", () => {
+	test("the parts of any JSON answer join to exactly JSON.stringify of it, held or not", () => {
+		fc.assert(
+			fc.property(fc.jsonValue(), (value) => {
+				expect(joinParts(answerParts(value, true))).toBe(JSON.stringify(value));
+				expect(joinParts(answerParts(value, false))).toBe(JSON.stringify(value));
+			}),
+			{ numRuns: 500 },
+		);
+	});
+
+	test("undefined fields are left out, as JSON.stringify leaves them out", () => {
+		const answer = { identifier: "a", name: undefined, processes: [{ identifier: "p".repeat(200) }] };
+		expect(joinParts(answerParts(answer, true))).toBe(JSON.stringify(answer));
+	});
+
+	test("a long field is one shared copy across answers", () => {
+		const processes = [{ identifier: "p".repeat(200), title: "Billing" }];
+		const first = answerParts({ identifier: "a", processes: JSON.parse(JSON.stringify(processes)) }, true);
+		const second = answerParts({ identifier: "b", processes: JSON.parse(JSON.stringify(processes)) }, true);
+		expect(first[1]).toBe(second[1]);
+	});
+});
+
+describe("held answers", () => {
+	test("the lookup is held per visibility and organization, a participant read per provider and organization", () => {
+		const held = new HeldAnswers({ lookups: 10, participantReads: 10 });
+		expect(held.slotOf(lookup, null, { qualifiedIdentifier: ORGANIZATION })?.key).not.toBe(held.slotOf(lookup, sp, { qualifiedIdentifier: ORGANIZATION })?.key);
+		expect(held.slotOf(lookup, null, { qualifiedIdentifier: ORGANIZATION.toUpperCase() })?.key).toBe(held.slotOf(lookup, null, { qualifiedIdentifier: ORGANIZATION })?.key);
+		expect(held.slotOf(read, sp, { participant: ORGANIZATION })?.kind).toBe("participantRead");
+		expect(held.slotOf(read, { username: "admin", role: "ADMIN" }, { participant: ORGANIZATION })).toBeNull();
+		expect(held.slotOf(OPERATIONS.find((operation) => operation.id === "findProcesses")!, null, {})).toBeNull();
+	});
+
+	test("a fill that overlapped a notice about its key is not kept; one after it is", () => {
+		const held = new HeldAnswers({ lookups: 10, participantReads: 10 });
+		const slot = held.slotOf(lookup, null, { qualifiedIdentifier: ORGANIZATION })!;
+		const token = held.begin(slot);
+		held.lookupChanged("0192:991825827");
+		held.settle(slot, token, { parts: ["stale"] });
+		expect(held.get(slot)).toBeUndefined();
+		held.settle(slot, held.begin(slot), { parts: ["fresh"] });
+		expect(held.get(slot)).toEqual({ parts: ["fresh"] });
+	});
+
+	test("each notice forgets what it touches and nothing else", () => {
+		const held = new HeldAnswers({ lookups: 10, participantReads: 10 });
+		const anonymous = held.slotOf(lookup, null, { qualifiedIdentifier: ORGANIZATION })!;
+		const other = held.slotOf(lookup, null, { qualifiedIdentifier: "iso6523-actorid-upis::0192:923609016" })!;
+		const mine = held.slotOf(read, sp, { participant: ORGANIZATION })!;
+		const fill = () => [anonymous, other, mine].forEach((slot) => held.settle(slot, held.begin(slot), { parts: ["x"] }));
+		fill();
+		held.lookupChanged("0192:991825827");
+		expect([held.get(anonymous), held.get(other), held.get(mine)].map(Boolean)).toEqual([false, true, true]);
+		fill();
+		held.participantChanged("0192:991825827", ["11111111-0000-4000-8000-000000000002"]);
+		expect(held.get(mine)).toBeDefined();
+		held.participantChanged("0192:991825827", [sp.serviceProvider as string]);
+		expect([held.get(anonymous), held.get(mine)].map(Boolean)).toEqual([true, false]);
+		fill();
+		held.accountsChanged();
+		expect([held.get(anonymous), held.get(mine)].map(Boolean)).toEqual([true, false]);
+		fill();
+		held.catalogChanged();
+		expect([held.get(anonymous), held.get(other), held.get(mine)].map(Boolean)).toEqual([false, false, false]);
+	});
+
+	test("is bounded: the oldest filled goes first", () => {
+		const held = new HeldAnswers({ lookups: 2, participantReads: 2 });
+		const slots = ["991825827", "923609016", "986252932"].map((number) => held.slotOf(lookup, null, { qualifiedIdentifier: `iso6523-actorid-upis::0192:${number}` })!);
+		for (const slot of slots) held.settle(slot, held.begin(slot), { parts: ["x"] });
+		expect(slots.map((slot) => Boolean(held.get(slot)))).toEqual([false, true, true]);
+	});
+});
