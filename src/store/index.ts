@@ -3,12 +3,12 @@
  * embedded SQLite store, one database file per owning service under DATA_DIR.
  */
 import path from "node:path";
-import { MongoStore } from "./mongo";
+import { MongoStore } from "./mongo/store";
 import { SqliteStore } from "./sqlite/store";
 import type { Store } from "./types";
 
 export * from "./types";
-export { MongoStore } from "./mongo";
+export { MongoStore } from "./mongo/store";
 export { SqliteStore } from "./sqlite/store";
 
 /** A Store that can say where its data lives (for the one start-up log line). */

@@ -1,5 +1,5 @@
 /**
- * Store-independent semantics, shared by both stores (sqlite/ and mongo.ts) so that they
+ * Store-independent semantics, shared by both stores (sqlite/ and mongo/) so that they
  * agree: ModelSpec validation and field resolution (with the spec's fingerprint), the
  * value a document holds for a declared field, filter parsing, word tokenizing, sort keys
  * and page bounds.
