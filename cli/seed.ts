@@ -7,7 +7,9 @@
  */
 import fs from "node:fs";
 import { createRegistryBroker } from "../services";
-import { importSeed, parseSeed, reasonsOf, type SeedCounts } from "../src/exchange/seed";
+import { importSeed, reasonsOf } from "../src/exchange/seed";
+import { parseSeed } from "../src/exchange/seed-file";
+import type { SeedCounts } from "../src/exchange/upserts";
 
 /** The services that own seed sections, in the order they import. */
 const OWNERS = ["accessPoints", "accounts", "catalog", "participants"];

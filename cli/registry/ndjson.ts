@@ -39,7 +39,8 @@ import {
 	type ExportPageRequest,
 	type RecordType,
 } from "../../src/exchange/registry-export";
-import { reasonsOf, type SeedCounts } from "../../src/exchange/seed";
+import { reasonsOf } from "../../src/exchange/seed";
+import type { SeedCounts } from "../../src/exchange/upserts";
 import { CliFailure, writeLine, type CliIO } from "./io";
 
 /** A long page or batch may take a while on a loaded registry. */

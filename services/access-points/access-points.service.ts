@@ -14,19 +14,13 @@ import { Conflict, NotFound, ValidationFailed } from "../../src/contract/errors"
 import type { AccessPoint, AccessPointProvider, Caller, Contact } from "../../src/contract/model";
 import { SORTABLE } from "../../src/contract/operations";
 import { MAX_PAGE_SIZE, pageOf, type Page, type PageRequest } from "../../src/contract/paging";
-import {
-	SeedRefused,
-	planUpserts,
-	referencesOutside,
-	validateSeed,
-	type AccessPointProviderSeed,
-	type AccessPointSeed,
-	type EndpointSeed,
-	type SeedCounts,
-} from "../../src/exchange/seed";
+import { SeedRefused } from "../../src/exchange/seed";
+import type { AccessPointProviderSeed, AccessPointSeed, EndpointSeed } from "../../src/exchange/seed-file";
+import { referencesOutside, validateSeed } from "../../src/exchange/seed-validation";
+import { planUpserts, type SeedCounts } from "../../src/exchange/upserts";
 import type { Collection, ModelSpec, Store, StoredDoc, WriteOp } from "../../src/store/types";
 import { CONTACT_SCHEMA } from "../../src/contract/schemas";
-import { SEED_ITEM_SCHEMAS } from "../../src/exchange/seed";
+import { SEED_ITEM_SCHEMAS } from "../../src/exchange/seed-file";
 import { exportPageParams, keysetPage, linesOf, type ExportPage, type ExportPageRequest } from "../../src/exchange/registry-export";
 import { DEFAULT_MESSAGES } from "../../src/contract/validation";
 import { newRecordIdentifier } from "../../src/platform/record-identifier";

@@ -18,20 +18,17 @@ import { NOTICE_OUTBOX_MODEL, NOTICES, noticeWrite } from "../../src/platform/no
 import { Conflict, NotFound, ValidationFailed, type Violation } from "../../src/contract/errors";
 import type { Caller, ServiceProvider } from "../../src/contract/model";
 import { hashPassword, prepareDummyHash, spendVerificationTime, verifyPassword } from "../../src/platform/passwords";
+import { SeedRefused } from "../../src/exchange/seed";
 import {
 	ACCOUNT_ROLES,
 	MIN_PASSWORD_LENGTH,
-	SeedRefused,
 	USERNAME_PATTERN,
-	accountLinkReasons,
-	planUpserts,
-	referencesOutside,
-	validateSeed,
 	type AccountRole,
 	type AccountSeed,
-	type SeedCounts,
 	type ServiceProviderSeed,
-} from "../../src/exchange/seed";
+} from "../../src/exchange/seed-file";
+import { accountLinkReasons, referencesOutside, validateSeed } from "../../src/exchange/seed-validation";
+import { planUpserts, type SeedCounts } from "../../src/exchange/upserts";
 import type { Collection, ModelSpec, Store, StoredDoc, WriteOp } from "../../src/store/types";
 import { DEFAULT_MESSAGES } from "../../src/contract/validation";
 import { exportPageParams, keysetPage, linesOf, type AccountLine, type ExportPage, type ExportPageRequest } from "../../src/exchange/registry-export";

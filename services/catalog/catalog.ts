@@ -6,17 +6,10 @@
 import { Conflict, NotFound, ValidationFailed, type Violation } from "../../src/contract/errors";
 import type { Caller, DocumentType, Process } from "../../src/contract/model";
 import { pageOf, type Page, type PageRequest } from "../../src/contract/paging";
-import {
-	SeedRefused,
-	planUpserts,
-	referencesOutside,
-	sameRecord,
-	validateSeed,
-	type CapabilitySeed,
-	type DocumentTypeSeed,
-	type ProcessSeed,
-	type SeedCounts,
-} from "../../src/exchange/seed";
+import { SeedRefused } from "../../src/exchange/seed";
+import type { CapabilitySeed, DocumentTypeSeed, ProcessSeed } from "../../src/exchange/seed-file";
+import { referencesOutside, validateSeed } from "../../src/exchange/seed-validation";
+import { planUpserts, sameRecord, type SeedCounts } from "../../src/exchange/upserts";
 import type { Collection, Filter, StoredDoc, WriteOp } from "../../src/store/types";
 import { DEFAULT_MESSAGES } from "../../src/contract/validation";
 import { byIdentifier, documentTypeAnswer, processAnswer, referencedBy } from "./answers";

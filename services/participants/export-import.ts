@@ -20,7 +20,8 @@ import { organizationIdentifierIsValid, organizationKey, participantQualifiedIde
 import type { Caller, Process, ServiceProvider } from "../../src/contract/model";
 import { calendarDate } from "../../src/contract/dates";
 import { instantOf, keysetPage, linesOf, type ExportPage, type ExportPageRequest, type ExportedParticipant, type ImportedParticipant } from "../../src/exchange/registry-export";
-import { SeedRefused, type SeedCounts } from "../../src/exchange/seed";
+import { SeedRefused } from "../../src/exchange/seed";
+import type { SeedCounts } from "../../src/exchange/upserts";
 import { ADD_PARTICIPANT_FORM } from "../../src/contract/schemas";
 import type { Collection } from "../../src/store/types";
 import { DEFAULT_MESSAGES } from "../../src/contract/validation";

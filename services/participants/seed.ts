@@ -8,7 +8,9 @@
 import { Conflict } from "../../src/contract/errors";
 import { organizationKey, participantQualifiedIdentifier } from "../../src/contract/identifiers";
 import type { Caller } from "../../src/contract/model";
-import { SeedRefused, type SeedCounts, type SeedReason } from "../../src/exchange/seed";
+import { SeedRefused } from "../../src/exchange/seed";
+import type { SeedReason } from "../../src/exchange/seed-file";
+import type { SeedCounts } from "../../src/exchange/upserts";
 import { newRecordIdentifier } from "../../src/platform/record-identifier";
 import { planChange, type PlannedChange } from "./changes";
 import type { ParticipantDoc } from "./model";

@@ -8,7 +8,8 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import type { ServiceBroker } from "moleculer";
-import { importSeed, parseSeed, reasonsOf, type SeedResult } from "./seed";
+import { parseSeed } from "./seed-file";
+import { importSeed, reasonsOf, type SeedResult } from "./seed";
 
 export interface BootstrapOptions {
 	/** REGISTRY_SEED, when set. */

@@ -19,7 +19,8 @@ import type { Contact, Participant, Reference, Role, ServiceProvider } from "../
 import { calendarDate } from "../contract/dates";
 import { isPasswordHash } from "../platform/passwords";
 import { CONTACT_SCHEMA } from "../contract/schemas";
-import { ACCOUNT_ROLES, SEED_ITEM_SCHEMAS, USERNAME_PATTERN, accountLinkReasons, type AccountSeed, type SeedSection } from "./seed";
+import { ACCOUNT_ROLES, SEED_ITEM_SCHEMAS, USERNAME_PATTERN, type AccountSeed, type SeedSection } from "./seed-file";
+import { accountLinkReasons } from "./seed-validation";
 import type { Collection, StoredDoc } from "../store/types";
 import { DEFAULT_MESSAGES, rules, toViolations, type FailedCheck } from "../contract/validation";
 

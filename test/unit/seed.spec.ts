@@ -13,7 +13,9 @@ import AccountsService from "../../services/accounts/accounts.service";
 import CatalogService from "../../services/catalog/catalog.service";
 import type { Process, ServiceProvider } from "../../src/contract/model";
 import type { Page } from "../../src/contract/paging";
-import { importSeed, reasonsOf, referencesOutside, validateSeed, type Seed } from "../../src/exchange/seed";
+import { importSeed, reasonsOf } from "../../src/exchange/seed";
+import type { Seed } from "../../src/exchange/seed-file";
+import { referencesOutside, validateSeed } from "../../src/exchange/seed-validation";
 
 const DEMO: Seed = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "seed", "demo.json"), "utf8"));
 const UNKNOWN = "0f0f0f0f-0000-4000-8000-000000000000";
