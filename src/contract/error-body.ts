@@ -1,7 +1,7 @@
 /**
  * The spec's error body (spec "Errors", decisions §8), built from any error a request can
  * meet: the registry's typed errors (also after a trip over NATS), Moleculer's validation
- * and availability errors, moleculer-web's routing errors and body-parser failures.
+ * and availability errors, and body-parser failures.
  */
 import { STATUS_CODES } from "node:http";
 import { RegistryError, type ExceptionName, type Violation } from "./errors";
@@ -60,8 +60,8 @@ interface Classified {
 
 /**
  * At most this many violations are listed in `errors[]`; the message still counts them all.
- * Without a cap, a 200 KB body of 100 000 wrong array items answered 42 MB of errors after
- * five seconds of blocked event loop (issue 8).
+ * Without a cap, a body of many wrong array items answers megabytes of errors and blocks the
+ * event loop for seconds (docs/reliability.md "Bad input").
  */
 export const MAX_LISTED_VIOLATIONS = 100;
 
@@ -128,11 +128,6 @@ export function classify(error: unknown, validated: unknown): Classified {
 	if (type === "entity.too.large") return { status: 413, exception: "PayloadTooLargeException", message: "Request body is larger than 1 MiB" };
 	if (type === "encoding.unsupported" || type === "charset.unsupported") return { status: 415, exception: "HttpMediaTypeNotSupportedException", message: err.message ?? "" };
 	if (type === "request.aborted" || type === "request.size.invalid") return { status: 400, exception: "HttpMessageNotReadableException", message: err.message ?? "" };
-	// moleculer-web routing errors
-	if (type === "NOT_FOUND" || err.name === "NotFoundError") return { status: 404, exception: "NotFoundException", message: "No endpoint matches this path" };
-	// moleculer-web's constant is named ERR_UNABLE_DECODE_PARAM; its value (the error's type) is "UNABLE_DECODE_PARAM".
-	if (type === "UNABLE_DECODE_PARAM" || type === "ERR_UNABLE_DECODE_PARAM") return { status: 400, exception: "MethodArgumentTypeMismatchException", message: "A path parameter is not validly percent-encoded" };
-	if (type === "RATE_LIMIT_EXCEEDED") return { status: 429, exception: "TooManyRequestsException", message: "Rate limit exceeded" };
 	if (UNAVAILABLE_TYPES.has(type) || err.name === "ServiceUnavailableError" || code === 503) {
 		return { status: 503, exception: "ServiceUnavailableException", message: "A service needed for this request is not available; try again shortly" };
 	}
@@ -157,11 +152,9 @@ export function errorBody(classified: Classified, path: string, objectName: stri
 }
 
 /**
- * A request body that could not be read, as the gateway throws it. body-parser's errors carry
- * `status`, not `code`, so moleculer-web logged each one as "Request error!" with its message
- * and stack at error level: a client's malformed JSON filled the error log, quoting a piece of
- * the body (a password, perhaps). The ones a client caused become RegistryErrors (4xx: not
- * logged, answered the same); anything else stays as it is (issue 8).
+ * A request body that could not be read, as the gateway throws it: the failures a client
+ * caused become RegistryErrors (4xx, never logged: a malformed JSON's message may quote a piece
+ * of the body, a password perhaps); anything else stays as it is.
  */
 export function bodyError(error: unknown): unknown {
 	const classified = classify(error, undefined);

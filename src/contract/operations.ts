@@ -48,7 +48,7 @@ export interface Operation {
 	summary: string;
 	tag: string;
 	method: HttpMethod;
-	/** moleculer-web alias path under /rest/api, `:name` for parameters. */
+	/** Path under /rest/api, `:name` for parameters (services/api/routes.ts). */
 	path: string;
 	/** Accepted media types; the first is the one answered with. */
 	mediaTypes: string[];

@@ -1,15 +1,10 @@
 /**
- * Moleculer's Metrics middleware updates five metrics on every action call (requests total,
- * active, levels, time, errors), each through the registry: the metric found by name, its
- * labels hashed into a key, the item looked up, the registry told. Measured here (issue 7,
- * docs/performance.md) that cost about 5 µs per update under load, a quarter of the hot
- * lookup's time with METRICS on (the default). The middleware below keeps moleculer's Metrics
- * middleware for everything else (it registers every metric and counts emitted events and
- * transit packets as before) and records the same request and received-event series with the
- * same labels, but finds each series' items once per action (or event) and caller and updates
- * them in place. The received events (the in-process channel's, several per participant write)
- * were measured later: ~5% of a participant add's CPU (docs/performance.md, item 16).
- * test/unit/metrics.spec.ts compares /metrics with moleculer's own middleware.
+ * Moleculer's request and received-event metrics, kept cheap. Moleculer's Metrics middleware
+ * finds each metric by name and hashes its labels on every call; this one keeps moleculer's
+ * middleware for everything else and records the same series with the same labels, but finds
+ * each series once per action (or event) and caller and updates it in place (why:
+ * docs/performance.md "Metrics"). test/unit/metrics.spec.ts compares /metrics with
+ * moleculer's own middleware.
  */
 import { Middlewares, type Context, type ServiceBroker } from "moleculer";
 

@@ -12,9 +12,8 @@
  * A timeout is never tried again: a slow node is not helped by more load.
  *
  * Moleculer's own `retryPolicy` is not used: it also wraps local actions, so an error that
- * a local action passed on from one of its calls would re-run the whole local action (the
- * gateway's moleculer-web `rest` action with a half-read request, or a write that already
- * committed). This middleware retries the remote call itself, and nothing else. Being a user
+ * a local action passed on from one of its calls would re-run the whole local action (a write
+ * that already committed). This middleware retries the remote call itself, and nothing else. Being a user
  * middleware, it sits inside Moleculer's Timeout middleware, so the retries count against
  * the caller's REQUEST_TIMEOUT.
  */
