@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: how close the registry comes to this machine's limit, side by side in one
- * run (issue 7; docs/performance.md). Every figure prints one summary line
+ * run (docs/performance.md). Every figure prints one summary line
  *
  *   name: value unit (ratio x of baseline)   [target …] ok|MISSED
  *
@@ -12,9 +12,10 @@
  *     headers) from memory;
  *   - the registry as `node dist/server.js` on generated data (npm run bench:data's
  *     generator; 10,000 and 100,000 participants, cached under bench/results/data);
- *   - the distributed topology of k8s/ (one process per Deployment, SERVICES as k8s/ sets
- *     them) and the plain two-process one (gateway alone, lookup alone), over the local NATS
- *     and Redis with a namespace of their own, removed afterwards.
+ *   - the hot reads (lookup, authenticated read) with k8s/configmap.yaml's settings, with and
+ *     without RATE_LIMIT, in one process and in the topology of k8s/ (one process per
+ *     Deployment, SERVICES as k8s/ sets them) over the local NATS and Redis with a namespace of
+ *     their own, removed afterwards; /metrics must count every lookup sent.
  * Throughputs are measured in rounds that alternate the baseline and the registry, so both
  * see the same machine; each reports its best round (this machine is shared: a busy round
  * says nothing about the code). Options: --rounds N, --duration S, --only a,b (lookup, auth,
@@ -188,6 +189,8 @@ interface Comparison {
 	subject: LoadResult;
 	/** Server CPU per answered request in the subject's best round (µs), for reading noise. */
 	cpuMicros?: number;
+	/** Requests the subject answered in all rounds together (for the metrics check). */
+	answered: number;
 }
 
 function cpuMillis(pid: number): number {
@@ -199,17 +202,19 @@ function cpuMillis(pid: number): number {
 async function compare(options: Options, baseline: BaselineServer, url: string, paths: string[], headers: Record<string, string>, subjectPid?: number): Promise<Comparison> {
 	let best: Comparison | null = null;
 	let bestBaseline: LoadResult | null = null;
+	let answered = 0;
 	for (let round = 0; round < options.rounds; round++) {
 		const base = await runLoad({ url: baseline.url, connections: 64, duration: options.duration, headers, plan: { kind: "paths", paths } });
 		if (!bestBaseline || base.requestsPerSecond > bestBaseline.requestsPerSecond) bestBaseline = base;
 		const before = subjectPid ? cpuMillis(subjectPid) : 0;
 		const subject = await runLoad({ url, connections: 64, duration: options.duration, headers, plan: { kind: "paths", paths } });
+		answered += subject.total;
 		const cpu = subjectPid ? ((cpuMillis(subjectPid) - before) * 1000) / Math.max(1, subject.total) : undefined;
 		console.log(`    round ${round + 1}: baseline ${Math.round(base.requestsPerSecond)} req/s, registry ${Math.round(subject.requestsPerSecond)} req/s (p50 ${subject.latency.p50} ms, p99 ${subject.latency.p99} ms${cpu ? `, ${cpu.toFixed(0)} µs CPU/request` : ""}; load ${load()})`);
 		if (subject.non2xx > 0 || subject.errors > 0) console.log(`    ! ${subject.non2xx} non-2xx, ${subject.errors} errors: ${JSON.stringify(subject.statusCodes)}`);
-		if (!best || subject.requestsPerSecond > best.subject.requestsPerSecond) best = { baseline: base, subject, cpuMicros: cpu };
+		if (!best || subject.requestsPerSecond > best.subject.requestsPerSecond) best = { baseline: base, subject, cpuMicros: cpu, answered: 0 };
 	}
-	return { ...(best as Comparison), baseline: bestBaseline as LoadResult };
+	return { ...(best as Comparison), baseline: bestBaseline as LoadResult, answered };
 }
 
 /** Every path once (64 connections): the lookup's cache holds every organization afterwards. */
@@ -263,19 +268,6 @@ function k8sTopology(): Record<string, string> {
 	}
 	if (!Object.values(topology).some((services) => services.split(",").includes("api"))) throw new Error("k8s/ has no gateway Deployment (SERVICES with api)");
 	return topology;
-}
-
-/** The same processes, but the hot path crossing NATS: the gateway alone, the lookup alone. */
-function twoProcessTopology(topology: Record<string, string>): Record<string, string> {
-	const plain: Record<string, string> = {};
-	for (const [name, services] of Object.entries(topology)) {
-		const list = services.split(",");
-		if (list.includes("api")) {
-			plain[name] = list.filter((service) => service !== "lookup").join(",");
-		} else plain[name] = services;
-	}
-	if (!Object.values(plain).some((services) => services.split(",").includes("lookup"))) plain["lookup"] = "lookup";
-	return plain;
 }
 
 /** The default configuration; LOG_LEVEL only quiets the start-up lines (no request is logged at info either). */
@@ -334,7 +326,6 @@ async function runOneProcess(options: Options, data: Sizes, work: Workload, want
 	const registry = await startRegistry("one-process", ONE_PROCESS_ENV(data.large));
 	let baseline: BaselineServer | null = null;
 	try {
-		const pid = registry.child.pid as number;
 		const rssStarted = await idleRss(registry, 1000);
 		if (want("memory")) report({ name: `start to ready, ${size} participants`, value: registry.readyMs, unit: "ms", target: "< 5000 ms", pass: registry.readyMs < 5000 });
 		const answer = await capture(registry.url, paths[0], lookupHeaders);
@@ -344,16 +335,14 @@ async function runOneProcess(options: Options, data: Sizes, work: Workload, want
 
 		if (want("lookup")) {
 			await warmEvery(registry.url, paths, lookupHeaders);
-			report(ratioFigure("lookup, one process", await compare(options, baseline, registry.url, paths, lookupHeaders, pid), 0.6, { maxP99: 10 }));
 			const lookup = await latency(options, registry.url, paths, lookupHeaders);
 			report({ name: "lookup latency, one client, 100k", value: lookup.p50, unit: "ms", ratio: baseLatency.p50 / lookup.p50, detail: `p50; p99 ${lookup.p99.toFixed(2)} ms; baseline p50 ${baseLatency.p50.toFixed(3)} ms` });
 		}
 
 		if (want("auth")) {
+			// The held read answers the RSS figure below includes.
 			const readHeaders = { accept: "application/vnd.registry.participants.get.v1+json", authorization: work.sp1Auth };
-			const readPaths = work.readPaths(count);
-			await runLoad({ url: registry.url, connections: 64, duration: 2, headers: readHeaders, plan: { kind: "paths", paths: readPaths } });
-			report(ratioFigure("authenticated read (sp1), one process", await compare(options, baseline, registry.url, readPaths, readHeaders, pid), 0.4));
+			await warmEvery(registry.url, work.readPaths(count), readHeaders);
 		}
 
 		if (want("finds")) {
@@ -436,30 +425,85 @@ async function runGrowth(options: Options, data: Sizes, work: Workload, want: (n
 	}
 }
 
-async function runDistributed(options: Options, data: Sizes, work: Workload): Promise<void> {
+/**
+ * The registry's own settings from k8s/configmap.yaml (issue 15: measure what k8s ships), less
+ * the addresses and paths the bench sets itself, with RATE_LIMIT high enough that the bench's
+ * one client address is never refused (it still runs every request through the limit), or unset.
+ */
+function configMapEnv(rateLimited: boolean): Record<string, string> {
+	const file = path.join(ROOT, "k8s", "configmap.yaml");
+	const doc = parseAllDocuments(fs.readFileSync(file, "utf8"))[0].toJS() as { data: Record<string, string> };
+	const env = { ...doc.data };
+	for (const name of ["TRANSPORTER", "CACHER", "NAMESPACE", "DATA_DIR", "MONGO_URI"]) delete env[name];
+	env.RATE_LIMIT = rateLimited ? "1000000000" : "";
+	return env;
+}
+
+/** Sum of moleculer_request_total samples of one action in a process's /metrics. */
+async function requestsCounted(url: string, action: string): Promise<number> {
+	const text = await (await fetch(`${url}/metrics`)).text();
+	let total = 0;
+	for (const entry of text.split("\n")) if (entry.startsWith("moleculer_request_total{") && entry.includes(`action="${action}"`)) total += Number(entry.slice(entry.lastIndexOf(" ") + 1));
+	return total;
+}
+
+/** A comparison whose every request must also be counted in the gateway's request metrics (within 1%). */
+async function countedComparison(options: Options, baseline: BaselineServer, gateway: RegistryProcess, action: string, paths: string[], headers: Record<string, string>): Promise<{ comparison: Comparison; counted: number }> {
+	const before = await requestsCounted(gateway.url, action);
+	const comparison = await compare(options, baseline, gateway.url, paths, headers, gateway.child.pid);
+	const counted = (await requestsCounted(gateway.url, action)) - before;
+	return { comparison, counted };
+}
+
+function metricsFigure(name: string, action: string, answered: number, counted: number): Figure {
+	const gap = Math.abs(counted - answered) / Math.max(1, answered);
+	return { name, value: gap * 100, unit: "%", target: "≤ 1 %", pass: gap <= 0.01, detail: `${answered.toLocaleString("en-US")} requests answered, ${counted.toLocaleString("en-US")} counted in moleculer_request_total{action="${action}"}` };
+}
+
+/**
+ * The two hot reads (the anonymous lookup and a service provider's read of its participant),
+ * each against the bare node:http baseline, with the ConfigMap's settings (METRICS on), with and
+ * without RATE_LIMIT, in one process and in the k8s topology (one process per Deployment, over
+ * the local NATS and Redis). Every request takes the gateway's one pipeline; /metrics must count
+ * every lookup the bench sent.
+ */
+async function runHotReads(options: Options, data: Sizes, work: Workload, want: (name: string) => boolean): Promise<void> {
 	const lookupHeaders = { accept: LOOKUP_ACCEPT };
-	if (!(await reachable(NATS_URL)) || !(await reachable(REDIS_URL))) {
-		note(`distributed: NATS (${NATS_URL}) or Redis (${REDIS_URL}) is not reachable`);
-		report({ name: "lookup, distributed (k8s topology)", value: 0, unit: "req/s", target: "≥ 0.35x", pass: false, detail: "not measured: NATS or Redis unreachable" });
-		return;
-	}
+	const readHeaders = { accept: "application/vnd.registry.participants.get.v1+json", authorization: work.sp1Auth };
 	const paths = work.lookupPaths(options.large);
-	const topologies: [string, Record<string, string>, number | undefined][] = [
-		["lookup, distributed (k8s topology)", k8sTopology(), 0.35],
-		["lookup, two processes (gateway → NATS → lookup)", twoProcessTopology(k8sTopology()), undefined],
-	];
+	const readPaths = work.readPaths(options.large);
+	const clusterReachable = (await reachable(NATS_URL)) && (await reachable(REDIS_URL));
+	const setups: { name: string; distributed: boolean; rateLimited: boolean }[] = [];
+	for (const distributed of [false, true]) for (const rateLimited of [true, false]) setups.push({ name: `${distributed ? "k8s topology" : "one process"}, ${rateLimited ? "RATE_LIMIT set" : "no RATE_LIMIT"}`, distributed, rateLimited });
 	let baseline: BaselineServer | null = null;
 	try {
-		for (const [name, topology, target] of topologies) {
-			note(`${name}: ${Object.entries(topology).map(([process, services]) => `${process}=${services}`).join(" ")}`);
-			const cluster = await startCluster(topology, data.large);
+		for (const setup of setups) {
+			if (setup.distributed && !want("distributed")) continue;
+			if (setup.distributed && !clusterReachable) {
+				report({ name: `lookup, ${setup.name}`, value: 0, unit: "req/s", target: "≥ 0.90x", pass: false, detail: `not measured: NATS (${NATS_URL}) or Redis (${REDIS_URL}) unreachable` });
+				continue;
+			}
+			const env = configMapEnv(setup.rateLimited);
+			const topology = setup.distributed ? k8sTopology() : null;
+			note(`hot reads, ${setup.name}, ${options.large.toLocaleString("en-US")} participants${topology ? `: ${Object.entries(topology).map(([name, services]) => `${name}=${services}`).join(" ")}` : ""}`);
+			const cluster = topology ? await startCluster(topology, data.large, env) : null;
+			const single = cluster ? null : await startRegistry("hot-reads", { ...env, DATA_DIR: data.large });
+			const gateway = (cluster?.gateway ?? single) as RegistryProcess;
 			try {
-				if (!baseline) baseline = await startBaseline(await capture(cluster.gateway.url, paths[0], lookupHeaders));
-				await warmEvery(cluster.gateway.url, paths, lookupHeaders);
-				const comparison = await compare(options, baseline, cluster.gateway.url, paths, lookupHeaders, cluster.gateway.child.pid);
-				report(ratioFigure(name, comparison, target));
+				baseline ??= await startBaseline(await capture(gateway.url, paths[0], lookupHeaders));
+				if (want("lookup")) {
+					await warmEvery(gateway.url, paths, lookupHeaders);
+					const { comparison, counted } = await countedComparison(options, baseline, gateway, "lookup.organizationProcesses", paths, lookupHeaders);
+					report(ratioFigure(`lookup, ${setup.name}`, comparison, 0.9, setup.distributed ? undefined : { maxP99: 10 }));
+					report(metricsFigure(`lookups counted in /metrics, ${setup.name}`, "lookup.organizationProcesses", comparison.answered, counted));
+				}
+				if (want("auth")) {
+					await warmEvery(gateway.url, readPaths, readHeaders);
+					const { comparison } = await countedComparison(options, baseline, gateway, "participants.get", readPaths, readHeaders);
+					report(ratioFigure(`authenticated read (sp1), ${setup.name}`, comparison, 0.7));
+				}
 			} finally {
-				await cluster.stop();
+				await (cluster ?? single)?.stop();
 			}
 		}
 	} finally {
@@ -626,9 +670,9 @@ async function main(): Promise<void> {
 		const needs = ["lookup", "auth", "finds", "memory", "distributed", "writes"].some(want);
 		const data: Sizes = needs ? { large: await ensureData(options, options.large), small: await ensureData(options, options.small) } : { large: "", small: "" };
 		if (want("memory")) await runMemoryAndStart(options);
+		if (["lookup", "auth"].some(want)) await runHotReads(options, data, work, want);
 		if (["lookup", "auth", "finds", "memory"].some(want)) await runOneProcess(options, data, work, want);
 		if (["lookup", "finds"].some(want)) await runGrowth(options, data, work, want);
-		if (want("distributed")) await runDistributed(options, data, work);
 		if (want("writes")) await runWrites(options, data, work);
 	}
 

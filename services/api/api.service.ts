@@ -21,7 +21,7 @@ import { LoginThrottle } from "./login-throttle";
 import { operationalAnswers } from "./operational";
 import { RequestPipeline } from "./pipeline";
 import { RateLimiter } from "./rate-limit";
-import { writeError } from "./respond";
+import { requestIdOf, writeError } from "./respond";
 
 interface GatewaySettings {
 	/** The port listened on, known once started (PORT; 0 picks a free port, as tests do). */
@@ -143,7 +143,7 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 			operational,
 			api: (req, res, path) => this.pipeline.handle(req, res, path),
 			failed: (req, res, error) => {
-				if (writeError(req, res, error) >= 500) this.logger.error(`${req.method} ${req.url} failed:`, error);
+				if (writeError(req, res, requestIdOf(req), error) >= 500) this.logger.error(`${req.method} ${req.url} failed:`, error);
 			},
 		});
 		this.settings.port = await this.server.listen(envNumber("PORT"));

@@ -54,17 +54,23 @@ export class Authenticator {
 		private readonly verify: (username: string, password: string) => Promise<Caller | null>,
 	) {}
 
-	/** The caller, or null without credentials; 401 for wrong ones, 429 while the username or address is locked out. */
-	async authenticate(req: IncomingMessage, address: string): Promise<Caller | null> {
+	/**
+	 * The caller, or null without credentials; 401 for wrong ones, 429 while the username or
+	 * address is locked out. Without a promise when nothing must be asked (no credentials, or
+	 * a remembered one).
+	 */
+	authenticate(req: IncomingMessage, address: string): Caller | null | Promise<Caller | null> {
 		const header = req.headers.authorization;
 		if (header === undefined) return null;
 		const key = credentialKey(req, header);
 		const known = this.credentials.get(key);
-		if (known) {
-			const wait = this.throttle.knownWait(known.userDigest, this.throttle.digest(address));
-			if (wait > 0) throw tooManyRequests(wait, "Too many failed logins; try again later");
-			return known.caller;
-		}
+		if (!known) return this.verified(header, key, address);
+		const wait = this.throttle.knownWait(known.userDigest, this.throttle.digest(address));
+		if (wait > 0) throw tooManyRequests(wait, "Too many failed logins; try again later");
+		return known.caller;
+	}
+
+	private async verified(header: string, key: string, address: string): Promise<Caller> {
 		const { username, password } = parseBasic(header);
 		const wait = await this.throttle.retryAfter(username, address);
 		if (wait > 0) throw tooManyRequests(wait, "Too many failed logins; try again later");

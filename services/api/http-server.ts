@@ -1,12 +1,11 @@
 /**
- * The gateway's HTTP server: every answer gets the common no-cache and security headers
- * (spec rule 4) before anything else; health, metrics, the API docs and OPTIONS are answered
- * without credentials (services/api/operational.ts); everything else goes through the request
- * pipeline. It tracks the requests in flight for a graceful stop (`drain`).
+ * The gateway's HTTP server: health, metrics, the API docs and OPTIONS are answered without
+ * credentials (services/api/operational.ts); everything else goes through the request
+ * pipeline. Every answer carries the common no-cache and security headers (spec rule 4),
+ * written by whoever answers. It tracks the requests in flight for a graceful stop (`drain`).
  */
 import http from "node:http";
 import net, { type AddressInfo } from "node:net";
-import { COMMON_HEADERS } from "../../src/contract/response-headers";
 import { answerClientError } from "./client-error";
 
 /** How long nothing must be in flight before a draining server closes its idle keep-alive connections. */
@@ -14,12 +13,10 @@ const DRAIN_QUIET_MS = 250;
 /** Keep-alive connections must outlive a load balancer's idle timeout. */
 const KEEP_ALIVE_MS = 65_000;
 
-const COMMON_HEADER_ENTRIES = Object.entries(COMMON_HEADERS);
-
 export interface RequestHandlers {
 	/** true when answered, false when the request is the API's, a promise when answering takes a while. */
 	operational(req: http.IncomingMessage, res: http.ServerResponse, path: string): boolean | Promise<void>;
-	api(req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void>;
+	api(req: http.IncomingMessage, res: http.ServerResponse, path: string): void | Promise<void>;
 	/** A failure no handler turned into an answer. */
 	failed(req: http.IncomingMessage, res: http.ServerResponse, error: unknown): void;
 }
@@ -36,7 +33,6 @@ export class GatewayServer {
 			res.once("close", () => this.inFlight.delete(res));
 			// A request that still reaches a draining gateway (an open keep-alive connection) is answered, and its connection closed.
 			if (this.draining) res.setHeader("Connection", "close");
-			for (const [name, value] of COMMON_HEADER_ENTRIES) res.setHeader(name, value);
 			const url = req.url ?? "/";
 			const question = url.indexOf("?");
 			const path = question === -1 ? url : url.slice(0, question);

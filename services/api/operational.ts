@@ -1,12 +1,14 @@
 /**
  * What the gateway answers without credentials and outside the operations table: OPTIONS
  * (a path's methods, RFC 9110), health and metrics (src/platform/operational-server.ts), the
- * interactive API docs and the OpenAPI document (decisions §1, docs/client-guide.md).
+ * interactive API docs and the OpenAPI document (decisions §1, docs/client-guide.md). Each
+ * answer here sets the common headers itself; the pipeline writes its own.
  */
 import type http from "node:http";
 import type { ServiceBroker } from "moleculer";
 import { openApiDocument } from "../../src/contract/openapi";
 import { API_BASE } from "../../src/contract/operations";
+import { setCommonHeaders } from "../../src/contract/response-headers";
 import { prometheusFormatter } from "../../src/platform/metrics";
 import { answerOperational } from "../../src/platform/operational-server";
 import { serveApiDocs } from "./api-docs";
@@ -21,6 +23,7 @@ export function operationalAnswers(broker: ServiceBroker, registryVersion: strin
 		if (req.method === "OPTIONS") {
 			const allowed = methodsOf(path);
 			if (allowed.length === 0) return false;
+			setCommonHeaders(res);
 			res.setHeader("Allow", [...allowed, "OPTIONS"].join(", "));
 			res.statusCode = 204;
 			res.end();
@@ -29,8 +32,10 @@ export function operationalAnswers(broker: ServiceBroker, registryVersion: strin
 		const answered = answerOperational(broker, prometheus, req, res, path);
 		if (answered !== false) return answered;
 		if (req.method !== "GET" && req.method !== "HEAD") return false;
+		if (path === "/docs" || path.startsWith("/docs/")) setCommonHeaders(res);
 		if (serveApiDocs(req, res, path)) return true;
 		if (path === `${API_BASE}/openapi.json`) {
+			setCommonHeaders(res);
 			openApiText ??= JSON.stringify(openApiDocument(registryVersion));
 			res.statusCode = 200;
 			res.setHeader("Content-Type", "application/json;charset=UTF-8");

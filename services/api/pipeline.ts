@@ -19,7 +19,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ServiceBroker, Span } from "moleculer";
 import { NotFound, RegistryError } from "../../src/contract/errors";
 import type { Caller } from "../../src/contract/model";
-import { checkContentType, responseMediaType, selectByAccept, selectByPathForm } from "../../src/contract/negotiation";
+import { checkContentType, responseMediaType, selectByAccept, selectByPathForm, type OperationGroup } from "../../src/contract/negotiation";
 import type { Operation } from "../../src/contract/operations";
 import { countHeldAnswer } from "../../src/platform/metrics-middleware";
 import { BEHIND_NOTICES_META, HEARD_NOTICES_META, noticesOf } from "../../src/platform/notices";
@@ -54,40 +54,40 @@ interface Admitted {
 export class RequestPipeline {
 	constructor(private readonly parts: PipelineParts) {}
 
-	/** Answers one request; never throws (every failure is an answer in the error shape). */
-	async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+	/**
+	 * Answers one request; never throws (every failure is an answer in the error shape). It runs
+	 * synchronously as long as no step has to wait (an anonymous caller or a remembered
+	 * credential, a held answer): a promise per step cost more than the steps themselves.
+	 */
+	handle(req: IncomingMessage, res: ServerResponse, path: string): void | Promise<void> {
 		const started = process.hrtime.bigint();
 		const requestId = requestIdOf(req);
-		res.setHeader("X-Request-ID", requestId);
 		const span = this.parts.broker.isTracingEnabled() ? this.parts.broker.tracer.startSpan(`${req.method} ${path}`, { tags: { method: req.method, path }, traceID: requestId } as never) : null;
-		let admitted: Admitted | null = null;
-		let validated: unknown;
 		try {
-			admitted = await this.admit(req, path);
-			const slot = this.parts.held.slotOf(admitted.operation, admitted.caller, admitted.pathValues);
-			const held = slot && this.parts.held.get(slot);
-			if (held) return this.answerHeld(req, res, admitted, held, started, span);
-			const params = await bindParams(req, res, admitted.operation, admitted.pathValues);
-			validated = params;
-			await this.call(req, res, admitted, params, slot, span);
+			const admitted = this.admit(req, path);
+			if (!(admitted instanceof Promise)) return this.serve(req, res, requestId, admitted, started, span);
+			return admitted.then(
+				(found) => this.serve(req, res, requestId, found, started, span),
+				(error) => this.fail(req, res, requestId, error, null, undefined, span),
+			);
 		} catch (error) {
-			const status = writeError(req, res, error, admitted?.operation.body?.objectName, validated);
-			if (status >= 500) this.parts.onServerError(req, error);
-			span?.setError(error as Error);
-		} finally {
-			span?.finish();
+			return this.fail(req, res, requestId, error, null, undefined, span);
 		}
 	}
 
 	/** match → identify → admit → negotiate → authorize → limit. */
-	private async admit(req: IncomingMessage, path: string): Promise<Admitted> {
+	private admit(req: IncomingMessage, path: string): Admitted | Promise<Admitted> {
 		const method = req.method ?? "GET";
 		const route = matchRoute(method, path);
 		if (!route) throw new RegistryError(404, "NotFoundException", `No endpoint ${method} ${path}`);
 		if ("allowed" in route) throw methodNotAllowed(method, route.allowed);
 		const address = this.parts.clientAddress(req);
-		const caller = await this.parts.authenticator.authenticate(req, address);
-		const { group, pathValues } = route;
+		const caller = this.parts.authenticator.authenticate(req, address);
+		if (caller instanceof Promise) return caller.then((found) => this.authorized(req, route.group, route.pathValues, address, found));
+		return this.authorized(req, route.group, route.pathValues, address, caller);
+	}
+
+	private authorized(req: IncomingMessage, group: OperationGroup, pathValues: Record<string, string>, address: string, caller: Caller | null): Admitted {
 		if (!caller && group.operations.every((operation) => !operation.roles.includes("ANONYMOUS"))) throw unauthorized("Full authentication is required to access this resource");
 		const operation = selectByAccept(selectByPathForm(group.operations, pathValues), req.headers.accept);
 		if (operation.body) checkContentType(operation, req.headers["content-type"]);
@@ -100,11 +100,43 @@ export class RequestPipeline {
 		return { operation, caller, pathValues, mediaType: responseMediaType(operation, req.headers.accept) };
 	}
 
+	/** held, or bind → call. */
+	private serve(req: IncomingMessage, res: ServerResponse, requestId: string, admitted: Admitted, started: bigint, span: Span | null): void | Promise<void> {
+		const slot = this.parts.held.slotOf(admitted.operation, admitted.caller, admitted.pathValues);
+		const held = slot && this.parts.held.get(slot);
+		if (!held) return this.bindAndCall(req, res, requestId, admitted, slot, span);
+		try {
+			this.answerHeld(req, res, requestId, admitted, held, started, span);
+			span?.finish();
+		} catch (error) {
+			this.fail(req, res, requestId, error, admitted, undefined, span);
+		}
+	}
+
+	private async bindAndCall(req: IncomingMessage, res: ServerResponse, requestId: string, admitted: Admitted, slot: HoldSlot | null, span: Span | null): Promise<void> {
+		let validated: unknown;
+		try {
+			const params = await bindParams(req, res, admitted.operation, admitted.pathValues);
+			validated = params;
+			await this.call(req, res, requestId, admitted, params, slot, span);
+			span?.finish();
+		} catch (error) {
+			this.fail(req, res, requestId, error, admitted, validated, span);
+		}
+	}
+
+	private fail(req: IncomingMessage, res: ServerResponse, requestId: string, error: unknown, admitted: Admitted | null, validated: unknown, span: Span | null): void {
+		const status = writeError(req, res, requestId, error, admitted?.operation.body?.objectName, validated);
+		if (status >= 500) this.parts.onServerError(req, error);
+		span?.setError(error as Error);
+		span?.finish();
+	}
+
 	/** A held answer (or held 404), written and counted as a request of the action. */
-	private answerHeld(req: IncomingMessage, res: ServerResponse, admitted: Admitted, held: HeldAnswer, started: bigint, span: Span | null): void {
+	private answerHeld(req: IncomingMessage, res: ServerResponse, requestId: string, admitted: Admitted, held: HeldAnswer, started: bigint, span: Span | null): void {
 		const { operation } = admitted;
-		if ("notFound" in held) writeError(req, res, NotFound.organization(admitted.pathValues.qualifiedIdentifier));
-		else writeAnswer(req, res, operation, admitted.mediaType, true, held.parts);
+		if ("notFound" in held) writeError(req, res, requestId, NotFound.organization(admitted.pathValues.qualifiedIdentifier));
+		else writeAnswer(req, res, requestId, operation, admitted.mediaType, true, held.parts);
 		const milliseconds = Number(process.hrtime.bigint() - started) / 1e6;
 		const service = operation.action.slice(0, operation.action.indexOf("."));
 		countHeldAnswer(this.parts.broker, service, operation.action, CALLER, this.parts.broker.getLocalService(service) ? "local" : "remote", milliseconds);
@@ -112,7 +144,7 @@ export class RequestPipeline {
 	}
 
 	/** bind → the action → the answer, held when its slot says so and no notice about it came meanwhile. */
-	private async call(req: IncomingMessage, res: ServerResponse, admitted: Admitted, params: Record<string, unknown>, slot: HoldSlot | null, span: Span | null): Promise<void> {
+	private async call(req: IncomingMessage, res: ServerResponse, requestId: string, admitted: Admitted, params: Record<string, unknown>, slot: HoldSlot | null, span: Span | null): Promise<void> {
 		const { broker, held } = this.parts;
 		const { operation, caller } = admitted;
 		const meta: Record<string, unknown> = { user: caller };
@@ -121,14 +153,14 @@ export class RequestPipeline {
 		if (holding) meta[HEARD_NOTICES_META] = noticesOf(broker).heard;
 		let answer: unknown;
 		try {
-			answer = await broker.call(operation.action, params, { meta, caller: CALLER, requestID: res.getHeader("X-Request-ID") as string, ...(span ? { parentSpan: span } : {}) } as never);
+			answer = await broker.call(operation.action, params, { meta, caller: CALLER, requestID: requestId, ...(span ? { parentSpan: span } : {}) } as never);
 		} catch (error) {
 			if (holding) held.settle(slot, token, slot.holdsNotFound && isNotFound(error) && !meta[BEHIND_NOTICES_META] ? { notFound: true } : null);
 			throw error;
 		}
 		const parts = answer === null || answer === undefined || operation.status === 204 ? null : answerParts(answer, holding);
 		if (holding) held.settle(slot, token, parts && !meta[BEHIND_NOTICES_META] ? { parts } : null);
-		writeAnswer(req, res, operation, admitted.mediaType, answer, parts);
+		writeAnswer(req, res, requestId, operation, admitted.mediaType, answer, parts);
 	}
 }
 

@@ -29,7 +29,19 @@ function compile(group: OperationGroup): Route {
 	return { group, pattern: new RegExp(`^${source}$`, "i"), names };
 }
 
-const ROUTES: Route[] = groupOperations(OPERATIONS).map(compile);
+/** Routes by the first segment after the API base (lower-cased): a request is matched against a few, not all. */
+const ROUTES = new Map<string, Route[]>();
+for (const route of groupOperations(OPERATIONS).map(compile)) {
+	const segment = route.group.path.split("/")[1].toLowerCase();
+	ROUTES.set(segment, [...(ROUTES.get(segment) ?? []), route]);
+}
+const BASE = API_BASE.toLowerCase();
+
+function candidates(path: string): Route[] {
+	if (path.length <= BASE.length || path[BASE.length] !== "/" || path.slice(0, BASE.length).toLowerCase() !== BASE) return [];
+	const end = path.indexOf("/", BASE.length + 1);
+	return ROUTES.get(path.slice(BASE.length + 1, end === -1 ? undefined : end).toLowerCase()) ?? [];
+}
 
 function decode(value: string): string {
 	try {
@@ -43,7 +55,7 @@ function decode(value: string): string {
 export function matchRoute(method: string, rawPath: string): RouteMatch | null {
 	const path = rawPath.length > 1 && rawPath.endsWith("/") ? rawPath.slice(0, -1) : rawPath;
 	let allowed: string[] | null = null;
-	for (const route of ROUTES) {
+	for (const route of candidates(path)) {
 		const found = route.pattern.exec(path);
 		if (!found) continue;
 		if (route.group.method !== method) {

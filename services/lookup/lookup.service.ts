@@ -10,7 +10,7 @@
  * has it, also for a change it had applied before: every gateway and lookup node drops what it
  * holds for that organization (docs/internals.md "Notices").
  */
-import type { Context, Service, ServiceSchema } from "moleculer";
+import { Cachers, type Context, type Service, type ServiceSchema } from "moleculer";
 import { DbMixin } from "../../mixins/db.mixin";
 import { NotFound, TypeMismatch } from "../../src/contract/errors";
 import { parseParticipantIdentifier } from "../../src/contract/identifiers";
@@ -235,7 +235,8 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 			(error) => this.logger.error("lookup: reloading the catalog failed (tried again in a second); answers keep the previous copy meanwhile:", String(error)),
 		);
 		this.shared = new SharedAnswers(
-			() => this.broker.cacher,
+			// Only a cacher other processes read: in one process the gateway holds every answer already.
+			() => (this.broker.cacher instanceof Cachers.Memory ? null : this.broker.cacher),
 			this.settings.sharedAnswerTtl,
 			(error) => this.logger.warn("lookup: the shared cacher is unavailable:", String(error)),
 		);

@@ -1,5 +1,6 @@
 /**
- * Finished lookup answers shared by every lookup node through the cacher (Redis in a cluster),
+ * Finished lookup answers shared by every lookup node through the cacher (Redis in a cluster;
+ * none in one process, where the gateway holds every answer),
  * each with the read-model version and the catalog copy it was built from. A node takes one
  * only when it was built from its own catalog copy and is not older than the newest version the
  * node has heard of (a notice) or read, for as long as a shared answer lives: a node that read

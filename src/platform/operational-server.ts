@@ -8,11 +8,12 @@ import http from "node:http";
 import type { ServiceBroker } from "moleculer";
 import { readiness } from "./health";
 import { prometheusFormatter } from "./metrics";
-import { COMMON_HEADERS } from "../contract/response-headers";
+import { setCommonHeaders } from "../contract/response-headers";
 
 const JSON_TYPE = "application/json;charset=UTF-8";
 
 function send(res: http.ServerResponse, status: number, type: string, body: string): void {
+	setCommonHeaders(res);
 	res.statusCode = status;
 	res.setHeader("Content-Type", type);
 	res.setHeader("Content-Length", Buffer.byteLength(body));
@@ -45,7 +46,6 @@ export function answerOperational(broker: ServiceBroker, prometheus: (() => stri
 export function startOperationalServer(broker: ServiceBroker, port: number): Promise<http.Server> {
 	const prometheus = prometheusFormatter(broker);
 	const server = http.createServer((req, res) => {
-		for (const [name, value] of Object.entries(COMMON_HEADERS)) res.setHeader(name, value);
 		const path = (req.url ?? "").split("?")[0];
 		if (answerOperational(broker, prometheus, req, res, path) === false) send(res, 404, JSON_TYPE, JSON.stringify({ status: 404, error: "Not Found", path }));
 	});
