@@ -6,13 +6,8 @@
 import type { BrokerOptions } from "moleculer";
 import { ResilientRedisCacher, redisClientOptions } from "./src/platform/resilient-cacher";
 import { retryReadsMiddleware } from "./src/platform/retry-policy";
+import { SHUTDOWN_TIMEOUT_MS } from "./src/config/runtime";
 import { env, envNumber } from "./src/config/settings";
-
-/**
- * How long a stopping process waits for the requests it took: the gateway's HTTP drain
- * (services/api/api.service.ts) and Moleculer's request tracking each wait at most this long.
- */
-export const SHUTDOWN_TIMEOUT_MS = 10000;
 
 export function brokerOptions(source: NodeJS.ProcessEnv = process.env): BrokerOptions {
 	const transporter = env("TRANSPORTER", source);

@@ -4,7 +4,7 @@
  * TRANSPORTER / CACHER / MONGO_URI / SERVICES select the distributed mode (docs/operations.md).
  */
 import path from "node:path";
-import { SHUTDOWN_TIMEOUT_MS } from "./moleculer.config";
+import { SHUTDOWN_TIMEOUT_MS } from "./src/config/runtime";
 import { createRegistryBroker } from "./services";
 import { markStartup } from "./src/platform/health";
 import { startOperationalServer } from "./src/platform/operational-server";

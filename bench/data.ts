@@ -102,6 +102,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error) => {
-	console.error("bench:data failed:", error instanceof Error ? error.stack ?? error.message : error);
+	console.error("bench:data failed:", error instanceof Error ? (error.stack ?? error.message) : error);
 	process.exit(1);
 });

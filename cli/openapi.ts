@@ -4,12 +4,12 @@
  * to stdout. `npm run client:generate` uses it to regenerate the typed client (client/).
  */
 import fs from "node:fs";
-import packageJson from "../package.json";
+import { REGISTRY_VERSION } from "../src/config/runtime";
 import { openApiDocument } from "../src/contract/openapi";
 
 /** The document as the client generator reads it: stable, two-space indented, ending in a newline. */
 export function openApiText(): string {
-	return `${JSON.stringify(openApiDocument(packageJson.version), null, 2)}\n`;
+	return `${JSON.stringify(openApiDocument(REGISTRY_VERSION), null, 2)}\n`;
 }
 
 if (require.main === module) {

@@ -22,7 +22,7 @@ import { ACCOUNT_ROLES, parseSeed } from "../src/exchange/seed-file";
 import type { SeedCounts } from "../src/exchange/upserts";
 import { joinsCluster, withRegistry } from "./registry/connect";
 import { CliFailure, describeError, EXIT, PROCESS_IO, table, UsageError, writeLine, type CliIO } from "./registry/io";
-import { batchSize, exportRegistry, importRegistry, NO_PROGRESS, type Progress } from "./registry/ndjson";
+import { batchSize, exportRegistry, importRegistry, type Progress } from "./registry/ndjson";
 import { readNewPassword } from "./registry/password";
 
 /** The services that own seed sections, and the lookup whose read model follows participants. */
@@ -90,7 +90,10 @@ async function addAccount(io: CliIO, username: string, options: { role: string; 
 			...(options.accessPointProvider ? { accessPointProvider: options.accessPointProvider } : {}),
 		}),
 	);
-	writeLine(io.stderr, `account ${summary.username} added (${summary.role}${summary.serviceProvider ? `, service provider ${summary.serviceProvider}` : ""}${summary.accessPointProvider ? `, access point provider ${summary.accessPointProvider}` : ""})`);
+	writeLine(
+		io.stderr,
+		`account ${summary.username} added (${summary.role}${summary.serviceProvider ? `, service provider ${summary.serviceProvider}` : ""}${summary.accessPointProvider ? `, access point provider ${summary.accessPointProvider}` : ""})`,
+	);
 }
 
 async function disableAccount(io: CliIO, username: string): Promise<void> {
@@ -194,7 +197,11 @@ async function listAccessPointProviders(io: CliIO, options: { json?: boolean }):
 async function seed(io: CliIO, file: string): Promise<void> {
 	readableFile(file);
 	const parsed = parseSeed(fs.readFileSync(file, "utf8"));
-	if (parsed.reasons.length) throw new CliFailure(`${file} refused, nothing changed`, parsed.reasons.map((reason) => `${reason.path || "(file)"}: ${reason.message}`));
+	if (parsed.reasons.length)
+		throw new CliFailure(
+			`${file} refused, nothing changed`,
+			parsed.reasons.map((reason) => `${reason.path || "(file)"}: ${reason.message}`),
+		);
 	const progress = progressBar(io, "seed");
 	const result = await withRegistry(io, { needs: SEED_OWNERS, alsoOffline: ["lookup"] }, async (broker) => {
 		try {
@@ -244,9 +251,7 @@ async function exportCommand(io: CliIO, options: { out?: string }): Promise<void
 
 async function importCommand(io: CliIO, file: string): Promise<void> {
 	readableFile(file);
-	const outcome = await withRegistry(io, { needs: SEED_OWNERS, alsoOffline: ["lookup"] }, (broker) =>
-		importRegistry(broker, file, io, progressBar(io, "import"), batchSize(joinsCluster(io))),
-	);
+	const outcome = await withRegistry(io, { needs: SEED_OWNERS, alsoOffline: ["lookup"] }, (broker) => importRegistry(broker, file, io, progressBar(io, "import"), batchSize(joinsCluster(io))));
 	writeLine(io.stderr, `${file} imported (${outcome.records} record(s)):`);
 	for (const [type, counts] of Object.entries(outcome.counts)) writeLine(io.stderr, describeCounts(type, counts));
 	if (outcome.disabledAccounts) writeLine(io.stderr, `  ${outcome.disabledAccounts} account(s) disabled as in the file`);

@@ -52,6 +52,7 @@ export const MAX_PARTICIPANTS = 1_900_000;
 
 // ---- word lists ------------------------------------------------------------------------
 
+// prettier-ignore
 const STEMS = [
 	"Nord", "Sør", "Øst", "Vest", "Fjell", "Fjord", "Hav", "Skog", "Dal", "Vik", "Nes", "Berg", "Sol", "Lys", "Is", "Storm",
 	"Vind", "Elv", "Bre", "Tind", "Ås", "Lund", "Myr", "Strand", "Holm", "Øy", "Li", "Mo", "Stein", "Furu", "Bjørk", "Gran",
@@ -59,10 +60,12 @@ const STEMS = [
 	"Polar", "Morgen", "Kveld", "Vår", "Sommer", "Høst", "Vinter", "Kvit", "Blå", "Grønn", "Gull", "Sølv", "Kobber", "Jern",
 	"Rose", "Eike", "Ask", "Hassel", "Lønne", "Rogn", "Brink",
 ];
+// prettier-ignore
 const ENDINGS = [
 	"vik", "nes", "dal", "berg", "heim", "lund", "haug", "stad", "vind", "lys", "bakken", "moen", "åsen", "fjord", "holmen",
 	"øy", "strand", "li", "land", "voll", "hagen", "sund", "tun", "kollen", "tind",
 ];
+// prettier-ignore
 const SURNAMES = [
 	"Hansen", "Johansen", "Olsen", "Larsen", "Andersen", "Pedersen", "Nilsen", "Kristiansen", "Jensen", "Karlsen", "Johnsen",
 	"Pettersen", "Eriksen", "Berg", "Haugen", "Hagen", "Johannessen", "Andreassen", "Jacobsen", "Dahl", "Jørgensen",
@@ -74,6 +77,7 @@ const SURNAMES = [
 	"Ellingsen", "Thorsen", "Edvardsen", "Birkeland", "Isaksen", "Gulbrandsen", "Ruud", "Aasen", "Strøm", "Myklebust",
 	"Tangen", "Ødegård", "Eliassen", "Helland", "Bøe", "Aune", "Mikkelsen", "Tveit", "Brekke", "Abrahamsen", "Madsen",
 ];
+// prettier-ignore
 const TRADES = [
 	"Regnskap", "Bygg", "Transport", "Eiendom", "Consulting", "Elektro", "Rør", "Maskin", "Handel", "Data", "Invest", "Sjømat",
 	"Fisk", "Trelast", "Revisjon", "Arkitekter", "Entreprenør", "Tannlegesenter", "Legesenter", "Bilverksted", "Bakeri",
@@ -83,6 +87,7 @@ const TRADES = [
 	"Eiendomsmegling", "Utleie", "Renhold", "Sikkerhet", "Trafikkskole", "Flyttebyrå", "Kompetanse", "Holding", "Frisør",
 ];
 const FORMS = ["AS", "AS", "AS", "AS", "AS", "AS", "AS", "AS", "ASA", "SA"];
+// prettier-ignore
 const FIRST_NAMES = [
 	"Ingrid", "Per", "Kari", "Ola", "Anne", "Lars", "Marit", "Knut", "Silje", "Jon", "Hilde", "Bjørn", "Nina", "Erik", "Liv", "Tor",
 	"Camilla", "Ole", "Ida", "Magnus", "Emma", "Jonas", "Nora", "Henrik", "Sofie", "Martin", "Ingvild", "Håkon", "Astrid",
@@ -158,7 +163,7 @@ export interface Generator {
 
 export function eligibleProcesses(seed: SeedFile): string[] {
 	return seed.processes
-		.filter((process) => process.visible !== false && process.restricted !== true && !(process.dependencies?.length) && !(process.requiredICDs?.length))
+		.filter((process) => process.visible !== false && process.restricted !== true && !process.dependencies?.length && !process.requiredICDs?.length)
 		.map((process) => process.identifier.toLowerCase());
 }
 

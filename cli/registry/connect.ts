@@ -52,11 +52,7 @@ export async function withRegistry<T>(io: CliIO, access: RegistryAccess, work: (
 	const where = join ? `the cluster at TRANSPORTER (NAMESPACE ${env("NAMESPACE", io.env) || "(none)"})` : "the local store";
 	try {
 		await withTimeout(broker.start(), JOIN_TIMEOUT_MS, `cannot start against ${where}`);
-		await withTimeout(
-			broker.waitForServices(access.needs, JOIN_TIMEOUT_MS),
-			JOIN_TIMEOUT_MS + 1000,
-			`${where} has no running ${access.needs.join(", ")} service(s)`,
-		).catch((error) => {
+		await withTimeout(broker.waitForServices(access.needs, JOIN_TIMEOUT_MS), JOIN_TIMEOUT_MS + 1000, `${where} has no running ${access.needs.join(", ")} service(s)`).catch((error) => {
 			if (error instanceof CliFailure) throw error;
 			throw new CliFailure(`${where} has no running ${access.needs.join(", ")} service(s)`);
 		});

@@ -76,5 +76,12 @@ export function writeLine(stream: Writable, line = ""): void {
 /** Rows as aligned columns (the first row is the header). */
 export function table(rows: string[][]): string {
 	const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length)));
-	return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]))).join("  ").trimEnd()).join("\n");
+	return rows
+		.map((row) =>
+			row
+				.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column])))
+				.join("  ")
+				.trimEnd(),
+		)
+		.join("\n");
 }

@@ -63,8 +63,7 @@ export function batchSize(joined: boolean): number {
 // Export
 
 export async function exportRegistry(broker: ServiceBroker, out: Writable, progress: Progress, pageSize: number): Promise<Record<RecordType, number>> {
-	const page = (request: ExportPageRequest) =>
-		broker.call<ExportPage, ExportPageRequest>(`${RECORD_OWNERS[request.type]}.exportRecords`, request, { timeout: CALL_TIMEOUT_MS });
+	const page = (request: ExportPageRequest) => broker.call<ExportPage, ExportPageRequest>(`${RECORD_OWNERS[request.type]}.exportRecords`, request, { timeout: CALL_TIMEOUT_MS });
 	const totals = await Promise.all(RECORD_TYPES.map(async (type) => (await page({ type, limit: 1 })).total ?? 0));
 	progress.start(totals.reduce((sum, total) => sum + total, 0));
 	const counts = Object.fromEntries(RECORD_TYPES.map((type) => [type, 0])) as Record<RecordType, number>;

@@ -174,10 +174,7 @@ const AccessPointsServiceSchema: ServiceSchema = {
 			params: { pageRequest: PAGE_REQUEST },
 			async handler(this: AccessPointsService, ctx: AccessPointsContext<{ pageRequest: PageRequest }>): Promise<Page<AccessPoint>> {
 				const { page, size, sort } = ctx.params.pageRequest;
-				const [records, total] = await Promise.all([
-					this.collections.accessPoints.find({ sort, offset: page * size, limit: size }),
-					this.collections.accessPoints.count(),
-				]);
+				const [records, total] = await Promise.all([this.collections.accessPoints.find({ sort, offset: page * size, limit: size }), this.collections.accessPoints.count()]);
 				return pageOf(await this.answers(records), total, ctx.params.pageRequest);
 			},
 		},
@@ -263,13 +260,7 @@ async function insertAudited(
 	}
 }
 
-function upsertWithAudit(
-	caller: Caller | undefined,
-	resource: "accessPoint" | "accessPointProvider",
-	collection: string,
-	before: StoredDoc | null,
-	after: StoredDoc,
-): WriteOp[] {
+function upsertWithAudit(caller: Caller | undefined, resource: "accessPoint" | "accessPointProvider", collection: string, before: StoredDoc | null, after: StoredDoc): WriteOp[] {
 	const audit = auditRecord(caller, { operation: "seed", resource, resourceId: after.identifier, before: before ? { ...before, version: undefined } : null, after });
 	return [{ kind: "upsert", collection, doc: after }, auditWrite(audit)];
 }

@@ -19,14 +19,7 @@ import { Conflict, NotFound, ValidationFailed, type Violation } from "../../src/
 import type { Caller, ServiceProvider } from "../../src/contract/model";
 import { hashPassword, prepareDummyHash, spendVerificationTime, verifyPassword } from "../../src/platform/passwords";
 import { SeedRefused } from "../../src/exchange/seed";
-import {
-	ACCOUNT_ROLES,
-	MIN_PASSWORD_LENGTH,
-	USERNAME_PATTERN,
-	type AccountRole,
-	type AccountSeed,
-	type ServiceProviderSeed,
-} from "../../src/exchange/seed-file";
+import { ACCOUNT_ROLES, MIN_PASSWORD_LENGTH, USERNAME_PATTERN, type AccountRole, type AccountSeed, type ServiceProviderSeed } from "../../src/exchange/seed-file";
 import { accountLinkReasons, referencesOutside, validateSeed } from "../../src/exchange/seed-validation";
 import { planUpserts, type SeedCounts } from "../../src/exchange/upserts";
 import type { Collection, ModelSpec, Store, StoredDoc, WriteOp } from "../../src/store/types";
@@ -153,9 +146,7 @@ function withoutVersion<T extends StoredDoc>(record: T): T {
 
 function audited(caller: Caller | null | undefined, operation: string, resource: AuditRecord["resource"], before: StoredDoc | null, after: StoredDoc | null): WriteOp {
 	const image = (record: StoredDoc | null) => (record ? withoutVersion(record) : null);
-	return auditWrite(
-		auditRecord(caller, { operation, resource, resourceId: (after ?? before)?.identifier ?? "", before: image(before), after: image(after) }),
-	);
+	return auditWrite(auditRecord(caller, { operation, resource, resourceId: (after ?? before)?.identifier ?? "", before: image(before), after: image(after) }));
 }
 
 function violation(field: string, code: string, defaultMessage: string, rejectedValue: unknown): Violation {
@@ -230,7 +221,10 @@ const AccountsServiceSchema: ServiceSchema = {
 				const providerPlan = planUpserts(await this.collections.serviceProviders.getMany(providers.map((record) => record.identifier)), providers);
 				const stored = await Promise.all(sections.accounts.map((account) => this.collections.accounts.findOne({ username: account.username })));
 				const accounts = await Promise.all(sections.accounts.map((account, index) => seedAccountRecord(account, stored[index])));
-				const accountPlan = planUpserts(stored.filter((record): record is AccountRecord => record !== null), accounts);
+				const accountPlan = planUpserts(
+					stored.filter((record): record is AccountRecord => record !== null),
+					accounts,
+				);
 
 				const caller = ctx.meta.user;
 				await this.write(
@@ -244,10 +238,7 @@ const AccountsServiceSchema: ServiceSchema = {
 							audited(caller, "seed", "account", before, after),
 						]),
 					],
-					[
-						...providerPlan.writes.map(({ after }) => ({ serviceProvider: after.identifier })),
-						...accountPlan.writes.map(({ after }) => ({ username: after.username })),
-					],
+					[...providerPlan.writes.map(({ after }) => ({ serviceProvider: after.identifier })), ...accountPlan.writes.map(({ after }) => ({ username: after.username }))],
 				);
 				return { serviceProviders: providerPlan.counts, accounts: accountPlan.counts };
 			},
@@ -278,10 +269,7 @@ const AccountsServiceSchema: ServiceSchema = {
 					disabled: false,
 				};
 				try {
-					await this.write(
-						[{ kind: "insert", collection: ACCOUNT_MODEL.collection, doc: account }, audited(ctx.meta.user, "addAccount", "account", null, account)],
-						[{ username }],
-					);
+					await this.write([{ kind: "insert", collection: ACCOUNT_MODEL.collection, doc: account }, audited(ctx.meta.user, "addAccount", "account", null, account)], [{ username }]);
 				} catch (error) {
 					if ((error as { name?: string }).name === "DuplicateKey") throw new Conflict(`account ${username} already exists`);
 					throw error;
@@ -315,10 +303,7 @@ const AccountsServiceSchema: ServiceSchema = {
 				const provider: ServiceProviderRecord = { identifier: ctx.params.identifier?.toLowerCase() ?? newRecordIdentifier(), title: ctx.params.title };
 				try {
 					await this.write(
-						[
-							{ kind: "insert", collection: SERVICE_PROVIDER_MODEL.collection, doc: provider },
-							audited(ctx.meta.user, "addServiceProvider", "serviceProvider", null, provider),
-						],
+						[{ kind: "insert", collection: SERVICE_PROVIDER_MODEL.collection, doc: provider }, audited(ctx.meta.user, "addServiceProvider", "serviceProvider", null, provider)],
 						[{ serviceProvider: provider.identifier }],
 					);
 				} catch (error) {
@@ -383,10 +368,7 @@ const AccountsServiceSchema: ServiceSchema = {
 
 		async changeAccount(this: AccountsService, ctx: AccountsContext<unknown>, operation: string, before: AccountRecord, after: AccountRecord): Promise<AccountSummary> {
 			await this.write(
-				[
-					{ kind: "replace", collection: ACCOUNT_MODEL.collection, doc: withoutVersion(after), expectedVersion: before.version },
-					audited(ctx.meta.user, operation, "account", before, after),
-				],
+				[{ kind: "replace", collection: ACCOUNT_MODEL.collection, doc: withoutVersion(after), expectedVersion: before.version }, audited(ctx.meta.user, operation, "account", before, after)],
 				[{ username: after.username }],
 			);
 			return summaryOf(after);

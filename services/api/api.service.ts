@@ -6,11 +6,10 @@
  * keep them honest. It holds no business rules.
  */
 import type { Service, ServiceBroker, ServiceSchema } from "moleculer";
-import packageJson from "../../package.json";
+import { REGISTRY_VERSION, SHUTDOWN_TIMEOUT_MS } from "../../src/config/runtime";
 import { envNumber, env } from "../../src/config/settings";
 import type { Caller } from "../../src/contract/model";
 import { NOTICES, NOTICES_RESET, noticesOf } from "../../src/platform/notices";
-import { SHUTDOWN_TIMEOUT_MS } from "../../moleculer.config";
 import { Authenticator, type VerifiedCredential } from "./authenticate";
 import { clientAddress, trustedProxies } from "./client-address";
 import { MemoryCounters, RedisCounters, type Counters } from "./counters";
@@ -100,9 +99,7 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 	created(this: GatewayThis) {
 		const redis = redisOf(this.broker);
 		const namespace = env("NAMESPACE") || "default";
-		const counters: Counters = redis
-			? new RedisCounters(redis, `registry-${namespace}-counters:`, (error) => this.logger.warn("counter store unavailable:", String(error)))
-			: new MemoryCounters();
+		const counters: Counters = redis ? new RedisCounters(redis, `registry-${namespace}-counters:`, (error) => this.logger.warn("counter store unavailable:", String(error))) : new MemoryCounters();
 		this.credentials = new CredentialCache<VerifiedCredential>(() => envNumber("AUTH_CACHE_SECONDS") * 1000);
 		this.throttle = new LoginThrottle(
 			counters,
@@ -113,7 +110,10 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 				lockoutSeconds: envNumber("AUTH_LOCKOUT_SECONDS"),
 				maxLockoutSeconds: envNumber("AUTH_MAX_LOCKOUT_SECONDS"),
 			},
-			(key, seconds) => void noticesOf(this.broker).publish(NOTICES.loginLocked, { key, seconds }).catch(() => undefined),
+			(key, seconds) =>
+				void noticesOf(this.broker)
+					.publish(NOTICES.loginLocked, { key, seconds })
+					.catch(() => undefined),
 		);
 		this.rateLimiter = new RateLimiter({
 			perMinute: Number(env("RATE_LIMIT")) || 0,
@@ -138,7 +138,7 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 	},
 
 	async started(this: GatewayThis) {
-		const operational = operationalAnswers(this.broker, packageJson.version);
+		const operational = operationalAnswers(this.broker, REGISTRY_VERSION);
 		this.server = new GatewayServer({
 			operational,
 			api: (req, res, path) => this.pipeline.handle(req, res, path),

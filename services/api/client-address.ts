@@ -13,7 +13,10 @@ function normalize(address: string): string {
 }
 
 export function trustedProxies(setting: string): TrustedProxies {
-	const entries = setting.split(",").map((entry) => entry.trim()).filter(Boolean);
+	const entries = setting
+		.split(",")
+		.map((entry) => entry.trim())
+		.filter(Boolean);
 	if (entries.length === 0) return () => false;
 	const list = new net.BlockList();
 	for (const entry of entries) {
@@ -33,7 +36,10 @@ export function trustedProxies(setting: string): TrustedProxies {
 export function clientAddress(peer: string | undefined, forwardedFor: string | string[] | undefined, trusted: TrustedProxies): string {
 	const socketPeer = normalize(peer ?? "unknown");
 	if (!trusted(socketPeer) || typeof forwardedFor !== "string") return socketPeer;
-	const hops = forwardedFor.split(",").map((hop) => normalize(hop.trim())).filter(Boolean);
+	const hops = forwardedFor
+		.split(",")
+		.map((hop) => normalize(hop.trim()))
+		.filter(Boolean);
 	for (let index = hops.length - 1; index >= 0; index--) {
 		if (!trusted(hops[index])) return hops[index];
 	}

@@ -35,8 +35,6 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
 		"Content-Length": String(Buffer.byteLength(payload)),
 		Connection: "close",
 	};
-	const head = [`HTTP/1.1 ${status} ${body.error}`]
-		.concat(Object.entries(headers).map(([name, value]) => `${name}: ${value}`))
-		.join("\r\n");
+	const head = [`HTTP/1.1 ${status} ${body.error}`].concat(Object.entries(headers).map(([name, value]) => `${name}: ${value}`)).join("\r\n");
 	socket.end(`${head}\r\n\r\n${payload}`);
 }

@@ -19,9 +19,7 @@ export function byIdentifier<T extends { identifier: string }>(records: T[]): Ma
 
 /** Records in the order of `identifiers`; unknown ones (deleted meanwhile) are left out. */
 function pick<T extends { identifier: string; visible?: boolean }>(identifiers: string[], records: Map<string, T>, seesHidden: boolean): T[] {
-	return identifiers
-		.map((identifier) => records.get(identifier))
-		.filter((record): record is T => record !== undefined && (seesHidden || record.visible !== false));
+	return identifiers.map((identifier) => records.get(identifier)).filter((record): record is T => record !== undefined && (seesHidden || record.visible !== false));
 }
 
 export function processSummary(record: ProcessRecord): ProcessSummary {

@@ -228,7 +228,12 @@ const CatalogServiceSchema: ServiceSchema = {
 				const page = await keysetPage(this.collections.documentTypes, ctx.params);
 				const ids = page.docs.map((record) => record.identifier);
 				const linking = ids.length ? await this.collections.processes.find({ filter: { documentTypeIds: { in: ids } } }) : [];
-				return linesOf(page, (record) => documentTypeLine(record, linking.filter((process) => process.documentTypeIds.includes(record.identifier))));
+				return linesOf(page, (record) =>
+					documentTypeLine(
+						record,
+						linking.filter((process) => process.documentTypeIds.includes(record.identifier)),
+					),
+				);
 			},
 		},
 		/** The registry's one-time initialization claim (services/catalog/bootstrap.ts, src/exchange/bootstrap.ts). */

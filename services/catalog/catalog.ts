@@ -254,7 +254,11 @@ export class Catalog {
 		const identifiers = records.map((record) => record.identifier);
 		const linking = identifiers.length ? await this.records.processes.find({ filter: { documentTypeIds: { in: identifiers } } }) : [];
 		return records.map((record) =>
-			documentTypeAnswer(record, linking.filter((process) => process.documentTypeIds.includes(record.identifier)), seesHidden),
+			documentTypeAnswer(
+				record,
+				linking.filter((process) => process.documentTypeIds.includes(record.identifier)),
+				seesHidden,
+			),
 		);
 	}
 
@@ -310,7 +314,11 @@ export class Catalog {
 			...this.missing(capabilities, "capabilities", foundCapabilities),
 			...this.missing(documentTypes, "documentTypes", foundDocumentTypes),
 			...selfDependencies,
-			...this.missing(dependencies.filter((dependency) => dependency !== identifier), "dependencies", foundDependencies),
+			...this.missing(
+				dependencies.filter((dependency) => dependency !== identifier),
+				"dependencies",
+				foundDependencies,
+			),
 		];
 		if (violations.length) throw new ValidationFailed(violations);
 	}
@@ -349,10 +357,7 @@ export class Catalog {
 		const inSeed = new Set(seedProcesses.map((process) => process.identifier));
 		const linksWanted = new Map(documentTypes.map((entry) => [entry.identifier.toLowerCase(), new Set(referenceIds(entry.processes))]));
 		const named = distinct([...linksWanted.values()].flatMap((ids) => [...ids]).filter((id) => !inSeed.has(id)));
-		const candidates = byIdentifier([
-			...(await this.records.processes.find({ filter: { documentTypeIds: { in: [...linksWanted.keys()] } } })),
-			...(await this.records.processes.getMany(named)),
-		]);
+		const candidates = byIdentifier([...(await this.records.processes.find({ filter: { documentTypeIds: { in: [...linksWanted.keys()] } } })), ...(await this.records.processes.getMany(named))]);
 		for (const process of candidates.values()) {
 			if (inSeed.has(process.identifier)) continue;
 			const kept = process.documentTypeIds.filter((id) => !linksWanted.has(id) || linksWanted.get(id)?.has(process.identifier));

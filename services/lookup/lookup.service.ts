@@ -65,7 +65,14 @@ function isRetryable(error: unknown): boolean {
 
 function isChange(payload: unknown): payload is ParticipantChange {
 	const change = payload as Partial<ParticipantChange> | null;
-	return !!change && typeof change.participant === "string" && typeof change.organizationKey === "string" && Array.isArray(change.processes) && typeof change.version === "number" && typeof change.deleted === "boolean";
+	return (
+		!!change &&
+		typeof change.participant === "string" &&
+		typeof change.organizationKey === "string" &&
+		Array.isArray(change.processes) &&
+		typeof change.version === "number" &&
+		typeof change.deleted === "boolean"
+	);
 }
 
 const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<string, unknown> } = {

@@ -221,10 +221,7 @@ async function batchReasons(service: BulkParticipants, ctx: Context<unknown>, ro
 }
 
 /** One batch: reasons (dry run), or every change in one store batch (SeedRefused when any reason). */
-export async function importRecords(
-	service: BulkParticipants,
-	ctx: Context<{ participants: ImportedParticipant[]; dryRun?: boolean }, { user?: Caller | null }>,
-): Promise<ImportResult> {
+export async function importRecords(service: BulkParticipants, ctx: Context<{ participants: ImportedParticipant[]; dryRun?: boolean }, { user?: Caller | null }>): Promise<ImportResult> {
 	const rows: Row[] = ctx.params.participants.map((participant) => ({
 		...participant,
 		identifier: participant.identifier.toLowerCase(),

@@ -184,7 +184,9 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			async handler(this: ParticipantsThis, ctx: Context<{ participants?: SeedParticipant[] }, Meta>) {
 				const rows = ctx.params.participants ?? [];
 				if (rows.length === 0) return { participants: { created: 0, updated: 0, unchanged: 0 } };
-				const providers = await ctx.call<ServiceProvider[], { identifiers: string[] }>("accounts.serviceProviders", { identifiers: [...new Set(rows.map((row) => row.serviceProvider.toLowerCase()))] });
+				const providers = await ctx.call<ServiceProvider[], { identifiers: string[] }>("accounts.serviceProviders", {
+					identifiers: [...new Set(rows.map((row) => row.serviceProvider.toLowerCase()))],
+				});
 				const known = new Set(providers.map((provider) => provider.identifier.toLowerCase()));
 				return { participants: await importSeedParticipants(this.participants, ctx.meta.user ?? null, rows, known) };
 			},

@@ -105,10 +105,7 @@ export class Participants {
 
 	async find(caller: Caller | null | undefined, page: PageRequest, text: string | undefined, withProcesses: boolean): Promise<Page<Participant>> {
 		const query = await this.storeQuery(readScope(caller), text);
-		const [docs, total] = await Promise.all([
-			this.parts.participants.find({ ...query, sort: page.sort, offset: page.page * page.size, limit: page.size }),
-			this.parts.participants.count(query),
-		]);
+		const [docs, total] = await Promise.all([this.parts.participants.find({ ...query, sort: page.sort, offset: page.page * page.size, limit: page.size }), this.parts.participants.count(query)]);
 		return pageOf(await this.answers(docs, withProcesses), total, page);
 	}
 

@@ -80,7 +80,6 @@ export function organizationViolations(icd: string, organizationIdentifier: stri
 	return organizationIdentifierIsValid(icd, organizationIdentifier) ? [] : [violation("organizationIdentifier", "OrganizationNumber", organizationIdentifier)];
 }
 
-
 function isCalendarDate(value: string): boolean {
 	if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
 	const parsed = new Date(`${value}T00:00:00Z`);

@@ -52,7 +52,10 @@ export function envNumber(name: string, source: NodeJS.ProcessEnv = process.env)
 export const ALL_SERVICES = env("SERVICES", {}).split(",");
 
 export function selectedServices(source: NodeJS.ProcessEnv = process.env): string[] {
-	const names = env("SERVICES", source).split(",").map((name) => name.trim()).filter(Boolean);
+	const names = env("SERVICES", source)
+		.split(",")
+		.map((name) => name.trim())
+		.filter(Boolean);
 	const unknown = names.filter((name) => !ALL_SERVICES.includes(name));
 	if (unknown.length) throw new Error(`SERVICES names unknown services: ${unknown.join(", ")} (known: ${ALL_SERVICES.join(", ")})`);
 	return names;

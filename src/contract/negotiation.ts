@@ -107,11 +107,7 @@ export function responseMediaType(operation: Operation, accept: string | undefin
 export function checkContentType(operation: Operation, contentType: string | undefined): void {
 	const given = contentType ? essence(contentType) : "";
 	if (given === "application/json" || operation.mediaTypes.includes(given)) return;
-	throw new RegistryError(
-		415,
-		"HttpMediaTypeNotSupportedException",
-		`Content type '${contentType ?? ""}' not supported; use ${operation.mediaTypes[0]} or application/json`,
-	);
+	throw new RegistryError(415, "HttpMediaTypeNotSupportedException", `Content type '${contentType ?? ""}' not supported; use ${operation.mediaTypes[0]} or application/json`);
 }
 
 export function isJsonContentType(contentType: string | undefined): boolean {
@@ -139,7 +135,9 @@ export function selectByPathForm(candidates: Operation[], params: Record<string,
 	const matching = candidates.filter((operation) => !operation.pathForm || operation.pathForm === form);
 	if (!form || matching.length === 0) {
 		const accepted = [...new Set(formed.map((operation) => operation.pathForm))].join(" or ");
-		throw new TypeMismatch(`Path value '${value}' is not a ${accepted === "uuid" ? "UUID" : accepted === "qualifiedIdentifier" ? "qualified identifier (<scheme>::<icd>:<organizationIdentifier>)" : "qualified identifier or a UUID"}`);
+		throw new TypeMismatch(
+			`Path value '${value}' is not a ${accepted === "uuid" ? "UUID" : accepted === "qualifiedIdentifier" ? "qualified identifier (<scheme>::<icd>:<organizationIdentifier>)" : "qualified identifier or a UUID"}`,
+		);
 	}
 	return matching;
 }

@@ -104,10 +104,7 @@ function pathParameter(name: string, kind: string): JsonSchema {
 		name,
 		in: "path",
 		required: true,
-		schema:
-			kind === "uuid"
-				? { type: "string", format: "uuid" }
-				: { type: "string", pattern: "^[A-Za-z0-9-]+::\\d{1,4}:.{1,35}$", examples: ["iso6523-actorid-upis::0192:991825827"] },
+		schema: kind === "uuid" ? { type: "string", format: "uuid" } : { type: "string", pattern: "^[A-Za-z0-9-]+::\\d{1,4}:.{1,35}$", examples: ["iso6523-actorid-upis::0192:991825827"] },
 		description: kind === "uuid" ? "UUID" : "Qualified identifier <scheme>::<icd>:<organizationIdentifier> (percent-encoding accepted)",
 	};
 }
@@ -118,13 +115,24 @@ function queryParameters(operation: Operation): JsonSchema[] {
 		const names = Object.keys(operation.sortable);
 		parameters.push(
 			{ name: "page", in: "query", schema: { type: "integer", minimum: 0, default: 0 }, description: "Page to fetch; the first page is 0" },
-			{ name: "size", in: "query", schema: { type: "integer", minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE }, description: `Page size; larger values are clamped to ${MAX_PAGE_SIZE}` },
+			{
+				name: "size",
+				in: "query",
+				schema: { type: "integer", minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
+				description: `Page size; larger values are clamped to ${MAX_PAGE_SIZE}`,
+			},
 			{
 				name: "sort",
 				in: "query",
 				style: "form",
 				explode: true,
-				schema: { type: "array", items: { type: "string", pattern: `^(${names.map((name) => name.replace(/\./g, "\\.")).join("|")})(,(${names.map((name) => name.replace(/\./g, "\\.")).join("|")}))*(,(ASC|DESC|asc|desc))?$` } },
+				schema: {
+					type: "array",
+					items: {
+						type: "string",
+						pattern: `^(${names.map((name) => name.replace(/\./g, "\\.")).join("|")})(,(${names.map((name) => name.replace(/\./g, "\\.")).join("|")}))*(,(ASC|DESC|asc|desc))?$`,
+					},
+				},
 				description: `property[,property…][,ASC|DESC], repeatable. Sortable: ${names.join(", ")}`,
 			},
 		);
@@ -151,7 +159,12 @@ function pathItem(group: Operation[]): JsonSchema {
 	const first = operations[0];
 	const roles = [...new Set(operations.flatMap((operation) => operation.roles))];
 	const parameters = Object.entries(first.pathParams).map(([name, kind]) =>
-		pathParameter(name, operations.length > 1 && operations.some((operation) => operation.pathForm === "uuid") && operations.some((operation) => operation.pathForm === "qualifiedIdentifier") ? "participant" : kind),
+		pathParameter(
+			name,
+			operations.length > 1 && operations.some((operation) => operation.pathForm === "uuid") && operations.some((operation) => operation.pathForm === "qualifiedIdentifier")
+				? "participant"
+				: kind,
+		),
 	);
 	for (const parameter of parameters) {
 		if (parameter.name === "participant") {
@@ -191,9 +204,7 @@ function pathItem(group: Operation[]): JsonSchema {
 	const body: JsonSchema | undefined = first.body
 		? {
 				required: true,
-				content: Object.fromEntries(
-					[...first.mediaTypes, "application/json"].map((mediaType) => [mediaType, { schema: { $ref: `#/components/schemas/${first.body?.objectName}` } }]),
-				),
+				content: Object.fromEntries([...first.mediaTypes, "application/json"].map((mediaType) => [mediaType, { schema: { $ref: `#/components/schemas/${first.body?.objectName}` } }])),
 			}
 		: undefined;
 	return {
@@ -257,10 +268,7 @@ export function openApiDocument(version = "0.1.0"): JsonSchema {
 
 	const forms = Object.fromEntries(Object.entries(FORMS).map(([name, rule]) => [name, ruleToJsonSchema(rule).schema]));
 	const errorResponses = Object.fromEntries(
-		Object.entries(ERROR_STATUSES).map(([status, description]) => [
-			`Error${status}`,
-			{ description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
-		]),
+		Object.entries(ERROR_STATUSES).map(([status, description]) => [`Error${status}`, { description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } }]),
 	);
 	return {
 		openapi: "3.1.0",

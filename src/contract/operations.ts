@@ -83,6 +83,8 @@ const participantQuery = {
 	processes: { type: "boolean", description: "When true, each participant includes its processes" },
 } as const;
 
+// One operation in three or four lines reads as a table; Prettier would give every field a line.
+// prettier-ignore
 export const OPERATIONS: Operation[] = [
 	// Access points (read only)
 	{

@@ -5,7 +5,6 @@
  */
 import { TypeMismatch } from "./errors";
 
-
 export const DEFAULT_PAGE_SIZE = 10;
 export const MAX_PAGE_SIZE = 1000;
 
@@ -72,7 +71,10 @@ export function parseSort(raw: unknown, sortable: SortableNames): SortKey[] {
 	const params = (Array.isArray(raw) ? raw : [raw]).map(String);
 	const keys: SortKey[] = [];
 	for (const param of params) {
-		const parts = param.split(",").map((part) => part.trim()).filter((part) => part.length > 0);
+		const parts = param
+			.split(",")
+			.map((part) => part.trim())
+			.filter((part) => part.length > 0);
 		let direction: SortKey["direction"] = "asc";
 		const last = parts[parts.length - 1];
 		if (last && /^(asc|desc)$/i.test(last)) {

@@ -203,9 +203,10 @@ const LINE_SCHEMAS: Record<RecordType, Schema> = {
 };
 
 const validator = new Validator({ useNewCustomCheckerFunction: true, haltOnFirstError: false });
-const CHECKERS = Object.fromEntries(
-	RECORD_TYPES.map((type) => [type, validator.compile({ $$root: true, ...LINE_SCHEMAS[type] })]),
-) as unknown as Record<RecordType, (value: unknown) => true | FailedCheck[]>;
+const CHECKERS = Object.fromEntries(RECORD_TYPES.map((type) => [type, validator.compile({ $$root: true, ...LINE_SCHEMAS[type] })])) as unknown as Record<
+	RecordType,
+	(value: unknown) => true | FailedCheck[]
+>;
 
 export interface LineReason {
 	/** Field path within the line ("" for the line itself). */

@@ -9,16 +9,7 @@ import type { Contact, Role } from "../contract/model";
 import { rules } from "../contract/validation";
 import type { DocumentTypeForm, ProcessForm } from "../contract/schemas";
 
-export const SEED_SECTIONS = [
-	"serviceProviders",
-	"accessPointProviders",
-	"accessPoints",
-	"capabilities",
-	"processes",
-	"documentTypes",
-	"accounts",
-	"participants",
-] as const;
+export const SEED_SECTIONS = ["serviceProviders", "accessPointProviders", "accessPoints", "capabilities", "processes", "documentTypes", "accounts", "participants"] as const;
 export type SeedSection = (typeof SEED_SECTIONS)[number];
 
 export interface SeedReference {
@@ -97,9 +88,7 @@ type Schema = Record<string, unknown>;
 function strictly<T>(schema: T): T {
 	if (Array.isArray(schema)) return schema.map(strictly) as T;
 	if (schema === null || typeof schema !== "object" || schema instanceof RegExp) return schema;
-	return Object.fromEntries(
-		Object.entries(schema as Schema).map(([key, value]) => [key, key === "strict" && value === "remove" ? true : strictly(value)]),
-	) as T;
+	return Object.fromEntries(Object.entries(schema as Schema).map(([key, value]) => [key, key === "strict" && value === "remove" ? true : strictly(value)])) as T;
 }
 
 const item = (props: Schema): Schema => ({ type: "object", strict: true, messages: { required: "NotNull", object: "TypeMismatch" }, props });

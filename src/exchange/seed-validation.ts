@@ -15,9 +15,10 @@ import { ACCOUNT_ROLES, SEED_ITEM_SCHEMAS, SEED_SECTIONS, type AccountRole, type
 // Shape: every item against its section's strict schema.
 
 const validator = new Validator({ useNewCustomCheckerFunction: true, haltOnFirstError: false });
-const CHECKERS = Object.fromEntries(
-	SEED_SECTIONS.map((section) => [section, validator.compile({ $$root: true, ...SEED_ITEM_SCHEMAS[section] })]),
-) as unknown as Record<SeedSection, (value: unknown) => true | FailedCheck[]>;
+const CHECKERS = Object.fromEntries(SEED_SECTIONS.map((section) => [section, validator.compile({ $$root: true, ...SEED_ITEM_SCHEMAS[section] })])) as unknown as Record<
+	SeedSection,
+	(value: unknown) => true | FailedCheck[]
+>;
 
 function at(section: string, index: number, field = ""): string {
 	return `${section}[${index}]${field ? `.${field}` : ""}`;
@@ -28,7 +29,7 @@ function shapeReasons(section: SeedSection, items: unknown[]): SeedReason[] {
 		const result = CHECKERS[section](value);
 		if (result === true) return [];
 		return result.map((check) => {
-			const field = check.field === "$$root" ? "" : check.field ?? "";
+			const field = check.field === "$$root" ? "" : (check.field ?? "");
 			if (check.type === "objectStrict") return { path: at(section, index, field), message: `unknown field(s): ${String(check.actual)}` };
 			const [violation] = toViolations([{ ...check, field }], value, "");
 			return { path: at(section, index, field), message: violation.defaultMessage };
@@ -65,7 +66,10 @@ function listed(item: Item, field: string): Pointer[] {
 	return list.map((entry, index) => ({ field: `${field}[${index}].identifier`, identifier: (entry as Item | null)?.identifier }));
 }
 
-const single = (field: string) => (item: Item): Pointer[] => (item[field] === undefined ? [] : [{ field, identifier: item[field] }]);
+const single =
+	(field: string) =>
+	(item: Item): Pointer[] =>
+		item[field] === undefined ? [] : [{ field, identifier: item[field] }];
 
 const REFERENCES: ReferenceRule[] = [
 	{ section: "accessPoints", target: "accessPointProviders", read: single("provider") },
@@ -88,20 +92,26 @@ const lower = (value: unknown) => (typeof value === "string" ? value.toLowerCase
 function itemsOf(seed: Item, section: SeedSection): { index: number; entry: Item }[] {
 	const list = seed[section];
 	if (!Array.isArray(list)) return [];
-	return list
-		.map((entry: unknown, index) => ({ index, entry: entry as Item }))
-		.filter(({ entry }) => entry !== null && typeof entry === "object" && !Array.isArray(entry));
+	return list.map((entry: unknown, index) => ({ index, entry: entry as Item })).filter(({ entry }) => entry !== null && typeof entry === "object" && !Array.isArray(entry));
 }
 
 function definedIn(seed: Item, section: ReferenceTarget): Set<string> {
-	return new Set(itemsOf(seed, section).map(({ entry }) => lower(entry.identifier)).filter((id): id is string => id !== undefined));
+	return new Set(
+		itemsOf(seed, section)
+			.map(({ entry }) => lower(entry.identifier))
+			.filter((id): id is string => id !== undefined),
+	);
 }
 
 /** Identifiers the file refers to but does not define: the registry must already have them. */
 export function referencesOutside(json: unknown): Record<ReferenceTarget, string[]> {
 	const seed = (json !== null && typeof json === "object" ? json : {}) as Item;
 	const outside: Record<ReferenceTarget, Set<string>> = {
-		serviceProviders: new Set(), accessPointProviders: new Set(), capabilities: new Set(), processes: new Set(), documentTypes: new Set(),
+		serviceProviders: new Set(),
+		accessPointProviders: new Set(),
+		capabilities: new Set(),
+		processes: new Set(),
+		documentTypes: new Set(),
 	};
 	for (const rule of REFERENCES) {
 		const defined = definedIn(seed, rule.target);
@@ -154,8 +164,8 @@ const caseless = (value: string) => value.toLowerCase();
 
 function duplicateReasons(seed: Item): SeedReason[] {
 	return [
-		...(["serviceProviders", "accessPointProviders", "accessPoints", "capabilities", "processes", "documentTypes", "participants"] as const).flatMap(
-			(section) => duplicates(seed, section, "identifier", caseless),
+		...(["serviceProviders", "accessPointProviders", "accessPoints", "capabilities", "processes", "documentTypes", "participants"] as const).flatMap((section) =>
+			duplicates(seed, section, "identifier", caseless),
 		),
 		...duplicates(seed, "processes", "qualifiedIdentifier", caseless),
 		...duplicates(seed, "documentTypes", "qualifiedIdentifier", caseless),
@@ -235,12 +245,5 @@ export function validateSeed(json: unknown, existing: ExistingRecords = {}): See
 			reasons.push(...shapeReasons(section as SeedSection, value));
 		}
 	}
-	return [
-		...reasons,
-		...duplicateReasons(seed),
-		...referenceReasons(seed, existing),
-		...selfDependencyReasons(seed),
-		...accountReasons(seed),
-		...participantReasons(seed),
-	];
+	return [...reasons, ...duplicateReasons(seed), ...referenceReasons(seed, existing), ...selfDependencyReasons(seed), ...accountReasons(seed), ...participantReasons(seed)];
 }

@@ -212,25 +212,23 @@ export function countHeldAnswer(broker: ServiceBroker, service: string, action: 
 export function requestMetricsMiddleware(broker: ServiceBroker): Record<string, unknown> {
 	const base = ((Middlewares as unknown as Record<string, unknown>).Metrics as (broker: ServiceBroker) => Record<string, unknown>)(broker);
 	const registry = (broker as unknown as { metrics: MetricRegistryLike }).metrics;
-	const wrap =
-		(type: "local" | "remote") =>
-		(next: (ctx: Context) => Promise<unknown>, action: { name: string; service?: { fullName: string } }) => {
-			if (!broker.isMetricsEnabled()) return next;
-			const service = action.service ? action.service.fullName : null;
-			const name = action.name;
-			const byCaller = new Map<string | null, RequestSeries>();
-			const seriesOf = (caller: string | null): RequestSeries => {
-				const series = requestSeries(registry, service, name, caller, type);
-				byCaller.set(caller, series);
-				return series;
-			};
-			return function requestMetrics(ctx: Context): Promise<unknown> {
-				const caller = (ctx as unknown as { caller: string | null }).caller;
-				const series = byCaller.get(caller) ?? seriesOf(caller);
-				series.level(ctx.level).add(1);
-				return measured(registry, series, REQUEST_METRICS.errors, () => next(ctx));
-			};
+	const wrap = (type: "local" | "remote") => (next: (ctx: Context) => Promise<unknown>, action: { name: string; service?: { fullName: string } }) => {
+		if (!broker.isMetricsEnabled()) return next;
+		const service = action.service ? action.service.fullName : null;
+		const name = action.name;
+		const byCaller = new Map<string | null, RequestSeries>();
+		const seriesOf = (caller: string | null): RequestSeries => {
+			const series = requestSeries(registry, service, name, caller, type);
+			byCaller.set(caller, series);
+			return series;
 		};
+		return function requestMetrics(ctx: Context): Promise<unknown> {
+			const caller = (ctx as unknown as { caller: string | null }).caller;
+			const series = byCaller.get(caller) ?? seriesOf(caller);
+			series.level(ctx.level).add(1);
+			return measured(registry, series, REQUEST_METRICS.errors, () => next(ctx));
+		};
+	};
 	/** Local event handlers: moleculer's received-event series (total, active, time, errors), found once per event name and caller. */
 	const localEvent = (next: (ctx: Context) => Promise<unknown>, event: { group?: string; service?: { name: string } }) => {
 		if (!broker.isMetricsEnabled()) return next;
@@ -252,4 +250,3 @@ export function requestMetricsMiddleware(broker: ServiceBroker): Record<string, 
 	};
 	return { ...base, name: "Metrics", localAction: wrap("local"), remoteAction: wrap("remote"), localEvent };
 }
-

@@ -47,7 +47,10 @@ export class OutboxRelay<T extends OutboxMessage> {
 
 	constructor(private readonly options: OutboxRelayOptions<T>) {
 		this.batchSize = options.batchSize ?? 100;
-		this.timer = new PeriodicTask(async () => this.kick(), () => undefined);
+		this.timer = new PeriodicTask(
+			async () => this.kick(),
+			() => undefined,
+		);
 	}
 
 	/**

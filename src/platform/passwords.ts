@@ -40,9 +40,7 @@ function parseHash(encoded: string): ParsedHash | null {
 	const [N, r, p] = parts.slice(1, 4).map((part) => (/^\d{1,8}$/.test(part) ? Number(part) : NaN));
 	const salt = Buffer.from(parts[4], "base64url");
 	const hash = Buffer.from(parts[5], "base64url");
-	const valid =
-		isPowerOfTwo(N) && N <= MAX.N && r >= 1 && r <= MAX.r && p >= 1 && p <= MAX.p &&
-		salt.length >= 8 && hash.length >= 16 && hash.length <= MAX.keyLength;
+	const valid = isPowerOfTwo(N) && N <= MAX.N && r >= 1 && r <= MAX.r && p >= 1 && p <= MAX.p && salt.length >= 8 && hash.length >= 16 && hash.length <= MAX.keyLength;
 	return valid ? { N, r, p, salt, hash } : null;
 }
 

@@ -2,7 +2,10 @@
 
 /** Store-level: a unique index refused a write. Services translate it into Conflict. */
 export class DuplicateKey extends Error {
-	constructor(public readonly collection: string, public readonly index: string) {
+	constructor(
+		public readonly collection: string,
+		public readonly index: string,
+	) {
 		super(`duplicate key in ${collection} on ${index}`);
 		this.name = "DuplicateKey";
 	}
@@ -10,7 +13,10 @@ export class DuplicateKey extends Error {
 
 /** Store-level: an optimistic version check failed (someone changed the record first). */
 export class StaleVersion extends Error {
-	constructor(public readonly collection: string, public readonly identifier: string) {
+	constructor(
+		public readonly collection: string,
+		public readonly identifier: string,
+	) {
 		super(`${collection} ${identifier} was changed concurrently`);
 		this.name = "StaleVersion";
 	}

@@ -262,6 +262,10 @@ export function textOf(model: ResolvedModel, doc: unknown): string {
 	if (!model.textField) return "";
 	const raw = getPath(doc, model.textField);
 	if (typeof raw === "string") return raw.normalize("NFC");
-	if (Array.isArray(raw)) return raw.filter((item) => typeof item === "string").join(" ").normalize("NFC");
+	if (Array.isArray(raw))
+		return raw
+			.filter((item) => typeof item === "string")
+			.join(" ")
+			.normalize("NFC");
 	return "";
 }

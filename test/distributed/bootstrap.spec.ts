@@ -60,7 +60,9 @@ describe("npm start on every process of the edge topology, one data directory", 
 	});
 
 	test("a gateway given a REGISTRY_SEED that clashes with the demo data refuses to start, saying what holds the registry and what to do", async () => {
-		await expect(cluster.add("gateway3", "api")).rejects.toThrow(/REGISTRY_SEED .*clashing\.json refused, nothing changed: this registry already holds the demo data[\s\S]*start it with an empty store and REGISTRY_SEED set on every process/);
+		await expect(cluster.add("gateway3", "api")).rejects.toThrow(
+			/REGISTRY_SEED .*clashing\.json refused, nothing changed: this registry already holds the demo data[\s\S]*start it with an empty store and REGISTRY_SEED set on every process/,
+		);
 	});
 });
 

@@ -109,7 +109,10 @@ export async function runConvergence(cluster: Cluster, options: ConvergenceOptio
 	};
 	/** The owner's read of its participant on a gateway: the provider identifier it answers, or null for 404. */
 	const ownerReadOn = async (gateway: string, organization: string, provider: (typeof PROVIDERS)[number]): Promise<string | null | undefined> => {
-		const answer = await send(`${gatewayUrl(gateway)}/rest/api/participants/${encodeURIComponent(qid(organization))}`, { headers: { Accept: GET_PARTICIPANT, Authorization: provider.auth }, timeoutMs: 5000 });
+		const answer = await send(`${gatewayUrl(gateway)}/rest/api/participants/${encodeURIComponent(qid(organization))}`, {
+			headers: { Accept: GET_PARTICIPANT, Authorization: provider.auth },
+			timeoutMs: 5000,
+		});
 		if (answer.status === 404) return null;
 		if (answer.status !== 200) return undefined;
 		const body = answer.body as { provider?: { identifier: string }; processes: { identifier: string }[] };
@@ -124,8 +127,16 @@ export async function runConvergence(cluster: Cluster, options: ConvergenceOptio
 	const observationsFor = (touched: string[]) =>
 		options.gateways.flatMap((gateway) =>
 			touched.flatMap((organization) => [
-				...[true, false].map((anonymous) => ({ label: `${gateway} ${anonymous ? "anonymous" : "authenticated"} lookup of ${organization}`, read: () => lookupOn(gateway, organization, anonymous), want: () => expected(organization, anonymous) })),
-				...PROVIDERS.map((provider) => ({ label: `${gateway} ${provider.identifier} read of ${organization}`, read: () => ownerReadOn(gateway, organization, provider), want: () => expectedRead(organization, provider) })),
+				...[true, false].map((anonymous) => ({
+					label: `${gateway} ${anonymous ? "anonymous" : "authenticated"} lookup of ${organization}`,
+					read: () => lookupOn(gateway, organization, anonymous),
+					want: () => expected(organization, anonymous),
+				})),
+				...PROVIDERS.map((provider) => ({
+					label: `${gateway} ${provider.identifier} read of ${organization}`,
+					read: () => ownerReadOn(gateway, organization, provider),
+					want: () => expectedRead(organization, provider),
+				})),
 			]),
 		);
 
@@ -155,7 +166,9 @@ export async function runConvergence(cluster: Cluster, options: ConvergenceOptio
 				return;
 			}
 			if (elapsed > GIVE_UP_MS) {
-				const differing = results.filter(({ observation, value }) => value !== observation.want()).map(({ observation, value }) => `${observation.label}: ${value} (want ${observation.want()})`);
+				const differing = results
+					.filter(({ observation, value }) => value !== observation.want())
+					.map(({ observation, value }) => `${observation.label}: ${value} (want ${observation.want()})`);
 				report.times.push(elapsed);
 				report.staleAfterOneSecond.push(`${what}: not converged after ${elapsed} ms: ${differing.slice(0, 4).join("; ")}`);
 				return;
@@ -195,7 +208,11 @@ export async function runConvergence(cluster: Cluster, options: ConvergenceOptio
 			const ids = (key: string) => ((current[key] as { identifier: string }[] | undefined) ?? []).map((item) => ({ identifier: item.identifier }));
 			const form = { ...current, title: next.title, visible: next.visible, capabilities: ids("capabilities"), documentTypes: ids("documentTypes"), dependencies: ids("dependencies") };
 			delete (form as { identifier?: unknown }).identifier;
-			answer = await send(`${gateway}/rest/api/processes/${identifier}`, { method: "PUT", headers: { Accept: UPDATE_PROCESS, "Content-Type": UPDATE_PROCESS, Authorization: ADMIN }, body: JSON.stringify(form) });
+			answer = await send(`${gateway}/rest/api/processes/${identifier}`, {
+				method: "PUT",
+				headers: { Accept: UPDATE_PROCESS, "Content-Type": UPDATE_PROCESS, Authorization: ADMIN },
+				body: JSON.stringify(form),
+			});
 			expectStatus = 200;
 			if (answer.status === 200) catalog.set(identifier, next);
 			touched = organizations.filter((candidate) => [...(holdings.get(candidate) as Map<string, string[]>).values()].some((processes) => processes.includes(identifier))).slice(0, 6);
@@ -215,7 +232,11 @@ export async function runConvergence(cluster: Cluster, options: ConvergenceOptio
 		} else if (roll < 0.45) {
 			kind = "update";
 			const processes = someOf(freeFor(provider));
-			answer = await send(path, { method: "PUT", headers: { Accept: UPDATE, "Content-Type": UPDATE, Authorization: provider.auth }, body: JSON.stringify({ processes: processes.map((identifier) => ({ identifier })), contact: CONTACT }) });
+			answer = await send(path, {
+				method: "PUT",
+				headers: { Accept: UPDATE, "Content-Type": UPDATE, Authorization: provider.auth },
+				body: JSON.stringify({ processes: processes.map((identifier) => ({ identifier })), contact: CONTACT }),
+			});
 			expectStatus = 200;
 			if (answer.status === 200) held.set(provider.identifier, processes);
 		} else if (roll < 0.6 && !held.has(other.identifier)) {

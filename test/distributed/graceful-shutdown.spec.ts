@@ -6,7 +6,7 @@
  */
 import http from "node:http";
 import net from "node:net";
-import { SHUTDOWN_TIMEOUT_MS } from "../../moleculer.config";
+import { SHUTDOWN_TIMEOUT_MS } from "../../src/config/runtime";
 import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
 import { demoAuth } from "../support/registry";
 import { ADD, CONTACT, FREE_PROCESSES, metricOf, pollUntil, send, startSeededCluster } from "./support";
@@ -30,7 +30,12 @@ interface Outcome {
 }
 
 /** One request on the agent's connections, recording when it was fully sent and whether its answer came whole. */
-function request(agent: http.Agent, port: number, index: number, options: { method: string; path: string; headers: Record<string, string>; body?: string }): { outcome: Outcome; done: Promise<Outcome> } {
+function request(
+	agent: http.Agent,
+	port: number,
+	index: number,
+	options: { method: string; path: string; headers: Record<string, string>; body?: string },
+): { outcome: Outcome; done: Promise<Outcome> } {
 	const outcome: Outcome = { index };
 	const done = new Promise<Outcome>((resolve) => {
 		const req = http.request({ host: "127.0.0.1", port, agent, method: options.method, path: options.path, headers: options.headers }, (res) => {
@@ -100,9 +105,13 @@ test("SIGTERM to the gateway while participant adds and finds are in flight: eve
 				}),
 	);
 	// Every request is on the wire and the gateway is answering them: now the signal.
-	await pollUntil("the burst to be sent and the first answer back", 30000, async () =>
-		requests.every(({ outcome }) => outcome.flushedAt !== undefined) && requests.some(({ outcome }) => outcome.status !== undefined || outcome.error !== undefined) ? true : undefined,
-	5);
+	await pollUntil(
+		"the burst to be sent and the first answer back",
+		30000,
+		async () =>
+			requests.every(({ outcome }) => outcome.flushedAt !== undefined) && requests.some(({ outcome }) => outcome.status !== undefined || outcome.error !== undefined) ? true : undefined,
+		5,
+	);
 	const exited = new Promise<{ code: number | null; at: number }>((resolve) => gateway.child.once("exit", (code) => resolve({ code, at: Date.now() })));
 	const signalledAt = Date.now();
 	const answeredBefore = requests.filter(({ outcome }) => outcome.status !== undefined).length;
@@ -144,12 +153,15 @@ test("SIGTERM to one of two participants nodes while reads run: it leaves the cl
 	const answers: { status: number; ms: number; error?: string }[] = [];
 	let stopped = false;
 	const worker = async () => {
-		while (!stopped) answers.push(await send(`${cluster.url}/rest/api/participants?size=20&processes=true`, { headers: { Authorization: sp1, Accept: "application/vnd.registry.participants.find.v1+json" } }));
+		while (!stopped)
+			answers.push(await send(`${cluster.url}/rest/api/participants?size=20&processes=true`, { headers: { Authorization: sp1, Accept: "application/vnd.registry.participants.find.v1+json" } }));
 	};
 	const workers = [worker(), worker(), worker()];
 	try {
 		// Both nodes serve reads before the signal.
-		await pollUntil("the second node to serve reads", 30000, async () => ((await metricOf(cluster, "participants2", "moleculer_request_total", { action: "participants.find" })) > 0 ? true : undefined));
+		await pollUntil("the second node to serve reads", 30000, async () =>
+			(await metricOf(cluster, "participants2", "moleculer_request_total", { action: "participants.find" })) > 0 ? true : undefined,
+		);
 		const exited = new Promise<number | null>((resolve) => node.child.once("exit", resolve));
 		const signalledAt = Date.now();
 		node.child.kill("SIGTERM");

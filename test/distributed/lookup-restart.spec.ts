@@ -16,7 +16,6 @@ beforeAll(async () => {
 }, 120000);
 afterAll(() => cluster?.stop());
 
-
 test("a lookup node killed (SIGKILL) while participants are added, updated and deleted, then restarted, answers every touched organization as the participants service does: the durable consumer delivers every change it missed", async () => {
 	const seed = Number(process.env.LOOKUP_RESTART_SEED ?? 20261122);
 	const next = random(seed);
@@ -80,7 +79,12 @@ test("a lookup node killed (SIGKILL) while participants are added, updated and d
 		await Promise.all(workers);
 		const stoppedAt = Date.now();
 
-		const converged = await pollUntil("every lookup answer to equal the participants' union", 90000, async () => ((await disagreements(cluster, organizations)).length === 0 ? true : undefined), 250);
+		const converged = await pollUntil(
+			"every lookup answer to equal the participants' union",
+			90000,
+			async () => ((await disagreements(cluster, organizations)).length === 0 ? true : undefined),
+			250,
+		);
 		const convergedAt = Date.now();
 		// The restarted node consumed at least everything published while it was dead.
 		const consumed = await metricOf(cluster, "lookup", "moleculer_channels_messages_total");

@@ -57,6 +57,7 @@ function listeningBroker(nodeID: string, url: string, heard: Heard): ServiceBrok
 
 const available = fs.existsSync(NATS_SERVER);
 const suite = available ? describe : describe.skip;
+// eslint-disable-next-line no-console -- a skipped suite says why
 if (!available) console.log(`notices suite skipped: ${NATS_SERVER} is not installed`);
 
 suite("notices over JetStream", () => {

@@ -58,7 +58,10 @@ function requestLoop(organizations: string[], phase: () => string) {
 			const organization = organizations[turn % organizations.length];
 			await one(`lookup ${organization}`, send(lookupUrl(organization), { headers: { Accept: LOOKUP } }));
 			await one("catalog processes", send(`${cluster.url}/rest/api/processes?size=5&sort=title`, { headers: { Accept: "application/vnd.registry.processes.find.v1+json" } }));
-			await one("participants of sp1", send(`${cluster.url}/rest/api/participants?size=5`, { headers: { Accept: "application/vnd.registry.participants.find.v1+json", Authorization: sp1Auth } }));
+			await one(
+				"participants of sp1",
+				send(`${cluster.url}/rest/api/participants?size=5`, { headers: { Accept: "application/vnd.registry.participants.find.v1+json", Authorization: sp1Auth } }),
+			);
 			if (round % 25 === 0) await one("wrong password", send(`${cluster.url}/rest/api/participants?size=1`, { headers: { Authorization: basic(`nobody-${round}`, "wrong") } }));
 		}
 	};
@@ -109,10 +112,15 @@ test("Redis killed while lookups run: no 5xx and right answers from the stores; 
 		expected.set(changing, changed);
 		const changeSeenAt = Date.now();
 		// Keep the loop running against the Redis-less cluster for a while.
-		await pollUntil("requests while Redis is away", 30000, async () => {
-			const down = loop.observations.filter((observation) => observation.phase === "redis down").length;
-			return down >= 150 && Date.now() - killedAt >= 5000 ? true : undefined;
-		}, 50);
+		await pollUntil(
+			"requests while Redis is away",
+			30000,
+			async () => {
+				const down = loop.observations.filter((observation) => observation.phase === "redis down").length;
+				return down >= 150 && Date.now() - killedAt >= 5000 ? true : undefined;
+			},
+			50,
+		);
 
 		phase = "redis restarted";
 		timings.downForMs = Date.now() - killedAt;
@@ -152,7 +160,9 @@ test("Redis killed while lookups run: no 5xx and right answers from the stores; 
 
 		// No 5xx, and no request without an answer.
 		const failed = observations.filter((observation) => observation.answer.status === 0 || observation.answer.status >= 500);
-		expect(failed.map((observation) => `${observation.phase} ${observation.what}: ${observation.answer.status} ${observation.answer.error ?? JSON.stringify(observation.answer.body)}`)).toEqual([]);
+		expect(failed.map((observation) => `${observation.phase} ${observation.what}: ${observation.answer.status} ${observation.answer.error ?? JSON.stringify(observation.answer.body)}`)).toEqual(
+			[],
+		);
 		// Every answer is the expected one (the changing organization: one of its states, never an older one once a newer one was seen).
 		const wrong: string[] = [];
 		let state = 0;
@@ -210,7 +220,9 @@ test("a Redis that kept its data comes back: the invalidations missed while it w
 	// Redis is back with the old answer in it; the lookup node replays the delete it missed.
 	const restartedAt = Date.now();
 	await redis.start();
-	await pollUntil("the stale answer to be deleted from Redis", 30000, async () => ((await redis.command("GET", cachedKey)) === null || !String(await redis.command("GET", cachedKey)).includes(before[0]) ? true : undefined));
+	await pollUntil("the stale answer to be deleted from Redis", 30000, async () =>
+		(await redis.command("GET", cachedKey)) === null || !String(await redis.command("GET", cachedKey)).includes(before[0]) ? true : undefined,
+	);
 	const replayedMs = Date.now() - restartedAt;
 	// A lookup node that never saw the change (a fresh process: empty memory) answers right too,
 	// from the moment the gateway routes to it again.

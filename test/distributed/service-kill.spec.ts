@@ -158,7 +158,12 @@ describe("the only node of a service killed (SIGKILL)", () => {
 				for (const answer of afterDrop) expect(answer.ms).toBeLessThan(1000);
 				// Nothing else than served answers and 503 at any time, and only served ones once it serves again.
 				expect(loop.answers.filter((answer) => !served(answer) && answer.status !== 503).map(describeAnswer)).toEqual([]);
-				expect(loop.since(servedAgain).filter((answer) => !served(answer)).map(describeAnswer)).toEqual([]);
+				expect(
+					loop
+						.since(servedAgain)
+						.filter((answer) => !served(answer))
+						.map(describeAnswer),
+				).toEqual([]);
 			} finally {
 				await loop.stop();
 			}

@@ -191,16 +191,21 @@ export class PrivateRedis {
 		const started = Date.now();
 		this.child = spawn("redis-server", ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", this.dir], { stdio: "ignore" });
 		const child = this.child;
-		await pollUntil("the private redis-server to answer", 10000, async () => {
-			if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
-			const client = this.client();
-			try {
-				await client.connect();
-				return (await client.ping()) === "PONG" ? true : undefined;
-			} finally {
-				client.disconnect();
-			}
-		}, 50);
+		await pollUntil(
+			"the private redis-server to answer",
+			10000,
+			async () => {
+				if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
+				const client = this.client();
+				try {
+					await client.connect();
+					return (await client.ping()) === "PONG" ? true : undefined;
+				} finally {
+					client.disconnect();
+				}
+			},
+			50,
+		);
 		return Date.now() - started;
 	}
 

@@ -147,10 +147,7 @@ describe("reading document types", () => {
 		expect(response.status).toBe(200);
 		expect(response.headers["content-type"]).toBe(`${media("document-types", "find")};charset=UTF-8`);
 		expect(response.body).toMatchObject({ number: 0, size: 2, numberOfElements: 2, totalElements: 5, totalPages: 3, first: true, last: false });
-		expect(response.body.content.map((documentType: { title: string }) => documentType.title)).toEqual([
-			"Peppol BIS Billing UBL Credit Note V3",
-			"Peppol BIS Billing UBL Invoice V3",
-		]);
+		expect(response.body.content.map((documentType: { title: string }) => documentType.title)).toEqual(["Peppol BIS Billing UBL Credit Note V3", "Peppol BIS Billing UBL Invoice V3"]);
 	});
 
 	test("an unknown document type is 404 saying the instance cannot be found", async () => {
@@ -197,9 +194,7 @@ describe("changing processes", () => {
 			.set("Content-Type", media("processes", "add"))
 			.send({ domain: "Testing", documentTypes: [{ identifier: UNKNOWN }] });
 		expect(response.status).toBe(400);
-		expect(response.body.errors).toEqual([
-			expect.objectContaining({ field: "documentTypes[0].identifier", code: "Exists", objectName: "processFormDTO", rejectedValue: UNKNOWN }),
-		]);
+		expect(response.body.errors).toEqual([expect.objectContaining({ field: "documentTypes[0].identifier", code: "Exists", objectName: "processFormDTO", rejectedValue: UNKNOWN })]);
 	});
 
 	test("a qualified identifier another process has, in any case, is 409", async () => {
@@ -245,9 +240,7 @@ describe("changing document types", () => {
 	test("a document type linked to a process from its side shows in the process's documentTypes, and unlinking follows", async () => {
 		const process = await addProcess({ domain: "Testing", title: "Linked over HTTP" });
 		const documentType = await addDocumentType({ title: "Linked document type", processes: [{ identifier: process.identifier }] });
-		expect((await getProcess(process.identifier)).body.documentTypes).toEqual([
-			{ identifier: documentType.identifier, title: "Linked document type", visible: true },
-		]);
+		expect((await getProcess(process.identifier)).body.documentTypes).toEqual([{ identifier: documentType.identifier, title: "Linked document type", visible: true }]);
 		const updated = await api("put", `/document-types/${documentType.identifier}`, media("document-types", "update"), ADMIN)
 			.set("Content-Type", media("document-types", "update"))
 			.send({ title: "Unlinked document type", processes: [] });

@@ -37,7 +37,6 @@ const BILLING = "55555555-0000-4000-8000-000000000001";
 const ORDERING = "55555555-0000-4000-8000-000000000003";
 const ADD = "application/vnd.registry.participants.add.v1+json";
 
-
 interface Sent {
 	organizationIdentifier: string;
 	name: string;
@@ -112,7 +111,9 @@ function checkFiles(round: number): { files: number; participants: number; claim
 					expect(Object.keys(doc.contact ?? {}).sort()).toEqual(["email", "name", "phoneNumber"]);
 					for (const processId of doc.processIds) held.set(`${doc.organizationKey}|${processId}`, row.identifier);
 				}
-				const claimRows = (db.prepare("SELECT body FROM processClaims").all() as Array<{ body: string }>).map((row) => JSON.parse(row.body) as { organizationKey: string; processId: string; participant: string });
+				const claimRows = (db.prepare("SELECT body FROM processClaims").all() as Array<{ body: string }>).map(
+					(row) => JSON.parse(row.body) as { organizationKey: string; processId: string; participant: string },
+				);
 				const claimed = new Map(claimRows.map((claim) => [`${claim.organizationKey}|${claim.processId}`, claim.participant]));
 				expect(claimed).toEqual(held);
 				participants = rows.length;
@@ -130,7 +131,13 @@ function checkFiles(round: number): { files: number; participants: number; claim
 type Outcome = { kind: "acknowledged"; participant: Acknowledged } | { kind: "cut off"; sent: Sent } | { kind: "refused"; status: number; text: string };
 
 async function add(sent: Sent, round: number): Promise<Outcome> {
-	const body = JSON.stringify({ icd: "0088", organizationIdentifier: sent.organizationIdentifier, name: sent.name, processes: sent.processes.map((identifier) => ({ identifier })), contact: sent.contact });
+	const body = JSON.stringify({
+		icd: "0088",
+		organizationIdentifier: sent.organizationIdentifier,
+		name: sent.name,
+		processes: sent.processes.map((identifier) => ({ identifier })),
+		contact: sent.contact,
+	});
 	try {
 		const answer = await rawRequest(url, { method: "POST", path: "/rest/api/participants", headers: { Authorization: sp1, "Content-Type": ADD, Accept: ADD }, body, timeoutMs: 10000 });
 		if (answer.status !== 201) return { kind: "refused", status: answer.status, text: answer.text };
@@ -143,7 +150,8 @@ async function add(sent: Sent, round: number): Promise<Outcome> {
 const qualified = (organizationIdentifier: string) => `iso6523-actorid-upis::0088:${organizationIdentifier}`;
 
 /** A Participant as the contract describes it (spec "Participant"). */
-function participantProblems(item: Record<string, any>): string[] { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function participantProblems(item: Record<string, any>): string[] {
 	const problems: string[] = [];
 	const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 	if (!uuid.test(item.identifier)) problems.push("identifier");
@@ -235,7 +243,8 @@ async function verify(acknowledged: Acknowledged[], cutOff: Sent[], withLookup: 
 	for (const item of stored) expect({ identifier: item.identifier, problems: participantProblems(item) }).toEqual({ identifier: item.identifier, problems: [] });
 	const byOrganization = new Map(stored.map((item) => [item.organizationIdentifier as string, item]));
 
-	const same = (item: Record<string, any> | undefined, sent: Sent) => // eslint-disable-line @typescript-eslint/no-explicit-any
+	// eslint-disable-next-line @typescript-eslint/no-explicit-any
+	const same = (item: Record<string, any> | undefined, sent: Sent) =>
 		item !== undefined &&
 		item.name === sent.name &&
 		JSON.stringify(item.contact) === JSON.stringify(sent.contact) &&

@@ -18,16 +18,7 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { startRegistry, type RunningRegistry } from "../support/registry";
 
 const CHROMIUM = "/usr/bin/chromium";
-const ARGS = [
-	"--headless",
-	"--no-sandbox",
-	"--disable-gpu",
-	"--disable-quic",
-	"--no-first-run",
-	"--disable-background-networking",
-	"--disable-component-update",
-	"--disable-sync",
-];
+const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 const TAGS = ["Access points", "Document types", "Organizations", "Participants", "Processes", "Audit", "Exports", "Operations"];
 
 const available = fs.existsSync(CHROMIUM);
@@ -111,7 +102,9 @@ describeWithBrowser("interactive API docs at /docs in headless Chromium", () => 
 			// The executed operation, from its summary line to the live 200 answer.
 			// Page coordinates of the operation block and of its live answer (runs in the page).
 			const box = (selector: string) =>
-				page.evaluate(`(() => { const r = document.querySelector(${JSON.stringify(selector)}).getBoundingClientRect(); return { y: r.top + window.scrollY, height: r.height }; })()`) as Promise<{ y: number; height: number }>;
+				page.evaluate(
+					`(() => { const r = document.querySelector(${JSON.stringify(selector)}).getBoundingClientRect(); return { y: r.top + window.scrollY, height: r.height }; })()`,
+				) as Promise<{ y: number; height: number }>;
 			const id = "#operations-Participants-findParticipants_or_streamParticipants";
 			const top = await box(id);
 			const answer = await box(`${id} .live-responses-table`);

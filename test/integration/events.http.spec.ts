@@ -118,7 +118,10 @@ beforeAll(async () => {
 	expect(process.status).toBe(201);
 	story.process = process.body.identifier;
 	// Everything above has reached `audit` once ADMIN sees the last change.
-	await eventually(async () => (await content(admin, { participant: story.kept.identifier })).length === 1 && (await content(admin, { participant: story.moved.identifier })).length === 3, "the story's records");
+	await eventually(
+		async () => (await content(admin, { participant: story.kept.identifier })).length === 1 && (await content(admin, { participant: story.moved.identifier })).length === 3,
+		"the story's records",
+	);
 	await eventually(async () => (await content(admin, { operation: "addProcess" })).some((event) => event.resourceId === story.process), "the catalog record");
 }, 60000);
 afterAll(() => registry.stop());

@@ -36,7 +36,10 @@ function text(response: NodeJS.ReadableStream & { setEncoding(encoding: string):
 }
 
 const exportAs = (authorization: string | null) => {
-	const call = request(registry.url).get(EXPORT).buffer(true).parse(text as never);
+	const call = request(registry.url)
+		.get(EXPORT)
+		.buffer(true)
+		.parse(text as never);
 	return authorization ? call.set("Authorization", authorization) : call;
 };
 
@@ -95,9 +98,17 @@ inCluster("the operator CLI joins the cluster (TRANSPORTER, NAMESPACE), exports 
 	const result = spawnSync(process.execPath, [cli, "export"], { env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 120000 });
 	expect(result.stderr).toContain("exported");
 	expect(result.status).toBe(0);
-	const records = result.stdout.trimEnd().split("\n").map((line) => JSON.parse(line));
+	const records = result.stdout
+		.trimEnd()
+		.split("\n")
+		.map((line) => JSON.parse(line));
 	expect(records.filter((record) => record.type === "participant")).toHaveLength(DEMO_PARTICIPANTS + BULK);
-	expect(records.filter((record) => record.type === "account").map((record) => record.username).sort()).toEqual(["admin", "app1", "authority", "sp1", "sp2"]);
+	expect(
+		records
+			.filter((record) => record.type === "account")
+			.map((record) => record.username)
+			.sort(),
+	).toEqual(["admin", "app1", "authority", "sp1", "sp2"]);
 
 	// The same file imported through the cluster's services: checked (a dry run over NATS), then nothing to change.
 	const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "registry-export-")), "registry.ndjson");
@@ -108,29 +119,33 @@ inCluster("the operator CLI joins the cluster (TRANSPORTER, NAMESPACE), exports 
 	fs.rmSync(path.dirname(file), { recursive: true, force: true });
 });
 
-inCluster("the REPL (npm run repl) joins the cluster with no services of its own: nodes, and a call answers", async () => {
-	const env = { ...process.env, TRANSPORTER: NATS_URL, NAMESPACE: registry.broker.namespace, LOG_LEVEL: "error" };
-	const repl = spawn(process.execPath, [path.join(__dirname, "..", "..", "dist", "cli", "repl.js")], { env, stdio: ["pipe", "pipe", "pipe"] });
-	let output = "";
-	repl.stdout.on("data", (chunk) => (output += chunk));
-	repl.stderr.on("data", (chunk) => (output += chunk));
-	const exited = new Promise<number | null>((resolve) => repl.once("exit", (code) => resolve(code)));
-	const waitFor = async (text: string) => {
-		const deadline = Date.now() + 30000;
-		while (!output.includes(text)) {
-			if (Date.now() > deadline) throw new Error(`REPL never printed ${text}:\n${output}`);
-			await new Promise((resolve) => setTimeout(resolve, 50));
+inCluster(
+	"the REPL (npm run repl) joins the cluster with no services of its own: nodes, and a call answers",
+	async () => {
+		const env = { ...process.env, TRANSPORTER: NATS_URL, NAMESPACE: registry.broker.namespace, LOG_LEVEL: "error" };
+		const repl = spawn(process.execPath, [path.join(__dirname, "..", "..", "dist", "cli", "repl.js")], { env, stdio: ["pipe", "pipe", "pipe"] });
+		let output = "";
+		repl.stdout.on("data", (chunk) => (output += chunk));
+		repl.stderr.on("data", (chunk) => (output += chunk));
+		const exited = new Promise<number | null>((resolve) => repl.once("exit", (code) => resolve(code)));
+		const waitFor = async (text: string) => {
+			const deadline = Date.now() + 30000;
+			while (!output.includes(text)) {
+				if (Date.now() > deadline) throw new Error(`REPL never printed ${text}:\n${output}`);
+				await new Promise((resolve) => setTimeout(resolve, 50));
+			}
+		};
+		try {
+			await waitFor("joined the cluster");
+			repl.stdin.write("nodes\n");
+			await waitFor("gateway-");
+			repl.stdin.write("call accounts.listServiceProviders\n");
+			await waitFor("Nordlys E-faktura AS");
+			repl.stdin.write("quit\n");
+			expect(await exited).toBe(0);
+		} finally {
+			repl.kill();
 		}
-	};
-	try {
-		await waitFor("joined the cluster");
-		repl.stdin.write("nodes\n");
-		await waitFor("gateway-");
-		repl.stdin.write("call accounts.listServiceProviders\n");
-		await waitFor("Nordlys E-faktura AS");
-		repl.stdin.write("quit\n");
-		expect(await exited).toBe(0);
-	} finally {
-		repl.kill();
-	}
-}, 60000);
+	},
+	60000,
+);

@@ -137,7 +137,9 @@ async function snapshot(): Promise<Snapshot> {
 }
 
 function changed(before: Snapshot, after: Snapshot): string[] {
-	return Object.keys(after.digests).filter((key) => before.digests[key] !== after.digests[key]).map((key) => `${key} (count ${before.counts[key] ?? "-"} → ${after.counts[key] ?? "-"})`);
+	return Object.keys(after.digests)
+		.filter((key) => before.digests[key] !== after.digests[key])
+		.map((key) => `${key} (count ${before.counts[key] ?? "-"} → ${after.counts[key] ?? "-"})`);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -214,7 +216,15 @@ function validBody(objectName: string): Record<string, unknown> {
 		case "documentTypeFormDTO":
 			return { title: unique("Fuzz document type"), qualifiedIdentifier: `busdox-docid-qns::${unique("fuzz")}`, visible: true, processes: [{ identifier: BILLING }] };
 		case "processFormDTO":
-			return { domain: "Fuzz", title: unique("Fuzz process"), alias: "fuzz", qualifiedIdentifier: `cenbii-procid-ubl::${unique("fuzz")}`, restricted: false, visible: true, requiredICDs: ["0192"] };
+			return {
+				domain: "Fuzz",
+				title: unique("Fuzz process"),
+				alias: "fuzz",
+				qualifiedIdentifier: `cenbii-procid-ubl::${unique("fuzz")}`,
+				restricted: false,
+				visible: true,
+				requiredICDs: ["0192"],
+			};
 		case "addParticipantFormDTO":
 			return { icd: "0088", organizationIdentifier: unique("fuzz"), name: "Fuzz Organisasjon AS", processes: [{ identifier: BILLING }], contact };
 		case "updateParticipantFormDTO":
@@ -230,21 +240,91 @@ const FIELDS: Record<string, string[]> = {
 	addParticipantFormDTO: ["icd", "organizationIdentifier", "name", "processes", "processes.0", "processes.0.identifier", "contact", "contact.name", "contact.email", "contact.phoneNumber"],
 	updateParticipantFormDTO: ["processes", "processes.1", "processes.0.identifier", "contact", "contact.name", "contact.email", "contact.phoneNumber", "deleteDate"],
 };
-const EXTRA_KEYS = ["$set", "$where", "$ne", "a.b", "contact.email", "processes.0.identifier", "constructor", "prototype", "toString", "hasOwnProperty", "valueOf", "identifier", "version", "serviceProvider", "provider", "registrationDate", "_id", "body", "_rid"];
+const EXTRA_KEYS = [
+	"$set",
+	"$where",
+	"$ne",
+	"a.b",
+	"contact.email",
+	"processes.0.identifier",
+	"constructor",
+	"prototype",
+	"toString",
+	"hasOwnProperty",
+	"valueOf",
+	"identifier",
+	"version",
+	"serviceProvider",
+	"provider",
+	"registrationDate",
+	"_id",
+	"body",
+	"_rid",
+];
 
 const controlChar = fc.integer({ min: 0, max: 0x1f }).map((code) => String.fromCharCode(code));
 const weirdString = fc.oneof(
 	fc.string({ unit: "binary", maxLength: 40 }),
 	fc.string({ unit: "grapheme", maxLength: 40 }),
 	fc.string({ unit: controlChar, maxLength: 10 }),
-	fc.constantFrom("", " ", "\u0000", "\uFEFF", "\u202E", "\uD800", "\uDFFF", "𝕏", "e\u0301", "%", "%zz", ".*", "' OR 1=1 --", '"', "\\", "NEAR(a b)", "a OR b", "*", "^", "{$ne: null}", "../../etc/passwd", "<script>alert(1)</script>", "null", "undefined", "NaN", "Infinity"),
+	fc.constantFrom(
+		"",
+		" ",
+		"\u0000",
+		"\uFEFF",
+		"\u202E",
+		"\uD800",
+		"\uDFFF",
+		"𝕏",
+		"e\u0301",
+		"%",
+		"%zz",
+		".*",
+		"' OR 1=1 --",
+		'"',
+		"\\",
+		"NEAR(a b)",
+		"a OR b",
+		"*",
+		"^",
+		"{$ne: null}",
+		"../../etc/passwd",
+		"<script>alert(1)</script>",
+		"null",
+		"undefined",
+		"NaN",
+		"Infinity",
+	),
 );
 const operatorObject = fc.constantFrom<unknown>({ $ne: null }, { $gt: "" }, { $regex: ".*" }, { $where: "1" }, { in: [] }, { lte: "9999" }, { "a.b": 1 }, [{ $ne: null }]);
 const anyValue: fc.Arbitrary<unknown> = fc.oneof(
 	{ weight: 4, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
 	{ weight: 3, arbitrary: weirdString },
 	{ weight: 1, arbitrary: operatorObject },
-	{ weight: 1, arbitrary: fc.constantFrom<unknown>(null, true, false, 0, -1, 1e308, -0, 2 ** 53 + 1, [], {}, [null], [[]], ["0192"], [{ identifier: BILLING }], [{ identifier: "not-a-uuid" }], "2999-01-01", "2000-01-01", "0192", "9999") },
+	{
+		weight: 1,
+		arbitrary: fc.constantFrom<unknown>(
+			null,
+			true,
+			false,
+			0,
+			-1,
+			1e308,
+			-0,
+			2 ** 53 + 1,
+			[],
+			{},
+			[null],
+			[[]],
+			["0192"],
+			[{ identifier: BILLING }],
+			[{ identifier: "not-a-uuid" }],
+			"2999-01-01",
+			"2000-01-01",
+			"0192",
+			"9999",
+		),
+	},
 );
 
 type BodyRecipe =
@@ -265,12 +345,65 @@ function bodyRecipe(objectName: string): fc.Arbitrary<BodyRecipe> {
 	return fc.oneof(
 		{ weight: 1, arbitrary: fc.constant<BodyRecipe>({ kind: "valid" }) },
 		{ weight: 1, arbitrary: fc.constant<BodyRecipe>({ kind: "none" }) },
-		{ weight: 12, arbitrary: fc.array(fc.record({ field, value: anyValue, remove: fc.constantFrom(false, false, false, true) }), { minLength: 1, maxLength: 3 }).map((edits): BodyRecipe => ({ kind: "override", edits })) },
-		{ weight: 3, arbitrary: fc.array(fc.record({ key: fc.oneof(fc.constantFrom(...EXTRA_KEYS), fc.string({ maxLength: 8 }).map((key) => `$${key}`), fc.string({ maxLength: 8 }).map((key) => `${key}.${key}`)), value: anyValue, where }), { minLength: 1, maxLength: 4 }).map((keys): BodyRecipe => ({ kind: "extraKeys", keys })) },
-		{ weight: 3, arbitrary: fc.record({ key: fc.constantFrom<"__proto__" | "constructor" | "prototype">("__proto__", "constructor", "prototype"), where, value: fc.oneof(anyValue, fc.constantFrom<unknown>({ polluted: "yes", isAdmin: true, role: "ADMIN" }, { prototype: { polluted: "yes" } }, { toString: 1 })) }).map((recipe): BodyRecipe => ({ kind: "prototypeKeys", ...recipe })) },
-		{ weight: 2, arbitrary: fc.record({ depth: fc.oneof(fc.integer({ min: 60, max: 70 }), fc.constantFrom(1000, 10000, 100000, 200000)), container: fc.constantFrom<"array" | "object">("array", "object"), field: fc.option(field, { nil: null }) }).map((recipe): BodyRecipe => ({ kind: "deep", ...recipe })) },
-		{ weight: 2, arbitrary: fc.record({ bytes: fc.constantFrom(10_000, 500_000, 1_040_000, 1_048_000, 1_049_000, 1_100_000, 2_500_000), char: fc.constantFrom("a", "é", "\u0000", "😀", "\\"), field }).map((recipe): BodyRecipe => ({ kind: "hugeString", ...recipe })) },
-		{ weight: 2, arbitrary: fc.record({ length: fc.constantFrom(1_000, 15_000, 40_000, 100_000), item: fc.constantFrom<"uuid" | "reference" | "string" | "number" | "nested">("uuid", "reference", "string", "number", "nested"), field }).map((recipe): BodyRecipe => ({ kind: "hugeArray", ...recipe })) },
+		{
+			weight: 12,
+			arbitrary: fc
+				.array(fc.record({ field, value: anyValue, remove: fc.constantFrom(false, false, false, true) }), { minLength: 1, maxLength: 3 })
+				.map((edits): BodyRecipe => ({ kind: "override", edits })),
+		},
+		{
+			weight: 3,
+			arbitrary: fc
+				.array(
+					fc.record({
+						key: fc.oneof(
+							fc.constantFrom(...EXTRA_KEYS),
+							fc.string({ maxLength: 8 }).map((key) => `$${key}`),
+							fc.string({ maxLength: 8 }).map((key) => `${key}.${key}`),
+						),
+						value: anyValue,
+						where,
+					}),
+					{ minLength: 1, maxLength: 4 },
+				)
+				.map((keys): BodyRecipe => ({ kind: "extraKeys", keys })),
+		},
+		{
+			weight: 3,
+			arbitrary: fc
+				.record({
+					key: fc.constantFrom<"__proto__" | "constructor" | "prototype">("__proto__", "constructor", "prototype"),
+					where,
+					value: fc.oneof(anyValue, fc.constantFrom<unknown>({ polluted: "yes", isAdmin: true, role: "ADMIN" }, { prototype: { polluted: "yes" } }, { toString: 1 })),
+				})
+				.map((recipe): BodyRecipe => ({ kind: "prototypeKeys", ...recipe })),
+		},
+		{
+			weight: 2,
+			arbitrary: fc
+				.record({
+					depth: fc.oneof(fc.integer({ min: 60, max: 70 }), fc.constantFrom(1000, 10000, 100000, 200000)),
+					container: fc.constantFrom<"array" | "object">("array", "object"),
+					field: fc.option(field, { nil: null }),
+				})
+				.map((recipe): BodyRecipe => ({ kind: "deep", ...recipe })),
+		},
+		{
+			weight: 2,
+			arbitrary: fc
+				.record({ bytes: fc.constantFrom(10_000, 500_000, 1_040_000, 1_048_000, 1_049_000, 1_100_000, 2_500_000), char: fc.constantFrom("a", "é", "\u0000", "😀", "\\"), field })
+				.map((recipe): BodyRecipe => ({ kind: "hugeString", ...recipe })),
+		},
+		{
+			weight: 2,
+			arbitrary: fc
+				.record({
+					length: fc.constantFrom(1_000, 15_000, 40_000, 100_000),
+					item: fc.constantFrom<"uuid" | "reference" | "string" | "number" | "nested">("uuid", "reference", "string", "number", "nested"),
+					field,
+				})
+				.map((recipe): BodyRecipe => ({ kind: "hugeArray", ...recipe })),
+		},
 		{ weight: 2, arbitrary: fc.jsonValue({ maxDepth: 4 }).map((value): BodyRecipe => ({ kind: "json", value })) },
 		{
 			weight: 2,
@@ -278,7 +411,29 @@ function bodyRecipe(objectName: string): fc.Arbitrary<BodyRecipe> {
 				.oneof(
 					fc.string({ maxLength: 60 }),
 					fc.string({ unit: "binary", maxLength: 60 }),
-					fc.constantFrom("{", "[", "{\"title\":", "{'title':'x'}", '{"title":"x",}', "NaN", "1e999", "-", '"\\ud800"', "\uFEFF{}", "{}\u0000", '{"a":1}{"b":2}', '{"title":"a","title":1}', "null", "true", "[]", "0", "", " ", '{"__proto__":null}', '{"constructor":{"prototype":{"x":1}}}'),
+					fc.constantFrom(
+						"{",
+						"[",
+						'{"title":',
+						"{'title':'x'}",
+						'{"title":"x",}',
+						"NaN",
+						"1e999",
+						"-",
+						'"\\ud800"',
+						"\uFEFF{}",
+						"{}\u0000",
+						'{"a":1}{"b":2}',
+						'{"title":"a","title":1}',
+						"null",
+						"true",
+						"[]",
+						"0",
+						"",
+						" ",
+						'{"__proto__":null}',
+						'{"constructor":{"prototype":{"x":1}}}',
+					),
 				)
 				.map((text): BodyRecipe => ({ kind: "text", text })),
 		},
@@ -373,38 +528,111 @@ function pathValue(kind: string, name: string, resource: string): fc.Arbitrary<s
 		{ weight: 1, arbitrary: valid.map(encodeURIComponent) },
 		{ weight: 2, arbitrary: fc.string({ unit: "grapheme", maxLength: 30 }).map(encodeURIComponent) },
 		{ weight: 1, arbitrary: fc.string({ unit: fc.constantFrom(..."abcXYZ019-._~:@!$&'()*+,;="), maxLength: 30 }) },
-		{ weight: 2, arbitrary: fc.constantFrom("%", "%z", "%zz", "%E0%A4%A", "%C0%AF", "%ED%A0%80", "%FF", "%%", "%2", "a%2Fb", "%00", "%0A", "%0D%0A", "%2e%2e", "..", ".", "%20", "+", "%u0041", "%F0%9F%98") },
+		{
+			weight: 2,
+			arbitrary: fc.constantFrom("%", "%z", "%zz", "%E0%A4%A", "%C0%AF", "%ED%A0%80", "%FF", "%%", "%2", "a%2Fb", "%00", "%0A", "%0D%0A", "%2e%2e", "..", ".", "%20", "+", "%u0041", "%F0%9F%98"),
+		},
 		{ weight: 1, arbitrary: fc.tuple(valid, fc.constantFrom("%00", "%zz", "x", "%0A", "/../x", "%2F..%2F", ";a=b", "%3B")).map(([value, tail]) => value + tail) },
 		{ weight: 1, arbitrary: fc.integer({ min: 100, max: 8000 }).map((length) => "x".repeat(length)) },
 		{ weight: 1, arbitrary: fc.string({ unit: fc.constantFrom("0", "1", "9", "a"), minLength: 1, maxLength: 40 }).map((value) => `iso6523-actorid-upis::${value.slice(0, 5)}:${value}`) },
-		{ weight: 1, arbitrary: fc.constantFrom("{55555555-0000-4000-8000-000000000001}", "55555555000040008000000000000001", "55555555-0000-4000-8000-00000000000", "iso6523-actorid-upis::", "iso6523-actorid-upis::0192:", "::0192:991825827", "iso6523-actorid-upis::01920:1", "iso6523-actorid-upis::0192:" + "9".repeat(36)) },
+		{
+			weight: 1,
+			arbitrary: fc.constantFrom(
+				"{55555555-0000-4000-8000-000000000001}",
+				"55555555000040008000000000000001",
+				"55555555-0000-4000-8000-00000000000",
+				"iso6523-actorid-upis::",
+				"iso6523-actorid-upis::0192:",
+				"::0192:991825827",
+				"iso6523-actorid-upis::01920:1",
+				"iso6523-actorid-upis::0192:" + "9".repeat(36),
+			),
+		},
 	);
 }
 
 function pathArbitrary(operation: Operation): fc.Arbitrary<string> {
 	const resource = operation.path.split("/")[1];
 	const entries = Object.entries(operation.pathParams);
-	return fc
-		.tuple(fc.tuple(...entries.map(([name, kind]) => pathValue(kind, name, resource))), fc.constantFrom("", "", "", "/", "//"))
-		.map(([values, suffix]) => {
-			let path = operation.path;
-			entries.forEach(([name], index) => {
-				path = path.replace(`:${name}`, () => values[index]);
-			});
-			return `${API_BASE}${path}${suffix}`;
+	return fc.tuple(fc.tuple(...entries.map(([name, kind]) => pathValue(kind, name, resource))), fc.constantFrom("", "", "", "/", "//")).map(([values, suffix]) => {
+		let path = operation.path;
+		entries.forEach(([name], index) => {
+			path = path.replace(`:${name}`, () => values[index]);
 		});
+		return `${API_BASE}${path}${suffix}`;
+	});
 }
 
 const QUERY_KEYS = ["page", "size", "sort", "query", "processes", "participant", "operation", "from", "to"];
 const queryKey = fc.oneof(
 	{ weight: 6, arbitrary: fc.constantFrom(...QUERY_KEYS) },
-	{ weight: 2, arbitrary: fc.constantFrom("query[$ne]", "query[]", "query[0]", "page[0]", "sort[]", "sort[0][field]", "size[$gt]", "processes[$ne]", "__proto__", "__proto__[admin]", "constructor[prototype][admin]", "prototype", "$where", "a.b", "query.$ne", "query%5B%24ne%5D", "%zz", "") },
+	{
+		weight: 2,
+		arbitrary: fc.constantFrom(
+			"query[$ne]",
+			"query[]",
+			"query[0]",
+			"page[0]",
+			"sort[]",
+			"sort[0][field]",
+			"size[$gt]",
+			"processes[$ne]",
+			"__proto__",
+			"__proto__[admin]",
+			"constructor[prototype][admin]",
+			"prototype",
+			"$where",
+			"a.b",
+			"query.$ne",
+			"query%5B%24ne%5D",
+			"%zz",
+			"",
+		),
+	},
 	{ weight: 1, arbitrary: fc.string({ maxLength: 10 }).map(encodeURIComponent) },
 );
 const queryValue = fc.oneof(
 	fc.constantFrom("0", "1", "-1", "1000", "1001", "99999999999", "1e3", "0x10", " 5 ", "2.5", "", "true", "false", "TRUE", "yes"),
-	fc.constantFrom("name", "name,DESC", "title,asc", "qualifiedIdentifier.value", "registrationDate,desc", "nonexistent", ",", "name,,DESC", "DESC", "name,title,DESC", "__proto__", "constructor", "toString"),
-	fc.constantFrom("%zz", "%", "%E0%A4%A", "x%00y", ".*", "(", "[", "%5C", "%25", "_", "%22", "'%20OR%201=1%20--", "*", "NEAR(", "a+OR+b", "^", "-a", "Havblikk+Fiskeri", "0192:986252932", "986252932", "%2B%2B%2B", "+++", "a%20b"),
+	fc.constantFrom(
+		"name",
+		"name,DESC",
+		"title,asc",
+		"qualifiedIdentifier.value",
+		"registrationDate,desc",
+		"nonexistent",
+		",",
+		"name,,DESC",
+		"DESC",
+		"name,title,DESC",
+		"__proto__",
+		"constructor",
+		"toString",
+	),
+	fc.constantFrom(
+		"%zz",
+		"%",
+		"%E0%A4%A",
+		"x%00y",
+		".*",
+		"(",
+		"[",
+		"%5C",
+		"%25",
+		"_",
+		"%22",
+		"'%20OR%201=1%20--",
+		"*",
+		"NEAR(",
+		"a+OR+b",
+		"^",
+		"-a",
+		"Havblikk+Fiskeri",
+		"0192:986252932",
+		"986252932",
+		"%2B%2B%2B",
+		"+++",
+		"a%20b",
+	),
 	fc.string({ unit: "grapheme", maxLength: 20 }).map(encodeURIComponent),
 	fc.string({ unit: fc.constantFrom(..."abc019-._~!$'()*,;:@/?"), maxLength: 20 }),
 );
@@ -412,7 +640,9 @@ const queryArbitrary = fc
 	.array(fc.tuple(queryKey, queryValue, fc.boolean()), { maxLength: 8 })
 	.chain((pairs) =>
 		// Duplicates on purpose: repeat some pairs' keys with other values.
-		fc.array(fc.tuple(fc.nat({ max: Math.max(0, pairs.length - 1) }), queryValue), { maxLength: pairs.length > 0 ? 3 : 0 }).map((repeats) => [...pairs.map(([key, value, bare]) => (bare ? key : `${key}=${value}`)), ...repeats.map(([index, value]) => `${pairs[index][0]}=${value}`)]),
+		fc
+			.array(fc.tuple(fc.nat({ max: Math.max(0, pairs.length - 1) }), queryValue), { maxLength: pairs.length > 0 ? 3 : 0 })
+			.map((repeats) => [...pairs.map(([key, value, bare]) => (bare ? key : `${key}=${value}`)), ...repeats.map(([index, value]) => `${pairs[index][0]}=${value}`)]),
 	)
 	.map((parts) => (parts.length > 0 ? `?${parts.join("&")}` : ""));
 
@@ -424,7 +654,29 @@ function acceptArbitrary(operation: Operation): fc.Arbitrary<string | undefined>
 	return fc.oneof(
 		{ weight: 5, arbitrary: fc.constant(own) },
 		{ weight: 1, arbitrary: fc.constant(undefined) },
-		{ weight: 3, arbitrary: fc.constantFrom("*/*", "application/json", "application/*", "text/html", "application/xml", `${own};charset=UTF-8`, `${own};q=0`, `${own};q=abc`, `${own};q=0.5, */*;q=0.1`, `text/html, ${own}`, "application/vnd.registry.participants.get.v2+json", `${own.toUpperCase()}`, ",,,", ";", "*/*;q=-1", "application/vnd.registry.processes.stream.v1+json, application/vnd.registry.processes.find.v1+json", "a/b/c", `${"x".repeat(3000)}/${own}`) },
+		{
+			weight: 3,
+			arbitrary: fc.constantFrom(
+				"*/*",
+				"application/json",
+				"application/*",
+				"text/html",
+				"application/xml",
+				`${own};charset=UTF-8`,
+				`${own};q=0`,
+				`${own};q=abc`,
+				`${own};q=0.5, */*;q=0.1`,
+				`text/html, ${own}`,
+				"application/vnd.registry.participants.get.v2+json",
+				`${own.toUpperCase()}`,
+				",,,",
+				";",
+				"*/*;q=-1",
+				"application/vnd.registry.processes.stream.v1+json, application/vnd.registry.processes.find.v1+json",
+				"a/b/c",
+				`${"x".repeat(3000)}/${own}`,
+			),
+		},
 		{ weight: 2, arbitrary: headerText(60) },
 	);
 }
@@ -434,7 +686,27 @@ function contentTypeArbitrary(operation: Operation): fc.Arbitrary<string | undef
 	return fc.oneof(
 		{ weight: 5, arbitrary: fc.constantFrom(own, "application/json") },
 		{ weight: 1, arbitrary: fc.constant(undefined) },
-		{ weight: 3, arbitrary: fc.constantFrom("application/json; charset=utf-8", "application/json;charset=UTF-8", "application/json; charset=latin1", "application/json; charset=utf-16", "application/json; charset=bogus", "application/json; charset=", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml", `${own}; charset=iso-8859-1`, "APPLICATION/JSON", "application/json, text/plain", "application/vnd.registry.processes.add.v1+json", ";", "") },
+		{
+			weight: 3,
+			arbitrary: fc.constantFrom(
+				"application/json; charset=utf-8",
+				"application/json;charset=UTF-8",
+				"application/json; charset=latin1",
+				"application/json; charset=utf-16",
+				"application/json; charset=bogus",
+				"application/json; charset=",
+				"text/plain",
+				"application/x-www-form-urlencoded",
+				"multipart/form-data; boundary=x",
+				"application/xml",
+				`${own}; charset=iso-8859-1`,
+				"APPLICATION/JSON",
+				"application/json, text/plain",
+				"application/vnd.registry.processes.add.v1+json",
+				";",
+				"",
+			),
+		},
 		{ weight: 2, arbitrary: headerText(60) },
 	);
 }
@@ -443,7 +715,20 @@ const authorizationArbitrary = (operation: Operation): fc.Arbitrary<string | und
 	fc.oneof(
 		{ weight: 60, arbitrary: fc.constant(allowedAuthorization(operation)) },
 		{ weight: 20, arbitrary: fc.constantFrom(undefined, ...Object.values(AUTH)) },
-		{ weight: 12, arbitrary: fc.constantFrom("Basic", "Basic ", "Basic =", "Basic ====", "Basic !!!", "Bearer abc", "basic " + Buffer.from("admin").toString("base64"), "Digest username=admin", "Basic " + "A".repeat(5000)) },
+		{
+			weight: 12,
+			arbitrary: fc.constantFrom(
+				"Basic",
+				"Basic ",
+				"Basic =",
+				"Basic ====",
+				"Basic !!!",
+				"Bearer abc",
+				"basic " + Buffer.from("admin").toString("base64"),
+				"Digest username=admin",
+				"Basic " + "A".repeat(5000),
+			),
+		},
 		{ weight: 5, arbitrary: headerText(80) },
 		// Well-formed but wrong (a password hash each, so rare): an empty pair, NULs, a wrong password.
 		{ weight: 1, arbitrary: fc.constantFrom("Basic " + Buffer.from(":").toString("base64"), "Basic " + Buffer.from("\u0000:\u0000").toString("base64")) },
@@ -471,13 +756,25 @@ describe(`fuzz (fast-check seed ${SEED})`, () => {
 				operation: fc.constant(operation),
 				path: fc.oneof({ weight: 4, arbitrary: pathArbitrary(operation) }, { weight: 1, arbitrary: fc.constant(null) }),
 				body: bodyRecipe((operation.body as { objectName: string }).objectName),
-				contentType: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(operation.mediaTypes[0], "application/json", "application/json; charset=utf-8") }, { weight: 1, arbitrary: contentTypeArbitrary(operation) }),
+				contentType: fc.oneof(
+					{ weight: 6, arbitrary: fc.constantFrom(operation.mediaTypes[0], "application/json", "application/json; charset=utf-8") },
+					{ weight: 1, arbitrary: contentTypeArbitrary(operation) },
+				),
 			}),
 		);
 		await fc.assert(
 			fc.asyncProperty(arbitrary, async ({ operation, path, body, contentType }) => {
-				const validPath = Object.keys(operation.pathParams).length === 0 ? `${API_BASE}${operation.path}` : path ?? `${API_BASE}${operation.path.replace(/:participant/, QUALIFIED[0]).replace(/:identifier/, operation.path.startsWith("/processes") ? BILLING : UUIDS["document-types"][0])}`;
-				await sendAndCheck({ method: operation.method, path: validPath, headers: headers(operation.mediaTypes[0], contentType, allowedAuthorization(operation)), body: materializeBody(operation.body?.objectName, body) });
+				const validPath =
+					Object.keys(operation.pathParams).length === 0
+						? `${API_BASE}${operation.path}`
+						: (path ??
+							`${API_BASE}${operation.path.replace(/:participant/, QUALIFIED[0]).replace(/:identifier/, operation.path.startsWith("/processes") ? BILLING : UUIDS["document-types"][0])}`);
+				await sendAndCheck({
+					method: operation.method,
+					path: validPath,
+					headers: headers(operation.mediaTypes[0], contentType, allowedAuthorization(operation)),
+					body: materializeBody(operation.body?.objectName, body),
+				});
 			}),
 			PARAMETERS(RUNS.bodies),
 		);
@@ -507,7 +804,11 @@ describe(`fuzz (fast-check seed ${SEED})`, () => {
 		);
 		await fc.assert(
 			fc.asyncProperty(arbitrary, async ({ operation, path, query, authorization, valid }) => {
-				const plain = `${API_BASE}${operation.path.replace(/:participant/, QUALIFIED[0]).replace(/:qualifiedIdentifier/, QUALIFIED[0]).replace(/:identifier/, operation.path.startsWith("/processes") ? BILLING : UUIDS["document-types"][0]).replace(/:accessPoint/, UUIDS.accessPoint[0])}`;
+				const plain = `${API_BASE}${operation.path
+					.replace(/:participant/, QUALIFIED[0])
+					.replace(/:qualifiedIdentifier/, QUALIFIED[0])
+					.replace(/:identifier/, operation.path.startsWith("/processes") ? BILLING : UUIDS["document-types"][0])
+					.replace(/:accessPoint/, UUIDS.accessPoint[0])}`;
 				await sendAndCheck({ method: "GET", path: `${valid ? plain : path}${query}`, headers: headers(operation.mediaTypes[0], undefined, authorization) });
 			}),
 			PARAMETERS(RUNS.queries),
@@ -526,7 +827,12 @@ describe(`fuzz (fast-check seed ${SEED})`, () => {
 		);
 		await fc.assert(
 			fc.asyncProperty(arbitrary, async ({ operation, accept, contentType, authorization, body }) => {
-				const path = `${API_BASE}${operation.path.replace(/:participant/, QUALIFIED[1]).replace(/:qualifiedIdentifier/, QUALIFIED[1]).replace(/:serviceProviderIdentifier/, UUIDS.serviceProviderIdentifier[1]).replace(/:identifier/, "5b0f5a3c-0000-4000-8000-000000000000").replace(/:accessPoint/, UUIDS.accessPoint[0])}`;
+				const path = `${API_BASE}${operation.path
+					.replace(/:participant/, QUALIFIED[1])
+					.replace(/:qualifiedIdentifier/, QUALIFIED[1])
+					.replace(/:serviceProviderIdentifier/, UUIDS.serviceProviderIdentifier[1])
+					.replace(/:identifier/, "5b0f5a3c-0000-4000-8000-000000000000")
+					.replace(/:accessPoint/, UUIDS.accessPoint[0])}`;
 				await sendAndCheck({ method: operation.method, path, headers: headers(accept, contentType, authorization), body: materializeBody(operation.body?.objectName, body) });
 			}),
 			PARAMETERS(RUNS.headers),
@@ -534,14 +840,40 @@ describe(`fuzz (fast-check seed ${SEED})`, () => {
 	}, 240000);
 
 	test(`raw bytes: ${RUNS.raw} requests no HTTP client would send`, async () => {
-		const target = fc.constantFrom(...OPERATIONS).map((operation) => ({ method: operation.method, path: `${API_BASE}${operation.path.replace(/:participant/, QUALIFIED[0]).replace(/:qualifiedIdentifier/, QUALIFIED[0]).replace(/:[A-Za-z]+/g, BILLING)}` }));
-		const badByte = fc.oneof(controlChar.filter((char) => char !== "\r" && char !== "\n"), fc.constantFrom("\u007f", "\u0080", "\u00ff", " ", "\t", "\u00e9"));
+		const target = fc.constantFrom(...OPERATIONS).map((operation) => ({
+			method: operation.method,
+			path: `${API_BASE}${operation.path
+				.replace(/:participant/, QUALIFIED[0])
+				.replace(/:qualifiedIdentifier/, QUALIFIED[0])
+				.replace(/:[A-Za-z]+/g, BILLING)}`,
+		}));
+		const badByte = fc.oneof(
+			controlChar.filter((char) => char !== "\r" && char !== "\n"),
+			fc.constantFrom("\u007f", "\u0080", "\u00ff", " ", "\t", "\u00e9"),
+		);
 		const shape = fc.oneof(
 			fc.record({ kind: fc.constant("request line" as const), byte: badByte, at: fc.nat({ max: 40 }) }),
 			fc.record({ kind: fc.constant("header value" as const), byte: badByte, name: fc.constantFrom("Accept", "Authorization", "Content-Type", "X-Forwarded-For", "Host") }),
 			fc.record({ kind: fc.constant("header name" as const), name: fc.constantFrom("Acc ept", "Accept\u0001", "(Accept)", "Accept:", "", "Ä", "X\u007f") }),
-			fc.record({ kind: fc.constant("malformed" as const), text: fc.constantFrom("No-Colon-Header", " folded: continuation", "Content-Length: abc", "Content-Length: -1", "Content-Length: 1\r\nContent-Length: 2", "Transfer-Encoding: chunked\r\nContent-Length: 3", "Transfer-Encoding: gzip", "Transfer-Encoding: chunked, identity", "Host: a\r\nHost: b", `X-Big: ${"y".repeat(20000)}`) }),
-			fc.record({ kind: fc.constant("chunked" as const), chunks: fc.constantFrom("zz\r\n{}\r\n0\r\n\r\n", "2\r\n{}\r\n0\r\n\r\n", "-1\r\n\r\n", "ffffffffffffffff\r\n{}\r\n0\r\n\r\n", "2;ext=1\r\n{}\r\n0\r\n\r\n", "2\r\n{}0\r\n\r\n") }),
+			fc.record({
+				kind: fc.constant("malformed" as const),
+				text: fc.constantFrom(
+					"No-Colon-Header",
+					" folded: continuation",
+					"Content-Length: abc",
+					"Content-Length: -1",
+					"Content-Length: 1\r\nContent-Length: 2",
+					"Transfer-Encoding: chunked\r\nContent-Length: 3",
+					"Transfer-Encoding: gzip",
+					"Transfer-Encoding: chunked, identity",
+					"Host: a\r\nHost: b",
+					`X-Big: ${"y".repeat(20000)}`,
+				),
+			}),
+			fc.record({
+				kind: fc.constant("chunked" as const),
+				chunks: fc.constantFrom("zz\r\n{}\r\n0\r\n\r\n", "2\r\n{}\r\n0\r\n\r\n", "-1\r\n\r\n", "ffffffffffffffff\r\n{}\r\n0\r\n\r\n", "2;ext=1\r\n{}\r\n0\r\n\r\n", "2\r\n{}0\r\n\r\n"),
+			}),
 			fc.record({ kind: fc.constant("version" as const), line: fc.constantFrom("HTTP/1.0", "HTTP/2.0", "HTTP/1.2", "HTTP/0.9", "http/1.1", "HTTP/1.1 extra", "") }),
 		);
 		await fc.assert(
@@ -591,8 +923,21 @@ describe(`fuzz (fast-check seed ${SEED})`, () => {
 		const cases: Array<[RawRequest, number, string]> = [
 			[{ method: "GET", path: `${API_BASE}/processes/%zz` }, 400, "MethodArgumentTypeMismatchException"],
 			[{ method: "GET", path: `${API_BASE}/participants/%E0%A4%A`, headers: { Authorization: admin } }, 400, "MethodArgumentTypeMismatchException"],
-			[{ method: "POST", path: `${API_BASE}/processes`, headers: { Authorization: admin, "Content-Type": "application/json" }, body: `{"domain":${"[".repeat(10000)}${"]".repeat(10000)}}` }, 400, "HttpMessageNotReadableException"],
-			[{ method: "POST", path: `${API_BASE}/document-types`, headers: { Authorization: admin, "Content-Type": "application/json" }, body: `{"title":${'{"a":'.repeat(100000)}1${"}".repeat(100000)}}` }, 400, "HttpMessageNotReadableException"],
+			[
+				{ method: "POST", path: `${API_BASE}/processes`, headers: { Authorization: admin, "Content-Type": "application/json" }, body: `{"domain":${"[".repeat(10000)}${"]".repeat(10000)}}` },
+				400,
+				"HttpMessageNotReadableException",
+			],
+			[
+				{
+					method: "POST",
+					path: `${API_BASE}/document-types`,
+					headers: { Authorization: admin, "Content-Type": "application/json" },
+					body: `{"title":${'{"a":'.repeat(100000)}1${"}".repeat(100000)}}`,
+				},
+				400,
+				"HttpMessageNotReadableException",
+			],
 		];
 		for (const [request, status, exception] of cases) {
 			const answer = await rawRequest(registry.url, request);
@@ -600,10 +945,27 @@ describe(`fuzz (fast-check seed ${SEED})`, () => {
 			expect(errorAnswerProblems(answer)).toEqual([]);
 		}
 		// Amplification: an array too long is one Size violation; many wrong items list 100 of them.
-		const longArray = await rawRequest(registry.url, { method: "POST", path: `${API_BASE}/processes`, headers: { Authorization: admin, "Content-Type": "application/json" }, body: JSON.stringify({ domain: "x", requiredICDs: new Array(100000).fill(7) }) });
-		expect({ status: longArray.status, errors: JSON.parse(longArray.text).errors.map((error: { field: string; code: string }) => `${error.code} ${error.field}`) }).toEqual({ status: 400, errors: ["Size requiredICDs"] });
-		const manyWrong = await rawRequest(registry.url, { method: "POST", path: `${API_BASE}/processes`, headers: { Authorization: admin, "Content-Type": "application/json" }, body: JSON.stringify({ domain: "x", requiredICDs: new Array(900).fill("x") }) });
-		expect({ status: manyWrong.status, message: JSON.parse(manyWrong.text).message, listed: JSON.parse(manyWrong.text).errors.length }).toEqual({ status: 400, message: "Validation failed for object='processFormDTO'. Error count: 900", listed: 100 });
+		const longArray = await rawRequest(registry.url, {
+			method: "POST",
+			path: `${API_BASE}/processes`,
+			headers: { Authorization: admin, "Content-Type": "application/json" },
+			body: JSON.stringify({ domain: "x", requiredICDs: new Array(100000).fill(7) }),
+		});
+		expect({ status: longArray.status, errors: JSON.parse(longArray.text).errors.map((error: { field: string; code: string }) => `${error.code} ${error.field}`) }).toEqual({
+			status: 400,
+			errors: ["Size requiredICDs"],
+		});
+		const manyWrong = await rawRequest(registry.url, {
+			method: "POST",
+			path: `${API_BASE}/processes`,
+			headers: { Authorization: admin, "Content-Type": "application/json" },
+			body: JSON.stringify({ domain: "x", requiredICDs: new Array(900).fill("x") }),
+		});
+		expect({ status: manyWrong.status, message: JSON.parse(manyWrong.text).message, listed: JSON.parse(manyWrong.text).errors.length }).toEqual({
+			status: 400,
+			message: "Validation failed for object='processFormDTO'. Error count: 900",
+			listed: 100,
+		});
 		const raw = await socketRequest(registry.url, `GET ${API_BASE}/processes/\u0001 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
 		expect(raw.status).toBe(400);
 		expect(errorAnswerProblems(raw)).toEqual([]);

@@ -181,11 +181,7 @@ describe("authentication and roles (decisions §3)", () => {
 	});
 
 	test("a known caller whose role is not allowed is 403", async () => {
-		const response = await request(registry.url)
-			.post("/rest/api/processes")
-			.set("Authorization", demoAuth("SERVICE_PROVIDER"))
-			.set("Content-Type", ADD_PROCESS)
-			.send({ domain: "poacc" });
+		const response = await request(registry.url).post("/rest/api/processes").set("Authorization", demoAuth("SERVICE_PROVIDER")).set("Content-Type", ADD_PROCESS).send({ domain: "poacc" });
 		expect(response.status).toBe(403);
 		expectErrorBody(response.body, 403, "AccessDeniedException", "/rest/api/processes");
 	});
@@ -210,7 +206,9 @@ describe("authentication and roles (decisions §3)", () => {
 		const authority = demoAuth("NETWORK_AUTHORITY");
 		const username = Buffer.from(authority.slice(6), "base64").toString().split(":")[0];
 		for (let attempt = 0; attempt < 3; attempt++) {
-			const wrong = await request(registry.url).get("/rest/api/processes").set("Authorization", basic(username, `wrong-${attempt}`));
+			const wrong = await request(registry.url)
+				.get("/rest/api/processes")
+				.set("Authorization", basic(username, `wrong-${attempt}`));
 			expect(wrong.status).toBe(401);
 		}
 		const locked = await request(registry.url).get("/rest/api/processes").set("Authorization", authority);

@@ -27,7 +27,6 @@ beforeAll(async () => {
 });
 afterAll(() => registry.stop());
 
-
 const qid = (organization: string) => `iso6523-actorid-upis::0088:${organization}`;
 const participantPath = (organization: string, suffix = "") => `/rest/api/participants/${encodeURIComponent(qid(organization))}${suffix}`;
 
@@ -40,14 +39,25 @@ function operation(next: () => number): () => Promise<number> {
 	const send = async (req: request.Test) => (await req).status;
 	if (kind < 0.35) {
 		return () =>
-			send(request(registry.url).post("/rest/api/participants").set("Authorization", provider.auth).set("Content-Type", "application/json").send({ icd: "0088", organizationIdentifier: organization, processes, contact }));
+			send(
+				request(registry.url)
+					.post("/rest/api/participants")
+					.set("Authorization", provider.auth)
+					.set("Content-Type", "application/json")
+					.send({ icd: "0088", organizationIdentifier: organization, processes, contact }),
+			);
 	}
 	if (kind < 0.7) {
 		return () => send(request(registry.url).put(participantPath(organization)).set("Authorization", provider.auth).set("Content-Type", "application/json").send({ processes, contact }));
 	}
 	if (kind < 0.85) {
 		const target = providers.find((candidate) => candidate !== provider) as { identifier: string };
-		return () => send(request(registry.url).put(participantPath(organization, `/transfer/${target.identifier}`)).set("Authorization", provider.auth));
+		return () =>
+			send(
+				request(registry.url)
+					.put(participantPath(organization, `/transfer/${target.identifier}`))
+					.set("Authorization", provider.auth),
+			);
 	}
 	return () => send(request(registry.url).delete(participantPath(organization)).set("Authorization", provider.auth));
 }

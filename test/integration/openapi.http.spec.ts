@@ -11,6 +11,7 @@
  */
 import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
 import addFormats from "ajv-formats";
+import packageJson from "../../package.json";
 import { loadServiceSchema, SERVICE_SCHEMAS } from "../../services";
 import { openApiDocument } from "../../src/contract/openapi";
 import { API_BASE, OPERATIONS, type Operation } from "../../src/contract/operations";
@@ -214,7 +215,12 @@ function deref(value: Json): Json {
 function documented(id: string): { path: string; method: string; entry: Json } {
 	for (const [path, methods] of Object.entries(document.paths as Json)) {
 		for (const [method, entry] of Object.entries(methods as Json)) {
-			if (String((entry as Json).operationId).split("_or_").includes(id)) return { path, method, entry: entry as Json };
+			if (
+				String((entry as Json).operationId)
+					.split("_or_")
+					.includes(id)
+			)
+				return { path, method, entry: entry as Json };
 		}
 	}
 	throw new Error(`operation ${id} is not in the served document`);
@@ -237,9 +243,7 @@ async function callDocumented(id: string, call: Call, accept: string): Promise<A
 	for (const name of Object.keys(call.query ?? {})) {
 		expect(parameters.filter((parameter) => parameter.in === "query").map((parameter) => parameter.name)).toContain(name);
 	}
-	const url = new URL(
-		registry.url + path.replace(/\{([A-Za-z]+)\}/g, (_all, name: string) => encodeURIComponent((call.params ?? {})[name])),
-	);
+	const url = new URL(registry.url + path.replace(/\{([A-Za-z]+)\}/g, (_all, name: string) => encodeURIComponent((call.params ?? {})[name])));
 	for (const [name, value] of Object.entries(call.query ?? {})) url.searchParams.append(name, value);
 
 	const headers: Record<string, string> = { Accept: accept };
@@ -313,8 +317,7 @@ afterAll(() => registry?.stop());
 
 describe("the served document", () => {
 	test("is the generated document of this registry's version", () => {
-		const { version } = require("../../package.json") as { version: string };
-		expect(document).toEqual(openApiDocument(version));
+		expect(document).toEqual(openApiDocument(packageJson.version));
 	});
 
 	test("the checks are not vacuous: a wrong type, a missing field and an undocumented field are caught", async () => {

@@ -71,7 +71,12 @@ function get(auth: string | null, value: string, operation = "get", suffix = "")
 }
 
 function put(auth: string, value: string, body: unknown) {
-	return request(registry.url).put(path(value)).set("Authorization", auth).set("Accept", MEDIA("update")).set("Content-Type", MEDIA("update")).send(body as object);
+	return request(registry.url)
+		.put(path(value))
+		.set("Authorization", auth)
+		.set("Accept", MEDIA("update"))
+		.set("Content-Type", MEDIA("update"))
+		.send(body as object);
 }
 
 function remove(auth: string, value: string) {
@@ -79,7 +84,10 @@ function remove(auth: string, value: string) {
 }
 
 function transfer(auth: string, value: string, serviceProvider: string) {
-	return request(registry.url).put(path(value, `/transfer/${serviceProvider}`)).set("Authorization", auth).set("Accept", MEDIA("transfer"));
+	return request(registry.url)
+		.put(path(value, `/transfer/${serviceProvider}`))
+		.set("Authorization", auth)
+		.set("Accept", MEDIA("transfer"));
 }
 
 function find(auth: string, query: string, operation: "find" | "stream" = "find") {
@@ -91,7 +99,9 @@ const today = () => new Date().toISOString().slice(0, 10);
 function expectViolation(body: Record<string, unknown>, objectName: string, field: string, code: string) {
 	expect(body).toMatchObject({ status: 400, exception: "MethodArgumentNotValidException" });
 	expect(body.message).toMatch(new RegExp(`^Validation failed for object='${objectName}'\\. Error count: \\d+$`));
-	expect(body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ objectName, field, code, codes: [`${code}.${objectName}.${field}`, `${code}.${field}`, code], bindingFailure: false })]));
+	expect(body.errors).toEqual(
+		expect.arrayContaining([expect.objectContaining({ objectName, field, code, codes: [`${code}.${objectName}.${field}`, `${code}.${field}`, code], bindingFailure: false })]),
+	);
 }
 
 describe("POST /participants (add)", () => {
@@ -353,7 +363,13 @@ describe("GET /participants (find and stream)", () => {
 		const response = await request(registry.url).get(BASE).set("Authorization", sp1);
 		expect(response.status).toBe(200);
 		expect(response.headers["content-type"]).toBe(`${MEDIA("find")};charset=UTF-8`);
-		expect(response.body).toMatchObject({ number: 0, size: 10, first: true, sort: { sorted: false, unsorted: true, empty: true }, pageable: { pageNumber: 0, pageSize: 10, offset: 0, paged: true, unpaged: false } });
+		expect(response.body).toMatchObject({
+			number: 0,
+			size: 10,
+			first: true,
+			sort: { sorted: false, unsorted: true, empty: true },
+			pageable: { pageNumber: 0, pageSize: 10, offset: 0, paged: true, unpaged: false },
+		});
 		expect(response.body.content.length).toBeGreaterThan(0);
 		for (const item of response.body.content) {
 			expect(item.provider).toEqual({ identifier: SP1, title: expect.any(String) });
@@ -387,7 +403,15 @@ describe("GET /participants (find and stream)", () => {
 		for (let page = 0; page * 3 < total; page++) {
 			const response = await find(admin, `?sort=name,desc&page=${page}&size=3`);
 			expect(response.status).toBe(200);
-			expect(response.body).toMatchObject({ number: page, size: 3, totalElements: total, totalPages: Math.ceil(total / 3), first: page === 0, last: (page + 1) * 3 >= total, sort: { sorted: true, unsorted: false, empty: false } });
+			expect(response.body).toMatchObject({
+				number: page,
+				size: 3,
+				totalElements: total,
+				totalPages: Math.ceil(total / 3),
+				first: page === 0,
+				last: (page + 1) * 3 >= total,
+				sort: { sorted: true, unsorted: false, empty: false },
+			});
 			expect(response.body.pageable).toMatchObject({ pageNumber: page, pageSize: 3, offset: page * 3 });
 			seen.push(...response.body.content.map((item: { identifier: string }) => item.identifier));
 			names.push(...response.body.content.map((item: { name?: string }) => (item.name ?? "").toLowerCase()));

@@ -112,7 +112,9 @@ test("concurrent updates, a transfer and a delete of one participant leave a sta
 			.set("Content-Type", "application/json")
 			.send(body),
 	);
-	const transfer = request(registry.url).put(participantPath(qualifiedIdentifier, `/transfer/${sp2Identifier}`)).set("Authorization", sp1);
+	const transfer = request(registry.url)
+		.put(participantPath(qualifiedIdentifier, `/transfer/${sp2Identifier}`))
+		.set("Authorization", sp1);
 	const remove = request(registry.url).delete(participantPath(qualifiedIdentifier)).set("Authorization", sp1);
 	const [transferred, removed, ...updated] = await Promise.all([transfer, remove, ...updates]);
 

@@ -67,7 +67,6 @@ interface Observed {
 	retryLater?: boolean;
 }
 
-
 // ---------------------------------------------------------------------------------------
 // The serial model (decisions §4, §6)
 // ---------------------------------------------------------------------------------------
@@ -77,7 +76,8 @@ const ownedBy = (state: State, provider: string): Name | undefined => (["P", "Q"
 
 /** One request applied alone to a state: its status, the state after it, and an update's answer. */
 function apply(state: State, op: Op): { status: number; next: State; answer?: Observed["answer"] } {
-	const target = op.kind === "delete" && op.by === "uuid" ? (state[op.target] && (op.caller === "admin" || state[op.target]?.owner === op.caller) ? op.target : undefined) : ownedBy(state, op.caller);
+	const target =
+		op.kind === "delete" && op.by === "uuid" ? (state[op.target] && (op.caller === "admin" || state[op.target]?.owner === op.caller) ? op.target : undefined) : ownedBy(state, op.caller);
 	if (!target) return { status: 404, next: state };
 	const current = state[target] as Participant;
 	const other = state[target === "P" ? "Q" : "P"];
@@ -206,7 +206,13 @@ function send(method: string, path: string, authorization: string, body?: unknow
 }
 
 async function add(caller: "sp1" | "sp2", organization: string, processes: string[]): Promise<string> {
-	const answer = await send("POST", "/participants", AUTH[caller], { icd: "0088", organizationIdentifier: organization, name: `Race ${caller}`, processes: processes.map((identifier) => ({ identifier })), contact: { name: "start", ...CONTACT } });
+	const answer = await send("POST", "/participants", AUTH[caller], {
+		icd: "0088",
+		organizationIdentifier: organization,
+		name: `Race ${caller}`,
+		processes: processes.map((identifier) => ({ identifier })),
+		contact: { name: "start", ...CONTACT },
+	});
 	if (answer.status !== 201) throw new Error(`add ${caller} ${organization}: ${answer.status} ${answer.text}`);
 	return JSON.parse(answer.text).identifier;
 }
@@ -256,7 +262,9 @@ async function finalState(organizationKey: string, uuids: Record<Name, string>):
 
 /** Claims and lookup agree with the participants of the organization. */
 async function expectReadModelsAgree(organizationKey: string, qualifiedIdentifier: string, state: State, uuids: Record<Name, string>): Promise<void> {
-	const participants = registry.broker.getLocalService("participants") as unknown as { collections: { processClaims: { find(query: object): Promise<Array<{ processId: string; participant: string }>> } } };
+	const participants = registry.broker.getLocalService("participants") as unknown as {
+		collections: { processClaims: { find(query: object): Promise<Array<{ processId: string; participant: string }>> } };
+	};
 	const claims = await participants.collections.processClaims.find({ filter: { organizationKey } });
 	const expectedClaims = (["P", "Q"] as Name[]).flatMap((name) => (state[name]?.processes ?? []).map((processId) => `${processId}→${uuids[name]}`)).sort();
 	expect(claims.map((claim) => `${claim.processId}→${claim.participant}`).sort()).toEqual(expectedClaims);

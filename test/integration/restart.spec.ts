@@ -40,9 +40,7 @@ test("a document type and a participant written before a restart are there after
 			const read = await request(second.url).get(`${DOCUMENT_TYPES}/${created.body.identifier}`);
 			expect(read.status).toBe(200);
 			expect(read.body).toMatchObject({ title: "Survives restarts", qualifiedIdentifier: "busdox-docid-qns::restart-test" });
-			const again = await request(second.url)
-				.get("/rest/api/participants/iso6523-actorid-upis::0192:974760673")
-				.set("Authorization", demoAuth("SERVICE_PROVIDER"));
+			const again = await request(second.url).get("/rest/api/participants/iso6523-actorid-upis::0192:974760673").set("Authorization", demoAuth("SERVICE_PROVIDER"));
 			expect(again.status).toBe(200);
 			expect(again.body).toMatchObject({ identifier: participant.body.identifier, name: "Restart Test AS" });
 			const lookup = await request(second.url).get("/rest/api/organizations/iso6523-actorid-upis::0192:974760673/processes");

@@ -83,7 +83,8 @@ function json(request: Omit<RawRequest, "body" | "headers">, authorization: stri
 	return { ...request, path: `${API_BASE}${request.path}`, headers, body: body === undefined ? undefined : JSON.stringify(body) };
 }
 
-async function created(request: RawRequest): Promise<Record<string, any>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function created(request: RawRequest): Promise<Record<string, any>> {
 	const answer = await send(request);
 	if (answer.status !== 201) throw new Error(`fixture ${request.method} ${request.path}: ${answer.status} ${answer.text}`);
 	return JSON.parse(answer.text);
@@ -134,7 +135,12 @@ function builders(): Record<string, Builder> {
 		getDocumentType: get("getDocumentType", `/document-types/${DOCUMENT_TYPE}`),
 		addDocumentType: async (authorization) => {
 			const name = unique("roles-new-doctype");
-			return json({ method: "POST", path: "/document-types" }, authorization, mediaOf("addDocumentType"), { title: name, qualifiedIdentifier: `busdox-docid-qns::${name}`, visible: true, processes: [{ identifier: BILLING }] });
+			return json({ method: "POST", path: "/document-types" }, authorization, mediaOf("addDocumentType"), {
+				title: name,
+				qualifiedIdentifier: `busdox-docid-qns::${name}`,
+				visible: true,
+				processes: [{ identifier: BILLING }],
+			});
 		},
 		updateDocumentType: async (authorization, fresh) =>
 			json({ method: "PUT", path: `/document-types/${await documentType(fresh)}` }, authorization, mediaOf("updateDocumentType"), { title: "Updated by the role matrix", visible: false }),
@@ -169,7 +175,12 @@ function builders(): Record<string, Builder> {
 		getProcess: get("getProcess", `/processes/${BILLING}`),
 		addProcess: async (authorization) => {
 			const name = unique("roles-new-process");
-			return json({ method: "POST", path: "/processes" }, authorization, mediaOf("addProcess"), { domain: "Roles", title: name, qualifiedIdentifier: `cenbii-procid-ubl::${name}`, requiredICDs: ["0192"] });
+			return json({ method: "POST", path: "/processes" }, authorization, mediaOf("addProcess"), {
+				domain: "Roles",
+				title: name,
+				qualifiedIdentifier: `cenbii-procid-ubl::${name}`,
+				requiredICDs: ["0192"],
+			});
 		},
 		updateProcess: async (authorization, fresh) =>
 			json({ method: "PUT", path: `/processes/${await process(fresh)}` }, authorization, mediaOf("updateProcess"), { domain: "Roles", title: "Updated by the role matrix", visible: true }),
@@ -227,7 +238,9 @@ describe("another provider's participant: 404 or absent, and not one byte of it"
 		const sent = [request.path, decodeURIComponent(request.path)];
 		let text = answer.text;
 		for (const value of sent) text = text.split(value).join("");
-		const pathValues = decodeURIComponent(request.path).split(/[/?&=]/).filter((part) => part.length > 3);
+		const pathValues = decodeURIComponent(request.path)
+			.split(/[/?&=]/)
+			.filter((part) => part.length > 3);
 		for (const value of pathValues) text = text.split(value).join("");
 		const secrets = [record.identifier, record.name, record.contact.name, record.contact.email, record.contact.phoneNumber, record.organizationIdentifier];
 		const lower = text.toLowerCase();
@@ -241,7 +254,9 @@ describe("another provider's participant: 404 or absent, and not one byte of it"
 	}
 
 	beforeAll(async () => {
-		const seeded = (demoSeed().participants as Array<Foreign & { serviceProvider: string; icd: string }>).find((participant) => participant.identifier === FOREIGN_PARTICIPANT) as Foreign & { icd: string };
+		const seeded = (demoSeed().participants as Array<Foreign & { serviceProvider: string; icd: string }>).find((participant) => participant.identifier === FOREIGN_PARTICIPANT) as Foreign & {
+			icd: string;
+		};
 		foreign = { ...seeded, qualifiedIdentifier: `iso6523-actorid-upis::${seeded.icd}:${seeded.organizationIdentifier}` };
 		expect(foreign.organizationIdentifier).toBe(FOREIGN_ORGANIZATION);
 		const organization = unique("roles-shared");
@@ -283,7 +298,10 @@ describe("another provider's participant: 404 or absent, and not one byte of it"
 					contact,
 				}),
 		],
-		["transfer by qualified identifier", () => json({ method: "PUT", path: `/participants/${foreign.qualifiedIdentifier}/transfer/${TRANSFER_TARGET}` }, sp1, "application/vnd.registry.participants.transfer.v1+json")],
+		[
+			"transfer by qualified identifier",
+			() => json({ method: "PUT", path: `/participants/${foreign.qualifiedIdentifier}/transfer/${TRANSFER_TARGET}` }, sp1, "application/vnd.registry.participants.transfer.v1+json"),
+		],
 		["delete by qualified identifier", () => json({ method: "DELETE", path: `/participants/${foreign.qualifiedIdentifier}` }, sp1, "application/vnd.registry.participants.delete.v1+json")],
 		["delete by UUID", () => json({ method: "DELETE", path: `/participants/${foreign.identifier}` }, sp1, "application/vnd.registry.participants.delete.v1+json")],
 	];
@@ -333,7 +351,10 @@ describe("another provider's participant: 404 or absent, and not one byte of it"
 			json({ method: "GET", path: `/participants/${shared.qualifiedIdentifier}` }, sp1, GET),
 			json({ method: "GET", path: `/participants/${shared.qualifiedIdentifier}/processes` }, sp1, PROCESSES),
 			json({ method: "GET", path: `/participants?query=${encodeURIComponent(shared.qualifiedIdentifier.split("::")[1])}` }, sp1, "application/vnd.registry.participants.stream.v1+json"),
-			json({ method: "PUT", path: `/participants/${shared.qualifiedIdentifier}` }, sp1, "application/vnd.registry.participants.update.v1+json", { processes: [{ identifier: ORDERING }], contact }),
+			json({ method: "PUT", path: `/participants/${shared.qualifiedIdentifier}` }, sp1, "application/vnd.registry.participants.update.v1+json", {
+				processes: [{ identifier: ORDERING }],
+				contact,
+			}),
 		];
 		for (const request of requests) {
 			const answer = await send(request);

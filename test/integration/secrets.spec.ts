@@ -55,7 +55,6 @@ let broker: ServiceBroker;
 let url = "";
 const answers: Array<{ what: string; answer: RawAnswer }> = [];
 const previousEnv = { ...process.env };
-let consoleSpies: jest.SpyInstance[] = [];
 // eslint-disable-next-line no-console
 const print = console.log.bind(console);
 let summary = "";
@@ -63,7 +62,7 @@ let summary = "";
 beforeAll(async () => {
 	Object.assign(process.env, { DATA_DIR: ":memory:", PORT: "0", LOG_LEVEL: "debug", AUTH_USER_MAX_FAILURES: "1000", AUTH_ADDRESS_MAX_FAILURES: "1000" });
 	// The Console appender writes through console.*: keep what it writes, print nothing.
-	consoleSpies = (["log", "info", "warn", "error", "debug", "trace"] as const).map((method) =>
+	(["log", "info", "warn", "error", "debug", "trace"] as const).forEach((method) =>
 		jest.spyOn(console, method).mockImplementation((...args: unknown[]) => {
 			logLines.push(`[console.${method}] ${util.format(...args)}`);
 		}),
@@ -96,7 +95,9 @@ test("requests with right and wrong credentials, bodies with passwords, and ever
 	const admin = credential(account("ADMIN").username, account("ADMIN").password);
 	const sp = credential(account("SERVICE_PROVIDER").username, account("SERVICE_PROVIDER").password);
 	for (const role of ["ACCESS_POINT_PROVIDER", "NETWORK_AUTHORITY"]) {
-		expect((await send(`right credentials of ${role}`, { method: "GET", path: "/rest/api/processes", headers: { Authorization: credential(account(role).username, account(role).password) } })).status).toBe(200);
+		expect(
+			(await send(`right credentials of ${role}`, { method: "GET", path: "/rest/api/processes", headers: { Authorization: credential(account(role).username, account(role).password) } })).status,
+		).toBe(200);
 	}
 	expect((await send("right credentials (ADMIN)", { method: "GET", path: "/rest/api/accessPoints", headers: { Authorization: admin } })).status).toBe(200);
 	expect((await send("wrong password", { method: "GET", path: "/rest/api/accessPoints", headers: { Authorization: credential(account("ADMIN").username, WRONG_PASSWORD) } })).status).toBe(401);
@@ -116,7 +117,10 @@ test("requests with right and wrong credentials, bodies with passwords, and ever
 		body: JSON.stringify({ title: "Secrets test", qualifiedIdentifier: "busdox-docid-qns::secrets-test", password: BODY_PASSWORD, credentials: { password: BODY_PASSWORD } }),
 	});
 	expect(created.status).toBe(201);
-	expect((await send("password next to a validation error", { method: "POST", path: "/rest/api/document-types", headers: json(admin), body: JSON.stringify({ title: 42, password: BODY_PASSWORD }) })).status).toBe(400);
+	expect(
+		(await send("password next to a validation error", { method: "POST", path: "/rest/api/document-types", headers: json(admin), body: JSON.stringify({ title: 42, password: BODY_PASSWORD }) }))
+			.status,
+	).toBe(400);
 	for (const body of [`{"password": ${BODY_PASSWORD}}`, `{"title": "x", "password": "${BODY_PASSWORD}", oops}`, `${BODY_PASSWORD}`, `"${BODY_PASSWORD}`, `{"password":"${BODY_PASSWORD}"}}`]) {
 		const answer = await send(`malformed JSON: ${body.slice(0, 20)}`, { method: "POST", path: "/rest/api/document-types", headers: json(admin), body });
 		expect({ body, status: answer.status, exception: JSON.parse(answer.text).exception }).toEqual({ body, status: 400, exception: "HttpMessageNotReadableException" });
@@ -173,7 +177,12 @@ test("a 503 (accounts stopped: a login cannot be checked) and a 500 (a store clo
 	const catalog = broker.getLocalService("catalog") as unknown as { store: { close(): Promise<void> } };
 	await catalog.store.close();
 	const admin = basic(account("ADMIN").username, account("ADMIN").password);
-	const failed = await send("500: store closed", { method: "POST", path: "/rest/api/processes", headers: json(admin), body: JSON.stringify({ domain: "Secrets", title: "fails", password: BODY_PASSWORD }) });
+	const failed = await send("500: store closed", {
+		method: "POST",
+		path: "/rest/api/processes",
+		headers: json(admin),
+		body: JSON.stringify({ domain: "Secrets", title: "fails", password: BODY_PASSWORD }),
+	});
 	expect({ status: failed.status, body: JSON.parse(failed.text) }).toMatchObject({ status: 500, body: { exception: "InternalServerError", message: "Internal server error" } });
 	// The failure itself was logged (with its stack: logs may have one, answers may not).
 	expect(logLines.some((line) => /POST \/rest\/api\/processes failed/.test(line) && /store is closed/.test(line))).toBe(true);

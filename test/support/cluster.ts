@@ -103,7 +103,15 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 		const output: string[] = [];
 		const child = spawn(process.execPath, [path.join(ROOT, "dist", "server.js"), ...(options.args ?? [])], {
 			cwd: ROOT,
-			env: { ...process.env, ...shared, ...options.processEnv?.[name], SERVICES: services, PORT: String(port), DATA_DIR: path.join(dataRoot, options.shareDataWith?.[name] ?? name), NODE_ID: `${name}-${namespace}` },
+			env: {
+				...process.env,
+				...shared,
+				...options.processEnv?.[name],
+				SERVICES: services,
+				PORT: String(port),
+				DATA_DIR: path.join(dataRoot, options.shareDataWith?.[name] ?? name),
+				NODE_ID: `${name}-${namespace}`,
+			},
 			stdio: ["ignore", "pipe", "pipe"],
 		});
 		const keep = (chunk: Buffer) => {
@@ -138,18 +146,22 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 		let attempts = 0;
 		let entry = processes.get(name) as ClusterProcess;
 		const firstPort = entry.port;
-		await waitFor(async () => {
-			entry = processes.get(name) as ClusterProcess;
-			if (entry.child.exitCode !== null) {
-				const output = entry.output.join("");
-				if (output.includes("EADDRINUSE") && attempts++ < 5) {
-					launch(name, entry.services, await freePort());
-					return false;
+		await waitFor(
+			async () => {
+				entry = processes.get(name) as ClusterProcess;
+				if (entry.child.exitCode !== null) {
+					const output = entry.output.join("");
+					if (output.includes("EADDRINUSE") && attempts++ < 5) {
+						launch(name, entry.services, await freePort());
+						return false;
+					}
+					throw new ProcessExited(`${name} exited:\n${output}`);
 				}
-				throw new ProcessExited(`${name} exited:\n${output}`);
-			}
-			return ready(entry.port);
-		}, timeoutMs, `${name} to be ready`);
+				return ready(entry.port);
+			},
+			timeoutMs,
+			`${name} to be ready`,
+		);
 		// A gateway that had to move keeps being the cluster's address.
 		if (entry.port !== firstPort && cluster.url === `http://127.0.0.1:${firstPort}`) cluster.url = `http://127.0.0.1:${entry.port}`;
 		return entry;

@@ -50,7 +50,14 @@ beforeAll(async () => {
 	broker = new ServiceBroker({ logger: false });
 	broker.createService(AccountsService);
 	broker.createService(AccessPointsService);
-	broker.createService({ name: "listener", events: { "accounts.changed"(ctx: { params: unknown }) { accountChanges.push(ctx.params); } } });
+	broker.createService({
+		name: "listener",
+		events: {
+			"accounts.changed"(ctx: { params: unknown }) {
+				accountChanges.push(ctx.params);
+			},
+		},
+	});
 	await broker.start();
 	await broker.call("accessPoints.importSeed", {
 		accessPointProviders: [{ identifier: APP1, title: "AP provider", contact: { name: "Kari", email: "kari@ap.example", phoneNumber: "+47 22 33 44 55" } }],

@@ -106,7 +106,11 @@ describe("OutboxRelay", () => {
 			},
 		});
 		expect(await relay.drain()).toBe(6);
-		expect(batches).toEqual([[1, 2], [3, 4], [5, 6]]);
+		expect(batches).toEqual([
+			[1, 2],
+			[3, 4],
+			[5, 6],
+		]);
 		expect(await messages.count()).toBe(0);
 	});
 
@@ -174,12 +178,9 @@ describe("events query", () => {
 		expect(instantBound("to", "2026-03-01T10:15:30.5Z", "to")).toBe("2026-03-01T10:15:30.500Z");
 	});
 
-	test.each(["yesterday", "2026-02-30", "2026-13-01", "2026-3-1", "2026-03-01T25:00", "2026-03-01T10:15:30+25:00", "", "1700000000"])(
-		"from/to %p is 400 TypeMismatch",
-		(value) => {
-			expect(() => instantBound("from", value, "from")).toThrow(expect.objectContaining({ code: 400, type: "MethodArgumentTypeMismatchException" }));
-		},
-	);
+	test.each(["yesterday", "2026-02-30", "2026-13-01", "2026-3-1", "2026-03-01T25:00", "2026-03-01T10:15:30+25:00", "", "1700000000"])("from/to %p is 400 TypeMismatch", (value) => {
+		expect(() => instantBound("from", value, "from")).toThrow(expect.objectContaining({ code: 400, type: "MethodArgumentTypeMismatchException" }));
+	});
 
 	test("scope: a service provider reads its own provider's records, ADMIN and NETWORK_AUTHORITY all, others nothing", () => {
 		expect(eventsFilter(sp1, {})).toEqual({ serviceProviders: SP1 });
@@ -250,13 +251,17 @@ describe("audit trail of the registry (in memory)", () => {
 		const qualifiedIdentifier = "cenbii-procid-ubl::audit-unique";
 		await call("catalog.addProcess", { body: { domain: "Audit", qualifiedIdentifier } }, admin);
 		const before = await eventually(async () => {
-			const found = (await events(broker, admin, { operation: "addProcess" })).content.filter((record) => (record.after as { qualifiedIdentifier?: string })?.qualifiedIdentifier === qualifiedIdentifier);
+			const found = (await events(broker, admin, { operation: "addProcess" })).content.filter(
+				(record) => (record.after as { qualifiedIdentifier?: string })?.qualifiedIdentifier === qualifiedIdentifier,
+			);
 			return found.length === 1 ? found : undefined;
 		}, "the first add's record");
 		await eventually(async () => (await outbox(broker, "catalog").count()) === 0, "the outbox to empty");
 		expect(await failure(call("catalog.addProcess", { body: { domain: "Audit", qualifiedIdentifier } }, admin))).toMatchObject({ code: 409 });
 		expect(await outbox(broker, "catalog").count()).toBe(0);
-		const after = (await events(broker, admin, { operation: "addProcess" })).content.filter((record) => (record.after as { qualifiedIdentifier?: string })?.qualifiedIdentifier === qualifiedIdentifier);
+		const after = (await events(broker, admin, { operation: "addProcess" })).content.filter(
+			(record) => (record.after as { qualifiedIdentifier?: string })?.qualifiedIdentifier === qualifiedIdentifier,
+		);
 		expect(after).toEqual(before);
 	});
 

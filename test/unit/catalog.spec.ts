@@ -53,7 +53,14 @@ beforeAll(async () => {
 	broker = new ServiceBroker({ logger: false });
 	broker.createService(CatalogService);
 	broker.createService(participantsStub());
-	broker.createService({ name: "listener", events: { "catalog.changed"(ctx: { params: CatalogChange }) { changes.push(ctx.params); } } });
+	broker.createService({
+		name: "listener",
+		events: {
+			"catalog.changed"(ctx: { params: CatalogChange }) {
+				changes.push(ctx.params);
+			},
+		},
+	});
 	await broker.start();
 });
 afterAll(() => broker.stop());
@@ -106,9 +113,7 @@ describe("processes", () => {
 
 	test("linking unknown capabilities, document types or dependencies is 400 naming every position with code Exists", async () => {
 		const known = await addProcess({ domain: "D", title: "Known" });
-		const error = await rejection(
-			addProcess({ domain: "D", capabilities: ref(UNKNOWN), documentTypes: ref(UNKNOWN), dependencies: [{ identifier: known.identifier }, { identifier: UNKNOWN }] }),
-		);
+		const error = await rejection(addProcess({ domain: "D", capabilities: ref(UNKNOWN), documentTypes: ref(UNKNOWN), dependencies: [{ identifier: known.identifier }, { identifier: UNKNOWN }] }));
 		expect(error.code).toBe(400);
 		expect(error.type).toBe("MethodArgumentNotValidException");
 		expect((error.data as { violations: unknown[] }).violations).toEqual([
@@ -270,8 +275,7 @@ describe("document types", () => {
 			body: { title: "Relinked", processes: ref(second.identifier, third.identifier) },
 		});
 		expect(updated.processes.map((process) => process.identifier).sort()).toEqual([second.identifier, third.identifier].sort());
-		const documentTypesOf = async (process: Process) =>
-			(await call<Process>("getProcess", { identifier: process.identifier })).documentTypes.map((linked) => linked.identifier);
+		const documentTypesOf = async (process: Process) => (await call<Process>("getProcess", { identifier: process.identifier })).documentTypes.map((linked) => linked.identifier);
 		expect(await documentTypesOf(first)).toEqual([]);
 		expect(await documentTypesOf(second)).toEqual([documentType.identifier]);
 		expect(await documentTypesOf(third)).toEqual([documentType.identifier]);
@@ -289,9 +293,7 @@ describe("document types", () => {
 		const process = await addProcess({ domain: "D", title: "Contended" });
 		const [left, right] = await Promise.all([addDocumentType({ title: "Left" }), addDocumentType({ title: "Right" })]);
 		await Promise.all(
-			[left, right].map((documentType) =>
-				call("updateDocumentType", { identifier: documentType.identifier, body: { title: documentType.title, processes: ref(process.identifier) } }),
-			),
+			[left, right].map((documentType) => call("updateDocumentType", { identifier: documentType.identifier, body: { title: documentType.title, processes: ref(process.identifier) } })),
 		);
 		const linked = (await call<Process>("getProcess", { identifier: process.identifier })).documentTypes.map((documentType) => documentType.identifier);
 		expect(linked.sort()).toEqual([left.identifier, right.identifier].sort());
@@ -336,7 +338,10 @@ describe("visibility", () => {
 			documentTypes: ref(hiddenDocumentType.identifier),
 			dependencies: ref(hiddenProcess.identifier),
 		});
-		await call("updateDocumentType", { identifier: hiddenDocumentType.identifier, body: { title: "zz hidden document type", visible: false, processes: ref(visibleProcess.identifier, hiddenProcess.identifier) } });
+		await call("updateDocumentType", {
+			identifier: hiddenDocumentType.identifier,
+			body: { title: "zz hidden document type", visible: false, processes: ref(visibleProcess.identifier, hiddenProcess.identifier) },
+		});
 	});
 
 	test("anonymous callers get 404 for a hidden process or document type; authenticated callers see them", async () => {

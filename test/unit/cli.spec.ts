@@ -66,7 +66,12 @@ async function ok(dir: string, args: string[], stdin = ""): Promise<Run> {
 
 async function exported(dir: string): Promise<Record<string, unknown>[]> {
 	const run = await ok(dir, ["export"]);
-	return run.out === "" ? [] : run.out.trimEnd().split("\n").map((line) => JSON.parse(line));
+	return run.out === ""
+		? []
+		: run.out
+				.trimEnd()
+				.split("\n")
+				.map((line) => JSON.parse(line));
 }
 
 /** A broker with the owning services on `dir` (for what no command does: bulk participants, a deleteDate). */
@@ -203,8 +208,19 @@ describe("on a seeded store", () => {
 			await ok(dir, ["access-points", "add-provider", "Aurora AP AS", "--contact-name", "Kari Nordmann", "--contact-email", "ap@aurora.example", "--contact-phone", "+47 22 33 44 55"])
 		).out.trim();
 		const added = await ok(dir, [
-			"access-points", "add", "Aurora AP production", "--provider", provider, "--url", "https://as4.aurora.example/as4",
-			"--transport-profile", "peppol-transport-as4-v2_0", "--transport-title", "Peppol AS4 profile v2", "--certificate-type", "Peppol AP",
+			"access-points",
+			"add",
+			"Aurora AP production",
+			"--provider",
+			provider,
+			"--url",
+			"https://as4.aurora.example/as4",
+			"--transport-profile",
+			"peppol-transport-as4-v2_0",
+			"--transport-title",
+			"Peppol AS4 profile v2",
+			"--certificate-type",
+			"Peppol AP",
 		]);
 		const identifier = added.out.trim();
 		const accessPoints = JSON.parse((await ok(dir, ["access-points", "list", "--json"])).out) as { identifier: string; title: string; provider: { title: string }; endpoints: unknown[] }[];
@@ -261,7 +277,11 @@ describe("export and import", () => {
 		const run = await ok(source, ["export", "--out", file]);
 		expect(run.out).toBe("");
 		expect(run.err).toContain(`to ${file}`);
-		records = fs.readFileSync(file, "utf8").trimEnd().split("\n").map((line) => JSON.parse(line));
+		records = fs
+			.readFileSync(file, "utf8")
+			.trimEnd()
+			.split("\n")
+			.map((line) => JSON.parse(line));
 	});
 
 	test("the export has every record once, a type on each line, in type order; hashes, never passwords", () => {
@@ -320,7 +340,7 @@ describe("export and import", () => {
 		};
 		const bad: Record<number, string> = {};
 		const brokenJson = at("capability");
-		lines[brokenJson] = "{\"type\":\"capability\",";
+		lines[brokenJson] = '{"type":"capability",';
 		bad[brokenJson + 1] = "not JSON";
 		const participant = at("participant", 10);
 		edit(participant, (record) => {
@@ -342,7 +362,7 @@ describe("export and import", () => {
 		bad[clash + 1] = "already has participant";
 		lines.push(lines[at("serviceProvider")]);
 		bad[lines.length] = "duplicate serviceProvider identifier (also line 1)";
-		lines.push("{\"type\":\"widget\"}");
+		lines.push('{"type":"widget"}');
 		bad[lines.length] = "type: must be one of";
 		const badFile = path.join(scratch, "bad.ndjson");
 		fs.writeFileSync(badFile, `${lines.join("\n")}\n`);
@@ -353,7 +373,11 @@ describe("export and import", () => {
 		expect(refused.err).toContain("refused, nothing changed");
 		for (const [line, text] of Object.entries(bad)) expect(refused.err).toMatch(new RegExp(`line ${line}: [^\\n]*${text.replace(/[()[\]]/g, "\\$&")}`));
 		const reported = [...refused.err.matchAll(/line (\d+):/g)].map((match) => Number(match[1]));
-		expect([...new Set(reported)].sort((a, b) => a - b)).toEqual(Object.keys(bad).map(Number).sort((a, b) => a - b));
+		expect([...new Set(reported)].sort((a, b) => a - b)).toEqual(
+			Object.keys(bad)
+				.map(Number)
+				.sort((a, b) => a - b),
+		);
 		expect((await ok(copy, ["export"])).out).toBe(before);
 
 		const empty = dataDir("empty");

@@ -106,14 +106,21 @@ describe("docs/client-guide.md keeps up with the operations table", () => {
 		const rows = guide
 			.split("\n")
 			.filter((line) => /^\| .* \| `(GET|POST|PUT|DELETE) \/rest\/api/.test(line))
-			.map((line) => line.split("|").slice(1, -1).map((cell) => cell.trim()));
+			.map((line) =>
+				line
+					.split("|")
+					.slice(1, -1)
+					.map((cell) => cell.trim()),
+			);
 		const expected = OPERATIONS.map((operation) => [operation.summary, `\`${operation.method} ${API_BASE}${operation.path.replace(/:([A-Za-z]+)/g, "{$1}")}\``, operation.roles.join(", ")]);
 		expect(rows).toEqual(expected);
 	});
 
 	test("the sortable names are the table's", () => {
 		for (const names of Object.values(SORTABLE)) {
-			const row = Object.keys(names).map((name) => `\`${name}\``).join(", ");
+			const row = Object.keys(names)
+				.map((name) => `\`${name}\``)
+				.join(", ");
 			expect(guide).toContain(`| ${row} |`);
 		}
 	});

@@ -45,19 +45,27 @@ function composeEnv(service: Obj): Record<string, string> {
 }
 
 function servicesOf(list: string | undefined): string[] {
-	return (list ?? "").split(",").map((name) => name.trim()).filter(Boolean);
+	return (list ?? "")
+		.split(",")
+		.map((name) => name.trim())
+		.filter(Boolean);
 }
 
 // ---- k8s/ ---------------------------------------------------------------------------------
 
 const K8S_DIR = path.join(ROOT, "k8s");
-const k8sFiles = fs.readdirSync(K8S_DIR).filter((file) => /\.ya?ml$/.test(file)).sort();
-const k8sDocs: { file: string; doc: Obj }[] = k8sFiles.flatMap((file) =>
-	parseAllDocuments(fs.readFileSync(path.join(K8S_DIR, file), "utf8")).map((document) => {
-		if (document.errors.length) throw new Error(`k8s/${file}: ${document.errors[0].message}`);
-		return { file, doc: document.toJS() as Obj };
-	}),
-).filter(({ doc }) => doc && typeof doc === "object");
+const k8sFiles = fs
+	.readdirSync(K8S_DIR)
+	.filter((file) => /\.ya?ml$/.test(file))
+	.sort();
+const k8sDocs: { file: string; doc: Obj }[] = k8sFiles
+	.flatMap((file) =>
+		parseAllDocuments(fs.readFileSync(path.join(K8S_DIR, file), "utf8")).map((document) => {
+			if (document.errors.length) throw new Error(`k8s/${file}: ${document.errors[0].message}`);
+			return { file, doc: document.toJS() as Obj };
+		}),
+	)
+	.filter(({ doc }) => doc && typeof doc === "object");
 
 const ofKind = (kind: string) => k8sDocs.filter(({ doc }) => doc.kind === kind).map(({ doc }) => doc);
 const deployments = ofKind("Deployment");
@@ -72,9 +80,7 @@ function containersOf(deployment: Obj): Obj[] {
 }
 
 function k8sServicesEnv(deployment: Obj): string[] {
-	return containersOf(deployment).flatMap((container) =>
-		servicesOf(((container.env ?? []) as Obj[]).find((entry) => entry.name === "SERVICES")?.value),
-	);
+	return containersOf(deployment).flatMap((container) => servicesOf(((container.env ?? []) as Obj[]).find((entry) => entry.name === "SERVICES")?.value));
 }
 
 function matches(selector: Record<string, string>, labels: Record<string, string>): boolean {
@@ -106,10 +112,7 @@ describe("deployment files agree with the code", () => {
 		});
 
 		it("every SERVICES list in compose and k8s names only known services", () => {
-			const lists = [
-				...longRunning.map(([, service]) => servicesOf(composeEnv(service).SERVICES)),
-				...deployments.map(k8sServicesEnv),
-			];
+			const lists = [...longRunning.map(([, service]) => servicesOf(composeEnv(service).SERVICES)), ...deployments.map(k8sServicesEnv)];
 			for (const list of lists) {
 				expect(list.length).toBeGreaterThan(0);
 				for (const name of list) expect(Object.keys(SERVICE_SCHEMAS)).toContain(name);
@@ -135,9 +138,7 @@ describe("deployment files agree with the code", () => {
 		});
 
 		it("every variable set in a k8s container env is declared in ENV_VARS", () => {
-			const names = deployments.flatMap((deployment) =>
-				containersOf(deployment).flatMap((container) => ((container.env ?? []) as Obj[]).map((entry) => entry.name as string)),
-			);
+			const names = deployments.flatMap((deployment) => containersOf(deployment).flatMap((container) => ((container.env ?? []) as Obj[]).map((entry) => entry.name as string)));
 			expect(names.filter((name) => !allowed(name))).toEqual([]);
 		});
 
@@ -183,13 +184,10 @@ describe("deployment files agree with the code", () => {
 				.map((match) => [match[1], match[2].trim()]),
 		);
 
-		it.each(ENV_VARS.map((variable) => [variable.name, variable.default]))(
-			"ENV_VARS entry %s is documented in docs/operations.md with its default",
-			(name, fallback) => {
-				expect(rows.has(name)).toBe(true);
-				expect(rows.get(name)).toBe(fallback === "" ? "(unset)" : `\`${fallback}\``);
-			},
-		);
+		it.each(ENV_VARS.map((variable) => [variable.name, variable.default]))("ENV_VARS entry %s is documented in docs/operations.md with its default", (name, fallback) => {
+			expect(rows.has(name)).toBe(true);
+			expect(rows.get(name)).toBe(fallback === "" ? "(unset)" : `\`${fallback}\``);
+		});
 
 		it("the environment table of docs/operations.md names no undeclared variable", () => {
 			expect([...rows.keys()].filter((name) => !DECLARED.has(name))).toEqual([]);
@@ -212,17 +210,14 @@ describe("deployment files agree with the code", () => {
 			},
 		);
 
-		it.each(deployments.map((deployment) => [deployment.metadata.name, deployment]))(
-			"Deployment %s sets resource requests and limits (cpu and memory)",
-			(_name, deployment) => {
-				for (const container of containersOf(deployment as Obj)) {
-					for (const kind of ["requests", "limits"]) {
-						expect(container.resources?.[kind]?.cpu).toBeDefined();
-						expect(container.resources?.[kind]?.memory).toBeDefined();
-					}
+		it.each(deployments.map((deployment) => [deployment.metadata.name, deployment]))("Deployment %s sets resource requests and limits (cpu and memory)", (_name, deployment) => {
+			for (const container of containersOf(deployment as Obj)) {
+				for (const kind of ["requests", "limits"]) {
+					expect(container.resources?.[kind]?.cpu).toBeDefined();
+					expect(container.resources?.[kind]?.memory).toBeDefined();
 				}
-			},
-		);
+			}
+		});
 
 		it("every Deployment uses the same image, registry/participant-registry:0.1.0", () => {
 			const images = deployments.flatMap((deployment) => containersOf(deployment).map((container) => container.image));
@@ -255,13 +250,10 @@ describe("deployment files agree with the code", () => {
 			},
 		);
 
-		it.each(deployments.map((deployment) => [deployment.metadata.name, deployment]))(
-			"Deployment %s selector matches its pod template labels",
-			(_name, deployment) => {
-				const spec = (deployment as Obj).spec;
-				expect(matches(spec.selector.matchLabels, spec.template.metadata.labels)).toBe(true);
-			},
-		);
+		it.each(deployments.map((deployment) => [deployment.metadata.name, deployment]))("Deployment %s selector matches its pod template labels", (_name, deployment) => {
+			const spec = (deployment as Obj).spec;
+			expect(matches(spec.selector.matchLabels, spec.template.metadata.labels)).toBe(true);
+		});
 
 		it.each(deployments.map((deployment) => [deployment.metadata.name, deployment]))(
 			"Deployment %s has a Service whose selector picks its pods and whose targetPort matches the containerPort",

@@ -45,7 +45,13 @@ describe("held answers", () => {
 		expect(held.slotOf(lookup, null, { qualifiedIdentifier: ORGANIZATION.toUpperCase() })?.key).toBe(held.slotOf(lookup, null, { qualifiedIdentifier: ORGANIZATION })?.key);
 		expect(held.slotOf(read, sp, { participant: ORGANIZATION })?.kind).toBe("participantRead");
 		expect(held.slotOf(read, { username: "admin", role: "ADMIN" }, { participant: ORGANIZATION })).toBeNull();
-		expect(held.slotOf(OPERATIONS.find((operation) => operation.id === "findProcesses")!, null, {})).toBeNull();
+		expect(
+			held.slotOf(
+				OPERATIONS.find((operation) => operation.id === "findProcesses")!,
+				null,
+				{},
+			),
+		).toBeNull();
 	});
 
 	test("a fill that overlapped a notice about its key is not kept; one after it is", () => {

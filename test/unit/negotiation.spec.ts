@@ -15,12 +15,9 @@ describe("content negotiation (decisions §2)", () => {
 		expect(selectByAccept(participantsGet, "application/vnd.registry.participants.find.v1+json;charset=UTF-8").id).toBe("findParticipants");
 	});
 
-	test.each([undefined, "", "*/*", "application/*", "application/json", "application/json;charset=UTF-8"])(
-		"Accept %p selects the paged default",
-		(accept) => {
-			expect(selectByAccept(participantsGet, accept).id).toBe("findParticipants");
-		},
-	);
+	test.each([undefined, "", "*/*", "application/*", "application/json", "application/json;charset=UTF-8"])("Accept %p selects the paged default", (accept) => {
+		expect(selectByAccept(participantsGet, accept).id).toBe("findParticipants");
+	});
 
 	test("parameters and q-values do not prevent a match, and the highest quality wins", () => {
 		const accept = "application/vnd.registry.participants.find.v1+json;q=0.5, application/vnd.registry.participants.stream.v1+json;q=0.9";
@@ -28,9 +25,7 @@ describe("content negotiation (decisions §2)", () => {
 	});
 
 	test("an Accept naming another operation's media type is 406", () => {
-		expect(() => selectByAccept(participantsGet, "application/vnd.registry.processes.find.v1+json")).toThrow(
-			expect.objectContaining({ code: 406, type: "HttpMediaTypeNotAcceptableException" }),
-		);
+		expect(() => selectByAccept(participantsGet, "application/vnd.registry.processes.find.v1+json")).toThrow(expect.objectContaining({ code: 406, type: "HttpMediaTypeNotAcceptableException" }));
 		expect(() => selectByAccept(participantsGet, "text/html")).toThrow(expect.objectContaining({ code: 406 }));
 	});
 
@@ -54,9 +49,7 @@ describe("participant path forms (spec rule 2, decisions §5)", () => {
 	const participantGet = group("GET", "/participants/:participant");
 
 	test("a qualified identifier selects the qualified row, a UUID the UUID row", () => {
-		expect(selectByPathForm(participantGet, { participant: "iso6523-actorid-upis::0192:991825827" }).map((op) => op.id)).toEqual([
-			"getParticipantByQualifiedIdentifier",
-		]);
+		expect(selectByPathForm(participantGet, { participant: "iso6523-actorid-upis::0192:991825827" }).map((op) => op.id)).toEqual(["getParticipantByQualifiedIdentifier"]);
 		expect(selectByPathForm(participantGet, { participant: "6f1c1a4e-2f0b-4c55-9a43-1b2c3d4e5f60" }).map((op) => op.id)).toEqual(["getParticipant"]);
 	});
 

@@ -9,7 +9,10 @@ import { API_BASE, OPERATIONS } from "../../src/contract/operations";
 
 const document = openApiDocument() as {
 	openapi: string;
-	paths: Record<string, Record<string, { "x-media-types": string[]; "x-roles": string[]; parameters?: { name: string; description?: string }[]; responses: Record<string, unknown>; security: unknown[] }>>;
+	paths: Record<
+		string,
+		Record<string, { "x-media-types": string[]; "x-roles": string[]; parameters?: { name: string; description?: string }[]; responses: Record<string, unknown>; security: unknown[] }>
+	>;
 };
 
 describe("OpenAPI document", () => {

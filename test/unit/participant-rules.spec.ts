@@ -1,4 +1,13 @@
-import { deleteDateViolations, isDue, organizationViolations, processChanges, processViolations, readParticipantQuery, type ProcessFacts, type ProcessRuleInput } from "../../services/participants/rules";
+import {
+	deleteDateViolations,
+	isDue,
+	organizationViolations,
+	processChanges,
+	processViolations,
+	readParticipantQuery,
+	type ProcessFacts,
+	type ProcessRuleInput,
+} from "../../services/participants/rules";
 import { calendarDate } from "../../src/contract/dates";
 import { applyChange, hasParticipants, organizationAnswer, organizationProcessIds, rebuildModels } from "../../services/lookup/read-model";
 import { KeyedMutex } from "../../src/platform/keyed-mutex";
@@ -32,9 +41,7 @@ describe("participant process rules (decisions §6)", () => {
 	});
 
 	it("an unknown process is an Exists violation on processes[i].identifier", () => {
-		expect(check({ requested: [BILLING, UNKNOWN] })).toEqual([
-			expect.objectContaining({ field: "processes[1].identifier", code: "Exists", rejectedValue: UNKNOWN, bindingFailure: false }),
-		]);
+		expect(check({ requested: [BILLING, UNKNOWN] })).toEqual([expect.objectContaining({ field: "processes[1].identifier", code: "Exists", rejectedValue: UNKNOWN, bindingFailure: false })]);
 	});
 
 	it("a process listed twice is a Unique violation", () => {
@@ -222,13 +229,15 @@ describe("keyed mutex", () => {
 	it("runs tasks of one key one at a time, in order, and keeps going after a failure", async () => {
 		const mutex = new KeyedMutex();
 		const log: string[] = [];
-		const task = (name: string, fail = false) => async () => {
-			log.push(`start ${name}`);
-			await Promise.resolve();
-			log.push(`end ${name}`);
-			if (fail) throw new Error(name);
-			return name;
-		};
+		const task =
+			(name: string, fail = false) =>
+			async () => {
+				log.push(`start ${name}`);
+				await Promise.resolve();
+				log.push(`end ${name}`);
+				if (fail) throw new Error(name);
+				return name;
+			};
 		const results = await Promise.allSettled([mutex.run("k", task("a", true)), mutex.run("k", task("b")), mutex.run("other", task("c"))]);
 		expect(results.map((result) => result.status)).toEqual(["rejected", "fulfilled", "fulfilled"]);
 		expect(log.indexOf("end a")).toBeLessThan(log.indexOf("start b"));

@@ -12,7 +12,12 @@ function tableAfter(heading: string): string[][] {
 		.split("\n")
 		.filter((line) => line.startsWith("|") && !line.startsWith("|---"))
 		.slice(1)
-		.map((line) => line.split("|").slice(1, -1).map((cell) => cell.trim()))
+		.map((line) =>
+			line
+				.split("|")
+				.slice(1, -1)
+				.map((cell) => cell.trim()),
+		)
 		.filter((cells, index, rows) => index === 0 || rows[index - 1].length === cells.length)
 		.slice(0, 200);
 }
@@ -20,7 +25,16 @@ function tableAfter(heading: string): string[][] {
 describe("README", () => {
 	test("the media type table names every operation's media types, and no other", () => {
 		const section = readme.slice(readme.indexOf("## Media types"), readme.indexOf("## Configuration"));
-		const rows = section.split("\n").filter((line) => line.startsWith("| ")).map((line) => line.split("|").slice(1, -1).map((cell) => cell.trim())).filter((cells) => cells.length === 3 && cells[2].startsWith("application/") && cells[2] !== "application/json");
+		const rows = section
+			.split("\n")
+			.filter((line) => line.startsWith("| "))
+			.map((line) =>
+				line
+					.split("|")
+					.slice(1, -1)
+					.map((cell) => cell.trim()),
+			)
+			.filter((cells) => cells.length === 3 && cells[2].startsWith("application/") && cells[2] !== "application/json");
 		const documented = new Set(rows.flatMap((cells) => cells[2].match(/application\/[a-z0-9.+-]+/g) ?? []));
 		const spellings = (cells: string[]) => cells[2].match(/`([a-z.-]+)`/g)?.map((word) => `application/vnd.registry.${word.replace(/`/g, "")}.v1+json`) ?? [];
 		rows.forEach((cells) => spellings(cells).forEach((mediaType) => documented.add(mediaType)));
@@ -28,7 +42,9 @@ describe("README", () => {
 	});
 
 	test("the configuration table lists every environment variable the code reads", () => {
-		const names = tableAfter("## Configuration").map((cells) => cells[0].replace(/`/g, "")).filter((name) => /^[A-Z_]+$/.test(name));
+		const names = tableAfter("## Configuration")
+			.map((cells) => cells[0].replace(/`/g, ""))
+			.filter((name) => /^[A-Z_]+$/.test(name));
 		expect(names.sort()).toEqual(ENV_VARS.map((variable) => variable.name).sort());
 	});
 

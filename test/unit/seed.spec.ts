@@ -6,6 +6,7 @@
 process.env.DATA_DIR = ":memory:";
 
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { ServiceBroker } from "moleculer";
 import AccessPointsService from "../../services/access-points/access-points.service";
@@ -96,7 +97,12 @@ describe("validateSeed", () => {
 			accessPoints: [{ identifier: "not-a-uuid", title: "AP", provider: UNKNOWN, endpoints: [] }],
 			capabilities: "not a list",
 			processes: [
-				{ identifier: "55555555-0000-4000-8000-000000000001", domain: "D", qualifiedIdentifier: "cenbii-procid-ubl::x", dependencies: [{ identifier: "55555555-0000-4000-8000-000000000001" }] },
+				{
+					identifier: "55555555-0000-4000-8000-000000000001",
+					domain: "D",
+					qualifiedIdentifier: "cenbii-procid-ubl::x",
+					dependencies: [{ identifier: "55555555-0000-4000-8000-000000000001" }],
+				},
 				{ identifier: "55555555-0000-4000-8000-000000000001", domain: "D", qualifiedIdentifier: "CENBII-PROCID-UBL::X", colour: "blue" },
 			],
 			documentTypes: [{ identifier: "66666666-0000-4000-8000-000000000001", title: "", processes: [{ identifier: UNKNOWN }] }],
@@ -106,7 +112,13 @@ describe("validateSeed", () => {
 				{ username: "sp", role: "ADMIN" },
 			],
 			participants: [
-				{ serviceProvider: "11111111-0000-4000-8000-000000000001", icd: "0192", organizationIdentifier: "123456789", processes: [], contact: { name: "N", email: "n@x.example", phoneNumber: "+47 22 33 44 55" } },
+				{
+					serviceProvider: "11111111-0000-4000-8000-000000000001",
+					icd: "0192",
+					organizationIdentifier: "123456789",
+					processes: [],
+					contact: { name: "N", email: "n@x.example", phoneNumber: "+47 22 33 44 55" },
+				},
 			],
 			extras: [],
 		});
@@ -166,10 +178,7 @@ describe("importSeed", () => {
 			expect(handed).toEqual([{ participants: DEMO.participants }]);
 			expect(await broker.call("accounts.authenticate", { username: "sp1", password: "sp1-demo-password" })).toMatchObject({ role: "SERVICE_PROVIDER" });
 			const billing = await broker.call<Process, object>("catalog.getProcess", { identifier: "55555555-0000-4000-8000-000000000001" });
-			expect(billing.documentTypes.map((documentType) => documentType.identifier)).toEqual([
-				"66666666-0000-4000-8000-000000000001",
-				"66666666-0000-4000-8000-000000000002",
-			]);
+			expect(billing.documentTypes.map((documentType) => documentType.identifier)).toEqual(["66666666-0000-4000-8000-000000000001", "66666666-0000-4000-8000-000000000002"]);
 
 			const second = (await importSeed(broker, withoutParticipants(DEMO))) as Record<string, { created: number; updated: number }>;
 			for (const [section, counts] of Object.entries(second)) expect([section, counts.created + counts.updated]).toEqual([section, 0]);
@@ -223,7 +232,6 @@ describe("importSeed", () => {
 describe("npm run seed", () => {
 	// eslint-disable-next-line @typescript-eslint/no-require-imports
 	const { runSeed } = require("../../cli/seed") as typeof import("../../cli/seed");
-	const os = require("node:os") as typeof import("node:os");
 
 	function capture() {
 		const lines = { out: [] as string[], error: [] as string[] };

@@ -256,7 +256,16 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 			});
 
 			test("sort: multi-key asc/desc with the identifier tie-breaker", async () => {
-				expect(ids(await people.find({ sort: [{ field: "age", direction: "desc" }, { field: "country", direction: "asc" }] }))).toEqual(["p6", "p4", "p3", "p5", "p2", "p1", "p7"]);
+				expect(
+					ids(
+						await people.find({
+							sort: [
+								{ field: "age", direction: "desc" },
+								{ field: "country", direction: "asc" },
+							],
+						}),
+					),
+				).toEqual(["p6", "p4", "p3", "p5", "p2", "p1", "p7"]);
 				expect(ids(await people.find({ sort: [{ field: "age", direction: "asc" }] }))).toEqual(["p7", "p1", "p2", "p3", "p5", "p4", "p6"]);
 				expect(ids(await people.find({ sort: [{ field: "age", direction: "desc" }] }))).toEqual(["p6", "p4", "p2", "p3", "p5", "p1", "p7"]);
 				// case-insensitive sort on a caseInsensitive field
@@ -352,10 +361,14 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 				expect(ids(await people.find({ words: ["changed"] }))).toEqual([]);
 				expect(ids(await people.find({ words: ["oracle"] }))).toEqual(["p3"]);
 
-				expect(await rejection(store.batch([
-					{ kind: "delete", collection: spec.collection, identifier: "p1" },
-					{ kind: "replace", collection: spec.collection, doc: person("p2"), expectedVersion: 5 },
-				]))).toBeInstanceOf(StaleVersion);
+				expect(
+					await rejection(
+						store.batch([
+							{ kind: "delete", collection: spec.collection, identifier: "p1" },
+							{ kind: "replace", collection: spec.collection, doc: person("p2"), expectedVersion: 5 },
+						]),
+					),
+				).toBeInstanceOf(StaleVersion);
 				expect(await people.get("p1")).not.toBeNull();
 
 				await store.batch([
@@ -427,7 +440,10 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 			const docs = Array.from({ length: 237 }, (_, i) => person(`w${String((i * 7919) % 1000).padStart(4, "0")}`, { age: i % 3, country: ["NO", "SE"][i % 2] }));
 			await store.batch(docs.map((doc) => ({ kind: "insert" as const, collection: spec.collection, doc })));
 			for (const direction of ["asc", "desc"] as const) {
-				const sort = [{ field: "age", direction }, { field: "country", direction: direction === "asc" ? ("desc" as const) : ("asc" as const) }];
+				const sort = [
+					{ field: "age", direction },
+					{ field: "country", direction: direction === "asc" ? ("desc" as const) : ("asc" as const) },
+				];
 				const seen: string[] = [];
 				for (let page = 0; ; page++) {
 					const hits = await people.find({ sort, offset: page * 10, limit: 10 });
@@ -449,11 +465,16 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 		});
 
 		test("iterate streams 2,500 documents in order", async () => {
-			const docs = Array.from({ length: 2500 }, (_, i) => person(`i${String(i).padStart(5, "0")}`, { age: (i * 37) % 11, since: i % 5 === 0 ? undefined : `2020-01-${String((i % 28) + 1).padStart(2, "0")}` }));
+			const docs = Array.from({ length: 2500 }, (_, i) =>
+				person(`i${String(i).padStart(5, "0")}`, { age: (i * 37) % 11, since: i % 5 === 0 ? undefined : `2020-01-${String((i % 28) + 1).padStart(2, "0")}` }),
+			);
 			await store.batch(docs.map((doc) => ({ kind: "insert" as const, collection: spec.collection, doc })));
 			for (const sort of [
 				[{ field: "age", direction: "desc" as const }],
-				[{ field: "since", direction: "desc" as const }, { field: "age", direction: "asc" as const }],
+				[
+					{ field: "since", direction: "desc" as const },
+					{ field: "age", direction: "asc" as const },
+				],
 				[{ field: "since", direction: "asc" as const }],
 			]) {
 				const streamed = ids(await all(people.iterate({ sort })));
@@ -488,7 +509,11 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 				expect(ids(await again.find({ words: ["persist"], filter: { tags: "KEEP" } }))).toEqual(["a"]);
 				expect(await rejection(again.insert(person("b", { email: "P@X.NO" })))).toMatchObject({ index: "email_unique" });
 				// a changed spec (a new field) rebuilds the derived data from the stored bodies
-				const changed: ModelSpec = { ...spec, fields: { ...spec.fields, nick: { kind: "string", caseInsensitive: true } }, indexes: [...spec.indexes, { name: "nick_unique", fields: ["nick"], unique: true }] };
+				const changed: ModelSpec = {
+					...spec,
+					fields: { ...spec.fields, nick: { kind: "string", caseInsensitive: true } },
+					indexes: [...spec.indexes, { name: "nick_unique", fields: ["nick"], unique: true }],
+				};
 				await again.replace({ ...person("a", { name: "Persistent Person", tags: ["keep"], email: "p@x.no" }), nick: "Pp" } as Person);
 				store = await harness.reopen(store);
 				const evolved = await store.collection<Person>(changed);
@@ -537,6 +562,7 @@ describeStore("SQLite on a file", () => {
 });
 
 const mongoUri = process.env.MONGO_URI;
+// eslint-disable-next-line no-console -- the suite says when its MongoDB half is skipped
 if (!mongoUri) console.info("store suite: MongoDB variant skipped (MONGO_URI not set)");
 describeStore(
 	"MongoDB",
@@ -779,7 +805,12 @@ describe("SQLite at scale", () => {
 			// loaded CI machine; the real figures are measured by `npm run bench`, never in CI.
 			expect(timings.pageNameAsc).toBeLessThan(1000);
 			expect(timings.pageRegisteredDesc).toBeLessThan(1000);
-			console.info(`store scale: ${Object.entries(timings).map(([label, ms]) => `${label}=${ms.toFixed(1)}ms`).join(" ")}`);
+			// eslint-disable-next-line no-console -- the measured figures, for docs/performance.md
+			console.info(
+				`store scale: ${Object.entries(timings)
+					.map(([label, ms]) => `${label}=${ms.toFixed(1)}ms`)
+					.join(" ")}`,
+			);
 		} finally {
 			await store.close();
 		}

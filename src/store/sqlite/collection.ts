@@ -49,7 +49,10 @@ export class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 	/** findOne's statements by the field names of a plain-values filter (null: not such a filter). */
 	private readonly equalityLookups = new Map<string, { sql: string; fields: ResolvedField[] } | null>();
 
-	constructor(/** @internal */ readonly store: SqliteStore, model: ResolvedModel) {
+	constructor(
+		/** @internal */ readonly store: SqliteStore,
+		model: ResolvedModel,
+	) {
 		this.model = model;
 		this.spec = model.spec;
 		this.table = q(model.spec.collection);
@@ -256,7 +259,11 @@ export class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 				names.length > 0 && fields.every((field) => field !== undefined && field.kind !== "stringArray")
 					? {
 							fields: fields as ResolvedField[],
-							sql: firstMatchesSql(this.table, ` WHERE ${(fields as ResolvedField[]).map((field) => `t.${q(field.column)} = ?`).join(" AND ")}`, orderBy(sortKeys(this.model, undefined))),
+							sql: firstMatchesSql(
+								this.table,
+								` WHERE ${(fields as ResolvedField[]).map((field) => `t.${q(field.column)} = ?`).join(" AND ")}`,
+								orderBy(sortKeys(this.model, undefined)),
+							),
 						}
 					: null;
 			// Filter shapes are written in the services' code, a handful per collection.
@@ -278,7 +285,11 @@ export class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 			// findOne (a unique key, a first match): one statement, a snapshot by itself. Not for
 			// pages: where SQLite must sort the matches (a word query, a filter sorted by another
 			// column) one statement carries every match's body through the sort, not just the page's.
-			const rows = this.store.read(() => this.store.stmt(firstMatchesSql(this.table, where.sql, order)).all([...where.params, limit ?? -1])) as Array<{ identifier: string; version: number; body: string }>;
+			const rows = this.store.read(() => this.store.stmt(firstMatchesSql(this.table, where.sql, order)).all([...where.params, limit ?? -1])) as Array<{
+				identifier: string;
+				version: number;
+				body: string;
+			}>;
 			return rows.map((row) => this.parse(row.identifier, row));
 		}
 		// Deeper pages: phase 1 walks the (covering) sort index for identifiers only, so the rows

@@ -138,4 +138,3 @@ export function afterClause(keys: Array<{ field: ResolvedField; descending: bool
 	}
 	return { sql: alternatives.length > 0 ? alternatives.join(" OR ") : "0", params };
 }
-

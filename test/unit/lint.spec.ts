@@ -1,0 +1,25 @@
+/**
+ * `npm run lint` as part of `npm test`: the layering (eslint.config.mjs: shared code never
+ * imports a service, a service never another's files) and the formatting hold on every commit.
+ */
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+
+const ROOT = path.resolve(__dirname, "../..");
+
+function run(tool: string, args: string[]): { status: number | null; output: string } {
+	const result = spawnSync(path.join(ROOT, "node_modules/.bin", tool), args, { cwd: ROOT, encoding: "utf8", timeout: 120_000 });
+	return { status: result.status, output: `${result.stdout}${result.stderr}` };
+}
+
+describe("npm run lint", () => {
+	test("ESLint finds nothing (rules and layering)", () => {
+		const { status, output } = run("eslint", ["."]);
+		expect({ status, output }).toEqual({ status: 0, output: "" });
+	}, 120_000);
+
+	test("every file is formatted as Prettier writes it", () => {
+		const { status, output } = run("prettier", ["--list-different", "."]);
+		expect({ status, output }).toEqual({ status: 0, output: "" });
+	}, 120_000);
+});
