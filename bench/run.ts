@@ -17,8 +17,8 @@
  *     Deployment, SERVICES as k8s/ sets them) over the local NATS and Redis with a namespace of
  *     their own, removed afterwards; /metrics must count every lookup sent.
  * Throughputs are measured in rounds that alternate the baseline and the registry, so both
- * see the same machine; each reports its best round (this machine is shared: a busy round
- * says nothing about the code). Options: --rounds N, --duration S, --only a,b (lookup, auth,
+ * see the same machine; a ratio is the median of the rounds' ratios, each round against the
+ * baseline round just before it (this machine's speed drifts within minutes). Options: --rounds N, --duration S, --only a,b (lookup, auth,
  * distributed, finds, writes, memory), --million (the 1,000,000-participant run of
  * docs/performance.md: finds and lookup only).
  */

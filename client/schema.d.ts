@@ -300,6 +300,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/rest/api/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Changes after a cursor (the change feed) / Changes after a cursor, then as they happen (Server-Sent Events)
+         * @description Roles: Changes after a cursor (the change feed): SERVICE_PROVIDER, ADMIN, NETWORK_AUTHORITY; Changes after a cursor, then as they happen (Server-Sent Events): SERVICE_PROVIDER, ADMIN, NETWORK_AUTHORITY. The Accept media type selects the form; a missing or generic Accept selects the paged form.
+         */
+        get: operations["findChanges_or_followChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health/live": {
         parameters: {
             query?: never;
@@ -517,6 +537,28 @@ export interface components {
             before?: unknown;
             after?: unknown;
         };
+        /** @description One committed change (docs/decisions.md "Change feed"): the record after it in reference form, or null when it is gone */
+        Change: {
+            sequence: number;
+            /** Format: date-time */
+            at: string;
+            operation: string;
+            /** @enum {unknown} */
+            resource: "participant" | "process" | "documentType" | "capability";
+            /** Format: uuid */
+            identifier: string;
+            version: number;
+            deleted: boolean;
+            /** @description Participant: its answer's fields with provider and processes as references ({ identifier }); process: its fields with capabilities, documentTypes and dependencies as references; document type and capability: their own fields */
+            record: Record<string, never> | null;
+        };
+        ChangePage: {
+            changes: components["schemas"]["Change"][];
+            /** @description Resume after this (the `after` of the next request) */
+            cursor: string;
+            /** @description More changes follow already */
+            more: boolean;
+        };
         Page: {
             content: unknown[];
             number: number;
@@ -723,6 +765,15 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description If-Match names a representation the record no longer has: it changed since it was read */
+        Error412: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Body larger than 1 MiB */
         Error413: {
             headers: {
@@ -734,6 +785,15 @@ export interface components {
         };
         /** @description Content-Type is neither the operation's media type nor application/json */
         Error415: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The Idempotency-Key was used for another request */
+        Error422: {
             headers: {
                 [name: string]: unknown;
             };
@@ -805,7 +865,10 @@ export interface operations {
     getAccessPoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An ETag of this record read before: 304 without a body while it is still current */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description UUID */
                 accessPoint: string;
@@ -817,11 +880,21 @@ export interface operations {
             /** @description Get access point */
             200: {
                 headers: {
+                    /** @description The tag of this representation, for If-Match and If-None-Match */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/vnd.registry.accesspoints.get.v1+json": components["schemas"]["AccessPoint"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the current ETag */
+            304: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -869,7 +942,10 @@ export interface operations {
     addDocumentType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A key of the caller's choosing (1 to 255 printable ASCII characters): a retry with the same key and body gets the first answer again, for 24 hours */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -885,6 +961,8 @@ export interface operations {
                 headers: {
                     /** @description Path of the created record */
                     Location?: string;
+                    /** @description `true` when this is the first answer again (a retry with the same Idempotency-Key) */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -898,6 +976,7 @@ export interface operations {
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -905,7 +984,10 @@ export interface operations {
     getDocumentType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An ETag of this record read before: 304 without a body while it is still current */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description UUID */
                 identifier: string;
@@ -917,11 +999,21 @@ export interface operations {
             /** @description Get document type */
             200: {
                 headers: {
+                    /** @description The tag of this representation, for If-Match and If-None-Match */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/vnd.registry.document-types.get.v1+json": components["schemas"]["DocumentType"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the current ETag */
+            304: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -934,7 +1026,10 @@ export interface operations {
     updateDocumentType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the record as read: the change is made only while it is still current, else 412 */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description UUID */
                 identifier: string;
@@ -951,6 +1046,8 @@ export interface operations {
             /** @description Update document type */
             200: {
                 headers: {
+                    /** @description The tag of this representation, for If-Match and If-None-Match */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -963,6 +1060,7 @@ export interface operations {
             404: components["responses"]["Error404"];
             406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
+            412: components["responses"]["Error412"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -972,7 +1070,10 @@ export interface operations {
     deleteDocumentType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the record as read: the change is made only while it is still current, else 412 */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description UUID */
                 identifier: string;
@@ -994,6 +1095,7 @@ export interface operations {
             404: components["responses"]["Error404"];
             406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
+            412: components["responses"]["Error412"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -1041,6 +1143,8 @@ export interface operations {
                 query?: string;
                 /** @description When true, each participant includes its processes */
                 processes?: boolean;
+                /** @description Only participants changed at or after this date or date-time (ISO 8601, UTC): the registry's extension */
+                modifiedSince?: string;
             };
             header?: never;
             path?: never;
@@ -1071,7 +1175,10 @@ export interface operations {
     addParticipant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A key of the caller's choosing (1 to 255 printable ASCII characters): a retry with the same key and body gets the first answer again, for 24 hours */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1087,6 +1194,8 @@ export interface operations {
                 headers: {
                     /** @description Path of the created record */
                     Location?: string;
+                    /** @description `true` when this is the first answer again (a retry with the same Idempotency-Key) */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1100,6 +1209,7 @@ export interface operations {
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -1107,7 +1217,10 @@ export interface operations {
     getParticipantByQualifiedIdentifier_or_getParticipant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An ETag of this record read before: 304 without a body while it is still current */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Qualified identifier <scheme>::<icd>:<organizationIdentifier>, or the participant's UUID */
                 participant: string;
@@ -1119,11 +1232,21 @@ export interface operations {
             /** @description Get participant by qualified identifier */
             200: {
                 headers: {
+                    /** @description The tag of this representation, for If-Match and If-None-Match */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/vnd.registry.participants.get.v1+json": components["schemas"]["Participant"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the current ETag */
+            304: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -1137,7 +1260,10 @@ export interface operations {
     updateParticipant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the record as read: the change is made only while it is still current, else 412 */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description Qualified identifier <scheme>::<icd>:<organizationIdentifier>, or the participant's UUID */
                 participant: string;
@@ -1154,6 +1280,8 @@ export interface operations {
             /** @description Update participant */
             200: {
                 headers: {
+                    /** @description The tag of this representation, for If-Match and If-None-Match */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1166,6 +1294,7 @@ export interface operations {
             404: components["responses"]["Error404"];
             406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
+            412: components["responses"]["Error412"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -1175,7 +1304,10 @@ export interface operations {
     deleteParticipantByQualifiedIdentifier_or_deleteParticipant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the record as read: the change is made only while it is still current, else 412 */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description Qualified identifier <scheme>::<icd>:<organizationIdentifier>, or the participant's UUID */
                 participant: string;
@@ -1197,6 +1329,7 @@ export interface operations {
             404: components["responses"]["Error404"];
             406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
+            412: components["responses"]["Error412"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -1234,7 +1367,10 @@ export interface operations {
     transferParticipant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the record as read: the change is made only while it is still current, else 412 */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description Qualified identifier <scheme>::<icd>:<organizationIdentifier>, or the participant's UUID */
                 participant: string;
@@ -1258,6 +1394,7 @@ export interface operations {
             404: components["responses"]["Error404"];
             406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
+            412: components["responses"]["Error412"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -1300,7 +1437,10 @@ export interface operations {
     addProcess: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A key of the caller's choosing (1 to 255 printable ASCII characters): a retry with the same key and body gets the first answer again, for 24 hours */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1316,6 +1456,8 @@ export interface operations {
                 headers: {
                     /** @description Path of the created record */
                     Location?: string;
+                    /** @description `true` when this is the first answer again (a retry with the same Idempotency-Key) */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1329,6 +1471,7 @@ export interface operations {
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -1336,7 +1479,10 @@ export interface operations {
     getProcess: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An ETag of this record read before: 304 without a body while it is still current */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description UUID */
                 identifier: string;
@@ -1348,11 +1494,21 @@ export interface operations {
             /** @description Get process */
             200: {
                 headers: {
+                    /** @description The tag of this representation, for If-Match and If-None-Match */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/vnd.registry.processes.get.v1+json": components["schemas"]["Process"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the current ETag */
+            304: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -1365,7 +1521,10 @@ export interface operations {
     updateProcess: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the record as read: the change is made only while it is still current, else 412 */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description UUID */
                 identifier: string;
@@ -1382,6 +1541,8 @@ export interface operations {
             /** @description Update process */
             200: {
                 headers: {
+                    /** @description The tag of this representation, for If-Match and If-None-Match */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1394,6 +1555,7 @@ export interface operations {
             404: components["responses"]["Error404"];
             406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
+            412: components["responses"]["Error412"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -1403,7 +1565,10 @@ export interface operations {
     deleteProcess: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the record as read: the change is made only while it is still current, else 412 */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description UUID */
                 identifier: string;
@@ -1425,6 +1590,7 @@ export interface operations {
             404: components["responses"]["Error404"];
             406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
+            412: components["responses"]["Error412"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -1488,6 +1654,41 @@ export interface operations {
                 };
                 content: {
                     "application/x-ndjson": components["schemas"]["ExportedParticipant"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    findChanges_or_followChanges: {
+        parameters: {
+            query?: {
+                /** @description The cursor of the last change already seen (from `cursor` of the previous page or an event's id); absent: from the first change */
+                after?: string;
+                /** @description At most this many changes (1 to 1000, default 100) */
+                limit?: number;
+            };
+            header?: {
+                /** @description The id of the last event received (a reconnecting EventSource sends it); wins over `after` */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Changes after a cursor (the change feed) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.changes.find.v1+json": components["schemas"]["ChangePage"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["Error400"];

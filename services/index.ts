@@ -21,7 +21,7 @@ export const SERVICE_SCHEMAS: Record<string, ServiceSchema> = {
 	accessPoints: AccessPointsService as ServiceSchema,
 	lookup: LookupService as unknown as ServiceSchema,
 	accounts: AccountsService as ServiceSchema,
-	audit: AuditService as ServiceSchema,
+	audit: AuditService as unknown as ServiceSchema,
 };
 
 export function loadServiceSchema(name: string): ServiceSchema {

@@ -5,9 +5,11 @@
  * credential cache and login throttle, the rate limit, the held answers, and the notices that
  * keep them honest. It holds no business rules.
  */
-import type { Service, ServiceBroker, ServiceSchema } from "moleculer";
+import type { Readable } from "node:stream";
+import type { Context, Service, ServiceBroker, ServiceSchema } from "moleculer";
 import { REGISTRY_VERSION, SHUTDOWN_TIMEOUT_MS } from "../../src/config/runtime";
 import { envNumber, env } from "../../src/config/settings";
+import { parseCursor, type ChangePage } from "../../src/contract/changes";
 import type { Caller } from "../../src/contract/model";
 import { NOTICES, NOTICES_RESET, noticesOf } from "../../src/platform/notices";
 import { Authenticator, type VerifiedCredential } from "./authenticate";
@@ -16,6 +18,8 @@ import { MemoryCounters, RedisCounters, type Counters } from "./counters";
 import { CredentialCache } from "./credential-cache";
 import { HeldAnswers } from "./held-answers";
 import { GatewayServer } from "./http-server";
+import { ChangeStreams } from "./change-stream";
+import { Idempotency, MemoryKeyEntries, RedisKeyEntries } from "./idempotency";
 import { LoginThrottle } from "./login-throttle";
 import { operationalAnswers } from "./operational";
 import { RequestPipeline } from "./pipeline";
@@ -38,6 +42,7 @@ interface GatewayThis extends Service<GatewaySettings> {
 	rateLimiter: RateLimiter;
 	held: HeldAnswers;
 	pipeline: RequestPipeline;
+	changeStreams: ChangeStreams;
 	drain(timeoutMs: number): Promise<void>;
 }
 
@@ -47,6 +52,11 @@ interface OrganizationNotice {
 }
 
 /** Gateways share counters in the cacher's Redis when there is one (login throttle, rate limit). */
+/** A change stream reads the feed this often when no `changes.recorded` notice woke it. */
+const CHANGE_STREAM_POLL_MS = 5000;
+/** Proxies commonly close a connection quiet for 30-60 s. */
+const CHANGE_STREAM_KEEP_ALIVE_MS = 15_000;
+
 function redisOf(broker: ServiceBroker): import("ioredis").default | null {
 	return (broker.cacher as unknown as { client?: import("ioredis").default } | null)?.client ?? null;
 }
@@ -60,8 +70,26 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 		heldParticipantReads: 50_000,
 	},
 
+	actions: {
+		/**
+		 * GET /rest/api/changes as Server-Sent Events (services/api/change-stream.ts). Local to this
+		 * gateway (the stream is this process's object): the pipeline calls it like any action.
+		 */
+		followChanges: {
+			visibility: "protected",
+			params: { after: { type: "string", optional: true, max: 100 }, lastEventId: { type: "string", optional: true, max: 100 } },
+			handler(this: GatewayThis, ctx: Context<{ after?: string; lastEventId?: string }, { user?: Caller | null }>): Readable {
+				const after = ctx.params.lastEventId !== undefined ? parseCursor("Last-Event-ID", ctx.params.lastEventId) : parseCursor("after", ctx.params.after);
+				return this.changeStreams.open(ctx.meta.user as Caller, after);
+			},
+		},
+	},
+
 	// Notices (src/platform/notices.ts): what other processes changed, for what this gateway holds.
 	events: {
+		[NOTICES.changesRecorded](this: GatewayThis) {
+			this.changeStreams.wake();
+		},
 		[NOTICES.lookupInvalidated](this: GatewayThis, ctx: { params: OrganizationNotice }) {
 			const key = ctx.params.organizationKey;
 			this.held.lookupChanged(typeof key === "string" ? key : undefined);
@@ -77,6 +105,7 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 			// Any account change may revoke a credential or rename a provider: forget them all (cheap, rare).
 			this.credentials.clear();
 			this.held.accountsChanged();
+			this.changeStreams.endAll();
 		},
 		[NOTICES.loginLocked](this: GatewayThis, ctx: { params: { key?: unknown; seconds?: unknown } }) {
 			const { key, seconds } = ctx.params;
@@ -91,6 +120,7 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 	methods: {
 		/** server.ts drains on SIGTERM before the broker stops. */
 		async drain(this: GatewayThis, timeoutMs: number): Promise<void> {
+			this.changeStreams.endAll();
 			const cut = await this.server.drain(timeoutMs);
 			this.logger.info(`gateway drained: stopped listening${cut ? `, ${cut} request(s) cut at the deadline` : ""}`);
 		},
@@ -127,11 +157,20 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 		const authenticator = new Authenticator(this.credentials, this.throttle, (username, password) =>
 			this.broker.call<Caller | null, { username: string; password: string }>("accounts.authenticate", { username, password }, { caller: "api" } as never),
 		);
+		this.changeStreams = new ChangeStreams({
+			read: (caller, after, limit) =>
+				this.broker.call<ChangePage, { after: string; limit: number }>("audit.changes", { after: String(after), limit }, { meta: { user: caller }, caller: "api" } as never),
+			pollMs: CHANGE_STREAM_POLL_MS,
+			keepAliveMs: CHANGE_STREAM_KEEP_ALIVE_MS,
+			onReadError: (error) => this.logger.warn("change stream: reading the feed failed (retrying):", String(error)),
+		});
+		const keyEntries = redis ? new RedisKeyEntries(redis, `registry-${namespace}-idempotency:`) : new MemoryKeyEntries();
 		this.pipeline = new RequestPipeline({
 			broker: this.broker,
 			authenticator,
 			rateLimiter: this.rateLimiter,
 			held: this.held,
+			idempotency: new Idempotency(keyEntries, (error) => this.logger.warn("idempotency keys unavailable (adds run without them):", String(error))),
 			clientAddress: (req) => clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], trusted),
 			onServerError: (req, error) => this.logger.error(`${req.method} ${req.url} failed:`, error),
 		});

@@ -9,6 +9,7 @@ import bodyParser from "body-parser";
 import qs from "qs";
 import { bodyError } from "../../src/contract/error-body";
 import { RegistryError, TypeMismatch, ValidationFailed } from "../../src/contract/errors";
+import { isEntityTagList } from "../../src/contract/entity-tags";
 import { pathParamsToActionParams } from "../../src/contract/negotiation";
 import type { Operation } from "../../src/contract/operations";
 import { parsePageRequest } from "../../src/contract/paging";
@@ -24,9 +25,26 @@ export function parseQuery(url: string): Record<string, unknown> {
 	return question === -1 ? {} : (qs.parse(url.slice(question + 1), QUERY_OPTIONS) as Record<string, unknown>);
 }
 
+/** A body that stops arriving for this long is refused (a chunk can announce more bytes than the client ever sends). */
+const BODY_IDLE_MS = 5000;
+
 function parseBody(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
 	return new Promise((resolve, reject) => {
+		let idle = setTimeout(stalled, BODY_IDLE_MS);
+		const arrived = () => {
+			clearTimeout(idle);
+			idle = setTimeout(stalled, BODY_IDLE_MS);
+		};
+		function stalled() {
+			req.off("data", arrived);
+			// The rest of the body will not be read: the connection closes after the answer.
+			res.shouldKeepAlive = false;
+			reject(new RegistryError(408, "HttpMessageNotReadableException", `The request body stopped arriving (nothing for ${BODY_IDLE_MS / 1000} s)`));
+		}
+		req.on("data", arrived);
 		jsonBody(req, res, (error?: unknown) => {
+			clearTimeout(idle);
+			req.off("data", arrived);
 			const body = (req as IncomingMessage & { body?: unknown }).body;
 			if (error) return reject(bodyError(error));
 			if (jsonDepthExceeds(body)) return reject(new RegistryError(400, "HttpMessageNotReadableException", `JSON nesting is deeper than ${MAX_JSON_DEPTH} levels`));
@@ -49,7 +67,11 @@ function operationQuery(operation: Operation, query: Record<string, unknown>): R
 	const out: Record<string, unknown> = {};
 	for (const [name, spec] of Object.entries(operation.queryParams ?? {})) {
 		const value = single(query[name], name);
-		if (spec.type === "boolean") {
+		if (spec.type === "integer") {
+			if (value === undefined || value === "") continue;
+			if (!/^\d{1,9}$/.test(value)) throw new TypeMismatch(`Query parameter '${name}' must be a whole number; value: '${value}'`);
+			out[name] = Number(value);
+		} else if (spec.type === "boolean") {
 			if (value === undefined || value === "") out[name] = false;
 			else if (value === "true" || value === "false") out[name] = value === "true";
 			else throw new TypeMismatch(`Query parameter '${name}' must be true or false; value: '${value}'`);
@@ -66,6 +88,17 @@ export async function bindParams(req: IncomingMessage, res: ServerResponse, oper
 		const query = parseQuery(req.url ?? "");
 		if (operation.sortable) params.pageRequest = parsePageRequest(query, operation.sortable);
 		Object.assign(params, operationQuery(operation, query));
+	}
+	for (const [header, { param }] of Object.entries(operation.headerParams ?? {})) {
+		const value = req.headers[header.toLowerCase()];
+		if (typeof value === "string" && value !== "") params[param] = value;
+	}
+	if (operation.ifMatch) {
+		const ifMatch = req.headers["if-match"];
+		if (ifMatch !== undefined) {
+			if (!isEntityTagList(ifMatch)) throw new TypeMismatch(`Header 'If-Match' must be * or a list of quoted entity tags; value: '${ifMatch}'`);
+			params.ifMatch = ifMatch;
+		}
 	}
 	if (operation.body) params.body = await parseBody(req, res);
 	return params;

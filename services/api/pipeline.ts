@@ -9,8 +9,9 @@
  *   authorize  401 anonymous, 403 role (the operation's roles)
  *   limit      429 rate limit (services/api/rate-limit.ts)
  *   held       the answer the gateway holds, if any (services/api/held-answers.ts)
- *   bind       400 path parameters, paging, query, body (services/api/bind.ts)
- *   call       the operation's action, then the answer (services/api/respond.ts)
+ *   bind       400 path parameters, paging, query, headers, body (services/api/bind.ts)
+ *   once       an add with an Idempotency-Key: the first answer again, 422 (services/api/idempotency.ts)
+ *   call       the operation's action, then the answer, its ETag, 304 (services/api/respond.ts)
  *
  * Held answers come after every check, so they are refused exactly as the full path refuses;
  * they are counted in the action's request metrics and traced like it.
@@ -21,14 +22,15 @@ import { NotFound, RegistryError } from "../../src/contract/errors";
 import type { Caller } from "../../src/contract/model";
 import { checkContentType, responseMediaType, selectByAccept, selectByPathForm, type OperationGroup } from "../../src/contract/negotiation";
 import type { Operation } from "../../src/contract/operations";
-import { countHeldAnswer } from "../../src/platform/metrics-middleware";
+import { countHeldAnswer, countReplay } from "../../src/platform/metrics-middleware";
 import { BEHIND_NOTICES_META, HEARD_NOTICES_META, noticesOf } from "../../src/platform/notices";
 import { answerParts } from "./answer-body";
 import { tooManyRequests, unauthorized, type Authenticator } from "./authenticate";
 import { bindParams } from "./bind";
 import type { HeldAnswer, HeldAnswers, HoldSlot } from "./held-answers";
 import type { RateLimiter } from "./rate-limit";
-import { requestIdOf, writeAnswer, writeError } from "./respond";
+import { fingerprintOf, idempotencyKeyOf, type Idempotency } from "./idempotency";
+import { isReadable, recordError, recordSuccess, requestIdOf, writeAnswer, writeError, writeRecorded } from "./respond";
 import { matchRoute } from "./routes";
 
 /** The caller label of the gateway's calls in the request metrics (the service's name). */
@@ -39,6 +41,7 @@ export interface PipelineParts {
 	authenticator: Authenticator;
 	rateLimiter: RateLimiter;
 	held: HeldAnswers;
+	idempotency: Idempotency;
 	clientAddress(req: IncomingMessage): string;
 	onServerError(req: IncomingMessage, error: unknown): void;
 }
@@ -118,7 +121,9 @@ export class RequestPipeline {
 		try {
 			const params = await bindParams(req, res, admitted.operation, admitted.pathValues);
 			validated = params;
-			await this.call(req, res, requestId, admitted, params, slot, span);
+			const key = admitted.operation.idempotent ? idempotencyKeyOf(req.headers["idempotency-key"]) : undefined;
+			if (key !== undefined && admitted.caller) await this.callOnce(req, res, requestId, admitted, params, key, span);
+			else await this.call(req, res, requestId, admitted, params, slot, span);
 			span?.finish();
 		} catch (error) {
 			this.fail(req, res, requestId, error, admitted, validated, span);
@@ -143,6 +148,23 @@ export class RequestPipeline {
 		if (span) span.startSpan(`action '${operation.action}'`, { tags: { action: operation.action, held: true } } as never).finish();
 	}
 
+	/** An add with an Idempotency-Key: the action once per caller and key, its answer recorded and replayed to retries. */
+	private async callOnce(req: IncomingMessage, res: ServerResponse, requestId: string, admitted: Admitted, params: Record<string, unknown>, key: string, span: Span | null): Promise<void> {
+		const { operation, caller } = admitted;
+		const run = await this.parts.idempotency.run((caller as Caller).username, key, fingerprintOf(operation.id, params), async () => {
+			try {
+				const answer = await this.parts.broker.call(operation.action, params, { meta: { user: caller }, caller: CALLER, requestID: requestId, ...(span ? { parentSpan: span } : {}) } as never);
+				return recordSuccess(operation, admitted.mediaType, answer);
+			} catch (error) {
+				const recorded = recordError(req, error, operation.body?.objectName, params);
+				if (recorded.status >= 500) this.parts.onServerError(req, error);
+				return recorded;
+			}
+		});
+		if (run.replayed) countReplay(this.parts.broker, operation.action);
+		writeRecorded(req, res, requestId, run.answer, run.replayed ? ["Idempotent-Replayed", "true"] : []);
+	}
+
 	/** bind → the action → the answer, held when its slot says so and no notice about it came meanwhile. */
 	private async call(req: IncomingMessage, res: ServerResponse, requestId: string, admitted: Admitted, params: Record<string, unknown>, slot: HoldSlot | null, span: Span | null): Promise<void> {
 		const { broker, held } = this.parts;
@@ -158,7 +180,7 @@ export class RequestPipeline {
 			if (holding) held.settle(slot, token, slot.holdsNotFound && isNotFound(error) && !meta[BEHIND_NOTICES_META] ? { notFound: true } : null);
 			throw error;
 		}
-		const parts = answer === null || answer === undefined || operation.status === 204 ? null : answerParts(answer, holding);
+		const parts = answer === null || answer === undefined || operation.status === 204 || isReadable(answer) ? null : answerParts(answer, holding);
 		if (holding) held.settle(slot, token, parts && !meta[BEHIND_NOTICES_META] ? { parts } : null);
 		writeAnswer(req, res, requestId, operation, admitted.mediaType, answer, parts);
 	}

@@ -1,12 +1,14 @@
 /**
  * How the gateway writes an answer (spec rule 4, decisions §2 and §8): the status of the
  * operation, its media type with the charset, `Location` for a 201, nothing for a 204, a
- * stream piped as it comes; errors in the spec's error body. Every answer's head, the common
+ * stream piped as it comes, a single record's `ETag` (and 304 to a matching `If-None-Match`);
+ * errors in the spec's error body. Every answer's head, the common
  * no-cache and security headers and the request id first, is written in one call.
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline, type Readable } from "node:stream";
+import { entityTagOf, isNotModified } from "../../src/contract/entity-tags";
 import { classify, errorBody } from "../../src/contract/error-body";
 import { API_BASE, type Operation } from "../../src/contract/operations";
 import { COMMON_HEADER_LIST, ERROR_CONTENT_TYPE, withCharset } from "../../src/contract/response-headers";
@@ -18,7 +20,7 @@ export function requestIdOf(req: IncomingMessage): string {
 	return typeof given === "string" && given !== "" ? given : randomUUID();
 }
 
-function isReadable(value: unknown): value is Readable {
+export function isReadable(value: unknown): value is Readable {
 	return value !== null && typeof value === "object" && typeof (value as Readable).pipe === "function" && typeof (value as Readable).on === "function";
 }
 
@@ -44,32 +46,84 @@ export function writeAnswer(req: IncomingMessage, res: ServerResponse, requestId
 	more.push("Content-Type", withCharset(mediaType));
 	if (isReadable(answer)) {
 		writeHead(res, operation.status, requestId, more);
-		if (req.method === "HEAD") return void res.end();
+		if (req.method === "HEAD") {
+			answer.destroy(); // nobody reads it: a stream that would run on (the change stream) ends now
+			return void res.end();
+		}
 		pipeline(answer, res, () => undefined); // a client gone or a failed stream ends the answer
 		return;
 	}
 	const body = joinParts(parts ?? [JSON.stringify(answer)]);
+	if (operation.entityTag) {
+		const tag = tagOf(parts, body);
+		const ifNoneMatch = req.headers["if-none-match"];
+		if (ifNoneMatch !== undefined && (req.method === "GET" || req.method === "HEAD") && isNotModified(ifNoneMatch, tag)) {
+			writeHead(res, 304, requestId, ["ETag", tag]);
+			res.end();
+			return;
+		}
+		more.push("ETag", tag);
+	}
 	writeHead(res, operation.status, requestId, [...more, "Content-Length", String(Buffer.byteLength(body))]);
 	res.end(body);
 }
 
-/** An error in the spec's body. `validated` is what the action was called with (for `rejectedValue`). */
-export function writeError(req: IncomingMessage, res: ServerResponse, requestId: string, error: unknown, objectName?: string, validated?: unknown): number {
+/** A held answer's parts are one object for as long as it is held: its tag is computed once. */
+const heldTags = new WeakMap<readonly string[], string>();
+
+function tagOf(parts: readonly string[] | null, body: string): string {
+	if (!parts) return entityTagOf(body);
+	let tag = heldTags.get(parts);
+	if (tag === undefined) heldTags.set(parts, (tag = entityTagOf(body)));
+	return tag;
+}
+
+/**
+ * A whole answer as bytes: what an idempotent add records, to write now and to replay to a
+ * retry (services/api/idempotency.ts). `head` follows the common headers and the request id.
+ */
+export interface RecordedAnswer {
+	status: number;
+	head: string[];
+	body: string | null;
+}
+
+/** A successful JSON answer (an add's 201), recorded. */
+export function recordSuccess(operation: Operation, mediaType: string, answer: unknown): RecordedAnswer {
+	if (operation.status === 204 || answer === null || answer === undefined) return { status: operation.status, head: [], body: null };
+	const body = JSON.stringify(answer);
+	const location = operation.status === 201 ? locationOf(operation, answer) : undefined;
+	const head = [...(location ? ["Location", location] : []), "Content-Type", withCharset(mediaType)];
+	if (operation.entityTag) head.push("ETag", entityTagOf(body));
+	return { status: operation.status, head, body };
+}
+
+/** An error in the spec's body, recorded. `validated` is what the action was called with (for `rejectedValue`). */
+export function recordError(req: IncomingMessage, error: unknown, objectName?: string, validated?: unknown): RecordedAnswer {
 	const classified = classify(error, validated);
-	if (res.headersSent) return classified.status;
-	const path = (req.url ?? "").split("?")[0];
-	const more: string[] = [];
-	if (classified.status === 401) more.push("WWW-Authenticate", 'Basic realm="registry"');
+	const head: string[] = [];
+	if (classified.status === 401) head.push("WWW-Authenticate", 'Basic realm="registry"');
 	const data = (error as { data?: { retryAfter?: number; allow?: string[] } } | null)?.data;
-	if (classified.status === 429) more.push("Retry-After", String(data?.retryAfter ?? 60));
-	if (classified.status === 405 && data?.allow) more.push("Allow", data.allow.join(", "));
-	if (req.method === "HEAD") {
-		writeHead(res, classified.status, requestId, more);
+	if (classified.status === 429) head.push("Retry-After", String(data?.retryAfter ?? 60));
+	if (classified.status === 405 && data?.allow) head.push("Allow", data.allow.join(", "));
+	const path = (req.url ?? "").split("?")[0];
+	return { status: classified.status, head: [...head, "Content-Type", ERROR_CONTENT_TYPE], body: JSON.stringify(errorBody(classified, path, objectName)) };
+}
+
+/** Writes a recorded answer (without its body to a HEAD request); `more` are headers of this request only. */
+export function writeRecorded(req: IncomingMessage, res: ServerResponse, requestId: string, answer: RecordedAnswer, more: string[] = []): void {
+	if (answer.body === null || req.method === "HEAD") {
+		writeHead(res, answer.status, requestId, [...answer.head, ...more]);
 		res.end();
-		return classified.status;
+		return;
 	}
-	const payload = JSON.stringify(errorBody(classified, path, objectName));
-	writeHead(res, classified.status, requestId, [...more, "Content-Type", ERROR_CONTENT_TYPE, "Content-Length", String(Buffer.byteLength(payload))]);
-	res.end(payload);
-	return classified.status;
+	writeHead(res, answer.status, requestId, [...answer.head, ...more, "Content-Length", String(Buffer.byteLength(answer.body))]);
+	res.end(answer.body);
+}
+
+/** An error in the spec's body; returns its status. */
+export function writeError(req: IncomingMessage, res: ServerResponse, requestId: string, error: unknown, objectName?: string, validated?: unknown): number {
+	const answer = recordError(req, error, objectName, validated);
+	if (!res.headersSent) writeRecorded(req, res, requestId, answer);
+	return answer.status;
 }

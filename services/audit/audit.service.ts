@@ -8,15 +8,24 @@
  * `audit.find` is GET /rest/api/events: a service provider sees the records that name its
  * provider (its participants' changes, both sides of a transfer), ADMIN and
  * NETWORK_AUTHORITY everything. Newest first unless sorted otherwise.
+ *
+ * `audit.changes` is GET /rest/api/changes, the change feed (services/audit/feed.ts), in the
+ * same scope; each numbered change is also published on the durable channel `registry.changes`
+ * through the `feedOutbox` written with it.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { DbMixin } from "../../mixins/db.mixin";
 import type { AuditRecord } from "../../src/platform/audit";
 import { eventsFilter, type EventsQuery } from "./audit-query";
+import { ChangeFeed, FEED_MODELS, type FeedOutboxDoc, type FeedParts, type Numbered } from "./feed";
+import { changesLimit, parseCursor, type ChangePage } from "../../src/contract/changes";
+import { publishOnChannel, REGISTRY_CHANGES } from "../../src/platform/channels";
+import { NOTICES, noticesOf } from "../../src/platform/notices";
+import { OutboxRelay } from "../../src/platform/outbox-relay";
 import type { Caller } from "../../src/contract/model";
 import { SORTABLE } from "../../src/contract/operations";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageOf, type Page, type PageRequest } from "../../src/contract/paging";
-import type { Collection, ModelSpec, SortKey, Store, StoredDoc, WriteOp } from "../../src/store/types";
+import type { Collection, ModelSpec, SortKey, Store, StoredDoc } from "../../src/store/types";
 
 /** A stored audit record, with the fields its filters need. */
 export interface AuditEventDoc extends AuditRecord, StoredDoc {
@@ -24,6 +33,8 @@ export interface AuditEventDoc extends AuditRecord, StoredDoc {
 	participant: string | null;
 	/** The participant's organization (`icd:organizationidentifier`, case-folded), else null. */
 	organizationKey: string | null;
+	/** Its place in the change feed; null when it is not in the feed (services/audit/feed.ts). */
+	sequence: number | null;
 }
 
 export const AUDIT_EVENTS_MODEL: ModelSpec = {
@@ -37,6 +48,7 @@ export const AUDIT_EVENTS_MODEL: ModelSpec = {
 		organizationKey: { kind: "string" },
 		serviceProviders: { kind: "stringArray" },
 		"actor.username": { kind: "string" },
+		sequence: { kind: "number" },
 	},
 	indexes: [
 		{ name: "at", fields: ["at"] },
@@ -46,15 +58,22 @@ export const AUDIT_EVENTS_MODEL: ModelSpec = {
 		{ name: "resource_resourceId", fields: ["resource", "resourceId"] },
 		{ name: "actor_at", fields: ["actor.username", "at"] },
 		{ name: "serviceProviders", fields: ["serviceProviders"] },
+		{ name: "sequence", fields: ["sequence"] },
+		{ name: "serviceProviders_sequence", fields: ["serviceProviders", "sequence"] },
 	],
 };
+
+/** How often the feed's outbox is looked at without a kick (a publish that failed is tried again then). */
+const OUTBOX_RELAY_INTERVAL_MS = 5000;
 
 /** Newest first: what an operator looking at a trail wants first. */
 const DEFAULT_ORDER: SortKey[] = [{ field: "at", direction: "desc" }];
 
 interface AuditService extends Service {
 	store: Store;
-	collections: { auditEvents: Collection<AuditEventDoc> };
+	collections: { auditEvents: Collection<AuditEventDoc>; feedCounter: FeedParts["counter"]; feedHeads: FeedParts["heads"]; feedOutbox: Collection<FeedOutboxDoc> };
+	feed: ChangeFeed;
+	feedRelay: OutboxRelay<FeedOutboxDoc>;
 }
 
 type AuditContext<P> = Context<P, { user?: Caller | null }>;
@@ -91,8 +110,8 @@ function imageKey(record: AuditRecord): string | null {
 	return typeof image?.organizationKey === "string" ? image.organizationKey : null;
 }
 
-/** The stored document of a record: the record itself, plus the participant it concerns. */
-function eventDoc(record: AuditRecord): AuditEventDoc {
+/** The stored document of a record: the record itself, plus the participant it concerns and its place in the feed. */
+function eventDoc(record: Numbered<AuditRecord>): AuditEventDoc {
 	const aboutParticipant = record.resource === "participant";
 	return {
 		identifier: record.identifier,
@@ -106,6 +125,8 @@ function eventDoc(record: AuditRecord): AuditEventDoc {
 		after: record.after ?? null,
 		participant: aboutParticipant ? record.resourceId : null,
 		organizationKey: aboutParticipant ? imageKey(record) : null,
+		...(record.change ? { change: record.change } : {}),
+		sequence: record.sequence,
 	};
 }
 
@@ -124,20 +145,32 @@ function eventAnswer(doc: AuditEventDoc): AuditRecord {
 	};
 }
 
-const AuditServiceSchema: ServiceSchema = {
+const AuditServiceSchema: ServiceSchema<Record<string, never>, AuditService> = {
 	name: "audit",
-	mixins: [DbMixin({ auditEvents: AUDIT_EVENTS_MODEL })],
+	mixins: [DbMixin({ auditEvents: AUDIT_EVENTS_MODEL, ...FEED_MODELS })],
 
 	actions: {
-		/** Internal: the relays deliver here. Idempotent: an upsert by record identifier. */
+		/** Internal: the relays deliver here. Idempotent: a record already stored is left as it is. */
 		record: {
 			visibility: "public",
 			params: { records: { type: "array", items: RECORD, max: 10000 } },
 			async handler(this: AuditService, ctx: AuditContext<{ records: AuditRecord[] }>): Promise<{ recorded: number }> {
-				const collection = AUDIT_EVENTS_MODEL.collection;
-				const ops: WriteOp[] = ctx.params.records.map((record) => ({ kind: "upsert", collection, doc: eventDoc(record) }));
-				if (ops.length) await this.store.batch(ops);
-				return { recorded: ops.length };
+				const numbered = await this.feed.record(ctx.params.records, eventDoc);
+				if (numbered.length > 0) {
+					void this.feedRelay.kick();
+					await noticesOf(this.broker)
+						.publish(NOTICES.changesRecorded, { sequence: numbered[numbered.length - 1].sequence })
+						.catch((error) => this.logger.warn("changes.recorded notice not sent (followers read on at their next poll):", String(error)));
+				}
+				return { recorded: ctx.params.records.length };
+			},
+		},
+
+		/** GET /rest/api/changes (src/contract/operations.ts `findChanges`). */
+		changes: {
+			params: { after: { type: "string", optional: true, max: 100 }, limit: { type: "number", integer: true, optional: true } },
+			handler(this: AuditService, ctx: AuditContext<{ after?: string; limit?: number }>): Promise<ChangePage> {
+				return this.feed.changesAfter(ctx.meta.user, parseCursor("after", ctx.params.after), changesLimit(ctx.params.limit));
 			},
 		},
 
@@ -156,6 +189,27 @@ const AuditServiceSchema: ServiceSchema = {
 				return pageOf(docs.map(eventAnswer), total, page);
 			},
 		},
+	},
+
+	created(this: AuditService) {
+		this.feedRelay = new OutboxRelay<FeedOutboxDoc>({
+			name: "audit changes",
+			outbox: () => this.collections?.feedOutbox,
+			deliver: async (batches) => {
+				for (const batch of batches) for (const change of batch.changes) await publishOnChannel(this.broker, REGISTRY_CHANGES, change);
+			},
+			logger: this.logger,
+		});
+	},
+
+	started(this: AuditService) {
+		const { auditEvents, feedCounter, feedHeads } = this.collections;
+		this.feed = new ChangeFeed({ events: auditEvents, counter: feedCounter, heads: feedHeads, batch: (ops) => this.store.batch(ops) });
+		this.feedRelay.start(OUTBOX_RELAY_INTERVAL_MS);
+	},
+
+	async stopped(this: AuditService) {
+		await this.feedRelay.stop();
 	},
 };
 

@@ -5,6 +5,7 @@
  * document type, nested ones included (decisions §4).
  */
 import type { DocumentType, DocumentTypeSummary, Process, ProcessSummary } from "../../src/contract/model";
+import type { StoredDoc } from "../../src/store/types";
 import type { CapabilityRecord, DocumentTypeRecord, ProcessRecord } from "./models";
 
 export interface Related {
@@ -75,5 +76,32 @@ export function referencedBy(records: ProcessRecord[]): { capabilities: string[]
 		capabilities: unique(records.map((record) => record.capabilityIds)),
 		documentTypes: unique(records.map((record) => record.documentTypeIds)),
 		processes: unique(records.map((record) => record.dependencyIds)),
+	};
+}
+
+/** Catalog records as the change feed carries them (src/platform/audit.ts FeedChange): related records as references. */
+export function catalogReference(resource: "process" | "documentType" | "capability", record: StoredDoc): unknown {
+	const refs = (identifiers: string[]) => identifiers.map((identifier) => ({ identifier }));
+	if (resource === "capability") {
+		const { identifier, title } = record as CapabilityRecord;
+		return { identifier, title };
+	}
+	if (resource === "documentType") {
+		const { identifier, qualifiedIdentifier, title, visible } = record as DocumentTypeRecord;
+		return { identifier, ...(qualifiedIdentifier == null ? {} : { qualifiedIdentifier }), title, visible };
+	}
+	const process = record as ProcessRecord;
+	return {
+		identifier: process.identifier,
+		...(process.qualifiedIdentifier == null ? {} : { qualifiedIdentifier: process.qualifiedIdentifier }),
+		domain: process.domain,
+		title: process.title,
+		alias: process.alias,
+		restricted: process.restricted,
+		visible: process.visible,
+		capabilities: refs(process.capabilityIds),
+		documentTypes: refs(process.documentTypeIds),
+		dependencies: refs(process.dependencyIds),
+		requiredICDs: [...process.requiredICDs],
 	};
 }

@@ -5,6 +5,7 @@
  * One fact per record written.
  */
 import { auditRecord, auditWrite } from "../../src/platform/audit";
+import { catalogReference } from "./answers";
 import { NOTICES, noticeWrite } from "../../src/platform/notices";
 import type { Caller } from "../../src/contract/model";
 import type { StoredDoc, WriteOp } from "../../src/store/types";
@@ -31,6 +32,10 @@ export function withoutVersion<T extends StoredDoc>(record: T): T {
 	return copy;
 }
 
+function nextVersion(before: StoredDoc): number {
+	return (before.version ?? 1) + 1;
+}
+
 export class CatalogBatch {
 	readonly ops: WriteOp[] = [];
 	readonly changes: CatalogChange[] = [];
@@ -44,36 +49,38 @@ export class CatalogBatch {
 	insert(resource: CatalogResource, record: StoredDoc): void {
 		const doc = withoutVersion(record);
 		this.ops.push({ kind: "insert", collection: COLLECTION[resource], doc });
-		this.record(resource, "add", null, doc);
+		this.record(resource, "add", null, doc, 1);
 	}
 
 	/** Optimistic: fails with StaleVersion when someone changed `before` meanwhile. */
 	replace<T extends StoredDoc>(resource: CatalogResource, before: T, after: T): void {
 		const doc = withoutVersion(after);
 		this.ops.push({ kind: "replace", collection: COLLECTION[resource], doc, expectedVersion: before.version });
-		this.record(resource, "update", withoutVersion(before), doc);
+		this.record(resource, "update", withoutVersion(before), doc, nextVersion(before));
 	}
 
 	/** Seed import: insert or replace by identifier. */
 	upsert<T extends StoredDoc>(resource: CatalogResource, before: T | null, after: T): void {
 		const doc = withoutVersion(after);
 		this.ops.push({ kind: "upsert", collection: COLLECTION[resource], doc });
-		this.record(resource, before ? "update" : "add", before ? withoutVersion(before) : null, doc);
+		this.record(resource, before ? "update" : "add", before ? withoutVersion(before) : null, doc, before ? nextVersion(before) : 1);
 	}
 
 	delete(resource: CatalogResource, before: StoredDoc): void {
 		this.ops.push({ kind: "delete", collection: COLLECTION[resource], identifier: before.identifier, expectedVersion: before.version });
-		this.record(resource, "delete", withoutVersion(before), null);
+		this.record(resource, "delete", withoutVersion(before), null, nextVersion(before));
 	}
 
 	get empty(): boolean {
 		return this.ops.length === 0;
 	}
 
-	private record(resource: CatalogResource, operation: CatalogChange["operation"], before: unknown, after: unknown): void {
+	/** `version`: the record's store version after this write (a deletion counts as one). */
+	private record(resource: CatalogResource, operation: CatalogChange["operation"], before: unknown, after: StoredDoc | null, version: number): void {
 		const identifier = ((after ?? before) as StoredDoc).identifier;
 		const change: CatalogChange = { resource, identifier, operation };
-		this.ops.push(auditWrite(auditRecord(this.caller, { operation: this.operation, resource, resourceId: identifier, before, after })), noticeWrite(NOTICES.catalogChanged, change));
+		const feed = { version, record: after ? catalogReference(resource, after) : null };
+		this.ops.push(auditWrite(auditRecord(this.caller, { operation: this.operation, resource, resourceId: identifier, before, after, change: feed })), noticeWrite(NOTICES.catalogChanged, change));
 		this.changes.push(change);
 	}
 }

@@ -14,6 +14,7 @@
 import type { Context, Service, ServiceSchema } from "moleculer";
 import { OutboxMixin, type OutboxThis } from "../../mixins/outbox.mixin";
 import { DbMixin } from "../../mixins/db.mixin";
+import { IF_MATCH_PARAM } from "../../src/contract/entity-tags";
 import type { Caller } from "../../src/contract/model";
 import { SORTABLE } from "../../src/contract/operations";
 import { MAX_PAGE_SIZE, type PageRequest } from "../../src/contract/paging";
@@ -138,19 +139,19 @@ const CatalogServiceSchema: ServiceSchema = {
 			},
 		},
 		updateProcess: {
-			params: { identifier: IDENTIFIER, body: PROCESS_FORM },
-			async handler(this: CatalogService, ctx: CatalogContext<{ identifier: string; body: ProcessForm }>) {
-				const written = await this.catalog.updateProcess(ctx.params.identifier.toLowerCase(), ctx.params.body, caller(ctx));
+			params: { identifier: IDENTIFIER, ifMatch: IF_MATCH_PARAM, body: PROCESS_FORM },
+			async handler(this: CatalogService, ctx: CatalogContext<{ identifier: string; ifMatch?: string; body: ProcessForm }>) {
+				const written = await this.catalog.updateProcess(ctx.params.identifier.toLowerCase(), ctx.params.body, caller(ctx), ctx.params.ifMatch);
 				await this.announce(written.changes);
 				return written.answer;
 			},
 		},
 		deleteProcess: {
-			params: { identifier: IDENTIFIER },
-			async handler(this: CatalogService, ctx: CatalogContext<{ identifier: string }>) {
+			params: { identifier: IDENTIFIER, ifMatch: IF_MATCH_PARAM },
+			async handler(this: CatalogService, ctx: CatalogContext<{ identifier: string; ifMatch?: string }>) {
 				// Participants own who holds a process; without them the answer is unknown, so the call's error stands.
 				const countParticipantsUsing = (identifier: string) => ctx.call<number, { identifier: string }>("participants.countUsingProcess", { identifier });
-				const written = await this.catalog.deleteProcess(ctx.params.identifier.toLowerCase(), caller(ctx), countParticipantsUsing);
+				const written = await this.catalog.deleteProcess(ctx.params.identifier.toLowerCase(), caller(ctx), countParticipantsUsing, ctx.params.ifMatch);
 				await this.announce(written.changes);
 			},
 		},
@@ -178,17 +179,17 @@ const CatalogServiceSchema: ServiceSchema = {
 			},
 		},
 		updateDocumentType: {
-			params: { identifier: IDENTIFIER, body: DOCUMENT_TYPE_FORM },
-			async handler(this: CatalogService, ctx: CatalogContext<{ identifier: string; body: DocumentTypeForm }>) {
-				const written = await this.catalog.updateDocumentType(ctx.params.identifier.toLowerCase(), ctx.params.body, caller(ctx));
+			params: { identifier: IDENTIFIER, ifMatch: IF_MATCH_PARAM, body: DOCUMENT_TYPE_FORM },
+			async handler(this: CatalogService, ctx: CatalogContext<{ identifier: string; ifMatch?: string; body: DocumentTypeForm }>) {
+				const written = await this.catalog.updateDocumentType(ctx.params.identifier.toLowerCase(), ctx.params.body, caller(ctx), ctx.params.ifMatch);
 				await this.announce(written.changes);
 				return written.answer;
 			},
 		},
 		deleteDocumentType: {
-			params: { identifier: IDENTIFIER },
-			async handler(this: CatalogService, ctx: CatalogContext<{ identifier: string }>) {
-				const written = await this.catalog.deleteDocumentType(ctx.params.identifier.toLowerCase(), caller(ctx));
+			params: { identifier: IDENTIFIER, ifMatch: IF_MATCH_PARAM },
+			async handler(this: CatalogService, ctx: CatalogContext<{ identifier: string; ifMatch?: string }>) {
+				const written = await this.catalog.deleteDocumentType(ctx.params.identifier.toLowerCase(), caller(ctx), ctx.params.ifMatch);
 				await this.announce(written.changes);
 			},
 		},

@@ -3,7 +3,8 @@
  * (spec "Document types", "Processes"; decisions §4, §6). The service (catalog.service.ts)
  * only adapts actions to these methods, broadcasts the returned changes and cleans its cache.
  */
-import { Conflict, NotFound, ValidationFailed, type Violation } from "../../src/contract/errors";
+import { entityTagOfAnswer, ifMatchHolds } from "../../src/contract/entity-tags";
+import { Conflict, NotFound, PreconditionFailed, ValidationFailed, type Violation } from "../../src/contract/errors";
 import type { Caller, DocumentType, Process } from "../../src/contract/model";
 import { pageOf, type Page, type PageRequest } from "../../src/contract/paging";
 import { SeedRefused } from "../../src/exchange/seed";
@@ -142,9 +143,10 @@ export class Catalog {
 		return { answer: await this.getProcess(record.identifier, true), changes: batch.changes };
 	}
 
-	async updateProcess(identifier: string, form: ProcessForm, caller: Caller | undefined): Promise<Written<Process>> {
+	async updateProcess(identifier: string, form: ProcessForm, caller: Caller | undefined, ifMatch?: string): Promise<Written<Process>> {
 		return retryingStale(async () => {
 			const before = await this.existingProcess(identifier);
+			await this.requireMatch(ifMatch, "Process", before, () => this.processAnswers([before], true));
 			const after = processRecord(before.identifier, form);
 			await this.checkProcessReferences(form, before.identifier);
 			const batch = new CatalogBatch(caller, "updateProcess");
@@ -155,9 +157,10 @@ export class Catalog {
 	}
 
 	/** 409 while another process depends on it or a participant holds it (decisions §6). */
-	async deleteProcess(identifier: string, caller: Caller | undefined, countParticipantsUsing: CountParticipantsUsing): Promise<Written<void>> {
+	async deleteProcess(identifier: string, caller: Caller | undefined, countParticipantsUsing: CountParticipantsUsing, ifMatch?: string): Promise<Written<void>> {
 		return retryingStale(async () => {
 			const before = await this.existingProcess(identifier);
+			await this.requireMatch(ifMatch, "Process", before, () => this.processAnswers([before], true));
 			const dependents = await this.records.processes.count({ filter: { dependencyIds: before.identifier } });
 			if (dependents > 0) throw new Conflict(`process ${identifier} cannot be deleted: ${dependents} other process(es) depend on it`);
 			const holders = await countParticipantsUsing(before.identifier);
@@ -184,9 +187,10 @@ export class Catalog {
 	}
 
 	/** Replaces the document type's side of the relation: the processes sent are exactly the linked ones afterwards. */
-	async updateDocumentType(identifier: string, form: DocumentTypeForm, caller: Caller | undefined): Promise<Written<DocumentType>> {
+	async updateDocumentType(identifier: string, form: DocumentTypeForm, caller: Caller | undefined, ifMatch?: string): Promise<Written<DocumentType>> {
 		return retryingStale(async () => {
 			const before = await this.existingDocumentType(identifier);
+			await this.requireMatch(ifMatch, "Document type", before, () => this.documentTypeAnswers([before], true));
 			const linked = await this.existingReferences(referenceIds(form.processes), "processes", this.records.processes);
 			const current = await this.processesLinking(before.identifier);
 			const after = documentTypeRecord(before.identifier, form);
@@ -198,9 +202,10 @@ export class Catalog {
 		});
 	}
 
-	async deleteDocumentType(identifier: string, caller: Caller | undefined): Promise<Written<void>> {
+	async deleteDocumentType(identifier: string, caller: Caller | undefined, ifMatch?: string): Promise<Written<void>> {
 		return retryingStale(async () => {
 			const before = await this.existingDocumentType(identifier);
+			await this.requireMatch(ifMatch, "Document type", before, () => this.documentTypeAnswers([before], true));
 			const linked = await this.records.processes.count({ filter: { documentTypeIds: before.identifier } });
 			if (linked > 0) throw new Conflict(`document type ${identifier} cannot be deleted: it is linked to ${linked} process(es)`);
 			const batch = new CatalogBatch(caller, "deleteDocumentType");
@@ -238,6 +243,13 @@ export class Catalog {
 	}
 
 	// ---- helpers ------------------------------------------------------------------------
+
+	/** `If-Match` (docs/decisions.md "Safe writes"): against the answer a writer reads now; the write then expects this version. */
+	private async requireMatch(ifMatch: string | undefined, kind: string, record: StoredDoc, answers: () => Promise<unknown[]>): Promise<void> {
+		if (ifMatch === undefined) return;
+		const [answer] = await answers();
+		if (!ifMatchHolds(ifMatch, entityTagOfAnswer(answer))) throw new PreconditionFailed(kind, record.identifier);
+	}
 
 	private async processAnswers(records: ProcessRecord[], seesHidden: boolean): Promise<Process[]> {
 		const wanted = referencedBy(records);

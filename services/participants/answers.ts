@@ -26,3 +26,12 @@ export function participantAnswer(doc: ParticipantDoc, provider?: ServiceProvide
 export function processesOf(doc: ParticipantDoc, resolved: Map<string, Process>): Process[] {
 	return doc.processIds.map((id) => resolved.get(id)).filter((process): process is Process => process !== undefined);
 }
+
+/**
+ * The participant as the change feed carries it (src/platform/audit.ts FeedChange): the answer's
+ * fields with its provider and processes as references, so a renamed provider or process is a
+ * change of that record alone.
+ */
+export function participantReference(doc: ParticipantDoc): Omit<Participant, "provider" | "processes"> & { provider: { identifier: string }; processes: { identifier: string }[] } {
+	return { ...participantAnswer(doc), provider: { identifier: doc.serviceProvider }, processes: doc.processIds.map((identifier) => ({ identifier })) };
+}

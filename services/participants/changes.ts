@@ -14,6 +14,7 @@ import { newRecordIdentifier } from "../../src/platform/record-identifier";
 import type { DuplicateKey } from "../../src/store/errors";
 import type { Collection, WriteOp } from "../../src/store/types";
 import { claimDoc, claimIdentifier, CHANGE_OUTBOX_MODEL, PARTICIPANTS_MODEL, PROCESS_CLAIMS_MODEL, type ParticipantChangeOutboxDoc, type ParticipantDoc, type ProcessClaimDoc } from "./model";
+import { participantReference } from "./answers";
 import { processChanges } from "./rules";
 
 /** One participant change: the writes of its batch, and what is delivered once it committed. */
@@ -58,7 +59,8 @@ export function planChange(caller: Caller | null, operation: string, before: Par
 	}
 	const image = after ? { ...after, version } : null;
 	const serviceProviders = [...new Set([before?.serviceProvider, after?.serviceProvider].filter((id): id is string => typeof id === "string"))];
-	ops.push(auditWrite(auditRecord(caller, { operation, resource: "participant", resourceId: subject.identifier, serviceProviders, before, after: image })));
+	const feed = { version, record: image ? participantReference(image) : null };
+	ops.push(auditWrite(auditRecord(caller, { operation, resource: "participant", resourceId: subject.identifier, serviceProviders, before, after: image, change: feed })));
 	const change: ParticipantChange = {
 		participant: subject.identifier,
 		organizationKey: subject.organizationKey,

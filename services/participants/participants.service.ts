@@ -12,6 +12,7 @@ import { DbMixin } from "../../mixins/db.mixin";
 import { OutboxMixin, type ChangeDeliverer, type OutboxThis } from "../../mixins/outbox.mixin";
 import { envNumber } from "../../src/config/settings";
 import { calendarDate } from "../../src/contract/dates";
+import { IF_MATCH_PARAM } from "../../src/contract/entity-tags";
 import { RegistryError } from "../../src/contract/errors";
 import type { Caller, Participant, Process, ServiceProvider } from "../../src/contract/model";
 import { DEFAULT_PAGE_SIZE, type Page, type PageRequest } from "../../src/contract/paging";
@@ -26,7 +27,7 @@ import type { Collection, Filter, Store } from "../../src/store/types";
 import type { PlannedChange } from "./changes";
 import { exportPage, exportStream, importRecords, IMPORT_RECORDS_PARAMS, type ImportResult } from "./export-import";
 import { PARTICIPANT_MODELS, type ParticipantChangeOutboxDoc, type ParticipantDoc, type ProcessClaimDoc } from "./model";
-import { Participants, type AddForm, type Address, type UpdateForm } from "./participants";
+import { Participants, type AddForm, type Address, type FindFilters, type UpdateForm } from "./participants";
 import { CachedResolver } from "./resolver";
 import { importSeedParticipants, type SeedParticipant } from "./seed";
 
@@ -66,8 +67,12 @@ const ADDRESS_PARAMS = {
 	qualifiedIdentifier: { type: "string", optional: true },
 };
 
+const IF_MATCH_PARAMS = { ifMatch: IF_MATCH_PARAM };
+type IfMatch = { ifMatch?: string };
+
 const FIND_PARAMS = {
 	query: { type: "string", optional: true },
+	modifiedSince: { type: "string", optional: true, max: 100 },
 	processes: { type: "boolean", optional: true, convert: true },
 };
 
@@ -93,16 +98,16 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 	actions: {
 		find: {
 			params: { ...FIND_PARAMS, pageRequest: { type: "object", optional: true } },
-			handler(this: ParticipantsThis, ctx: Context<{ pageRequest?: PageRequest; query?: string; processes?: boolean }, Meta>): Promise<Page<Participant>> {
+			handler(this: ParticipantsThis, ctx: Context<FindFilters & { pageRequest?: PageRequest; processes?: boolean }, Meta>): Promise<Page<Participant>> {
 				const page = ctx.params.pageRequest ?? { page: 0, size: DEFAULT_PAGE_SIZE, sort: [] };
-				return this.participants.find(ctx.meta.user, page, ctx.params.query, ctx.params.processes === true);
+				return this.participants.find(ctx.meta.user, page, ctx.params, ctx.params.processes === true);
 			},
 		},
 
 		stream: {
 			params: FIND_PARAMS,
-			handler(this: ParticipantsThis, ctx: Context<{ query?: string; processes?: boolean }, Meta>): Promise<Participant[]> {
-				return this.participants.stream(ctx.meta.user, ctx.params.query, ctx.params.processes === true);
+			handler(this: ParticipantsThis, ctx: Context<FindFilters & { processes?: boolean }, Meta>): Promise<Participant[]> {
+				return this.participants.stream(ctx.meta.user, ctx.params, ctx.params.processes === true);
 			},
 		},
 
@@ -128,23 +133,23 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		},
 
 		update: {
-			params: { ...ADDRESS_PARAMS, body: UPDATE_PARTICIPANT_FORM },
-			handler(this: ParticipantsThis, ctx: Context<Address & { body: UpdateForm }, Meta>): Promise<Participant> {
-				return this.participants.update(ctx.meta.user, ctx.params, ctx.params.body, todayUtc());
+			params: { ...ADDRESS_PARAMS, ...IF_MATCH_PARAMS, body: UPDATE_PARTICIPANT_FORM },
+			handler(this: ParticipantsThis, ctx: Context<Address & IfMatch & { body: UpdateForm }, Meta>): Promise<Participant> {
+				return this.participants.update(ctx.meta.user, ctx.params, ctx.params.body, todayUtc(), ctx.params.ifMatch);
 			},
 		},
 
 		delete: {
-			params: ADDRESS_PARAMS,
-			handler(this: ParticipantsThis, ctx: Context<Address, Meta>): Promise<void> {
-				return this.participants.remove(ctx.meta.user, ctx.params);
+			params: { ...ADDRESS_PARAMS, ...IF_MATCH_PARAMS },
+			handler(this: ParticipantsThis, ctx: Context<Address & IfMatch, Meta>): Promise<void> {
+				return this.participants.remove(ctx.meta.user, ctx.params, ctx.params.ifMatch);
 			},
 		},
 
 		transfer: {
-			params: { ...ADDRESS_PARAMS, serviceProviderIdentifier: { type: "uuid" } },
-			handler(this: ParticipantsThis, ctx: Context<Address & { serviceProviderIdentifier: string }, Meta>): Promise<void> {
-				return this.participants.transfer(ctx.meta.user, ctx.params, ctx.params.serviceProviderIdentifier.toLowerCase());
+			params: { ...ADDRESS_PARAMS, ...IF_MATCH_PARAMS, serviceProviderIdentifier: { type: "uuid" } },
+			handler(this: ParticipantsThis, ctx: Context<Address & IfMatch & { serviceProviderIdentifier: string }, Meta>): Promise<void> {
+				return this.participants.transfer(ctx.meta.user, ctx.params, ctx.params.serviceProviderIdentifier.toLowerCase(), ctx.params.ifMatch);
 			},
 		},
 

@@ -4,7 +4,9 @@
  * the service (participants.service.ts) adapts actions to these methods. Every change is one
  * batch (services/participants/changes.ts), delivered once committed (`deliver`).
  */
-import { BadRequest, Conflict, NotFound, TypeMismatch, ValidationFailed, type Violation } from "../../src/contract/errors";
+import { instantBound } from "../../src/contract/dates";
+import { entityTagOfAnswer, ifMatchHolds } from "../../src/contract/entity-tags";
+import { BadRequest, Conflict, NotFound, PreconditionFailed, TypeMismatch, ValidationFailed, type Violation } from "../../src/contract/errors";
 import { organizationKey, parseParticipantIdentifier, participantQualifiedIdentifier } from "../../src/contract/identifiers";
 import type { Caller, Contact, Participant, Process, Reference, ServiceProvider } from "../../src/contract/model";
 import { pageOf, type Page, type PageRequest } from "../../src/contract/paging";
@@ -31,6 +33,20 @@ export interface UpdateForm {
 	processes: Reference[];
 	contact: Contact;
 	deleteDate?: string | null;
+}
+
+/** The query parameters of the participant finds (src/contract/operations.ts `participantQuery`). */
+export interface FindFilters {
+	/** Organization number or name words (decisions §7). */
+	query?: string;
+	/** Only participants changed at or after this date or date-time (the registry's extension). */
+	modifiedSince?: string;
+}
+
+/** What a caller may read, narrowed by `modifiedSince`. */
+function findScope(caller: Caller | null | undefined, filters: FindFilters): Filter {
+	const scope = readScope(caller);
+	return filters.modifiedSince === undefined ? scope : { ...scope, lastModificationDate: { gte: instantBound("modifiedSince", filters.modifiedSince, "from") } };
 }
 
 /** A participant path value, as the gateway passes it (docs/internals.md). */
@@ -103,14 +119,14 @@ export class Participants {
 
 	// ---- reads --------------------------------------------------------------------------
 
-	async find(caller: Caller | null | undefined, page: PageRequest, text: string | undefined, withProcesses: boolean): Promise<Page<Participant>> {
-		const query = await this.storeQuery(readScope(caller), text);
+	async find(caller: Caller | null | undefined, page: PageRequest, filters: FindFilters, withProcesses: boolean): Promise<Page<Participant>> {
+		const query = await this.storeQuery(findScope(caller, filters), filters.query);
 		const [docs, total] = await Promise.all([this.parts.participants.find({ ...query, sort: page.sort, offset: page.page * page.size, limit: page.size }), this.parts.participants.count(query)]);
 		return pageOf(await this.answers(docs, withProcesses), total, page);
 	}
 
-	async stream(caller: Caller | null | undefined, text: string | undefined, withProcesses: boolean): Promise<Participant[]> {
-		const query = await this.storeQuery(readScope(caller), text);
+	async stream(caller: Caller | null | undefined, filters: FindFilters, withProcesses: boolean): Promise<Participant[]> {
+		const query = await this.storeQuery(findScope(caller, filters), filters.query);
 		return this.answers(await this.parts.participants.find(query), withProcesses);
 	}
 
@@ -151,9 +167,10 @@ export class Participants {
 		return this.singleAnswer(planned.after as ParticipantDoc);
 	}
 
-	async update(caller: Caller | null | undefined, address: Address, form: UpdateForm, today: string): Promise<Participant> {
+	async update(caller: Caller | null | undefined, address: Address, form: UpdateForm, today: string, ifMatch?: string): Promise<Participant> {
 		const requested = requestedIdentifiers(form.processes);
 		return this.changeAddressed(caller, address, "write", async (before) => {
+			await this.requireMatch(ifMatch, before);
 			const violations = await this.checkProcesses({ icd: before.icd, organizationKey: before.organizationKey, requested, current: before.processIds, self: before.identifier });
 			violations.push(...deleteDateViolations(form.deleteDate, today));
 			if (violations.length > 0) throw new ValidationFailed(violations);
@@ -170,13 +187,17 @@ export class Participants {
 		});
 	}
 
-	async remove(caller: Caller | null | undefined, address: Address): Promise<void> {
+	async remove(caller: Caller | null | undefined, address: Address, ifMatch?: string): Promise<void> {
 		const operation = address.qualifiedIdentifier !== undefined ? "deleteParticipantByQualifiedIdentifier" : "deleteParticipant";
-		await this.changeAddressed(caller, address, "delete", (before) => this.commit([planChange(caller ?? null, operation, before, null)]));
+		await this.changeAddressed(caller, address, "delete", async (before) => {
+			await this.requireMatch(ifMatch, before);
+			await this.commit([planChange(caller ?? null, operation, before, null)]);
+		});
 	}
 
-	async transfer(caller: Caller | null | undefined, address: Address, target: string): Promise<void> {
+	async transfer(caller: Caller | null | undefined, address: Address, target: string, ifMatch?: string): Promise<void> {
 		await this.changeAddressed(caller, address, "write", async (before) => {
+			await this.requireMatch(ifMatch, before);
 			if (target === before.serviceProvider) throw new BadRequest("A participant cannot be transferred to the service provider it already belongs to");
 			const provider = await this.parts.serviceProvider(target);
 			if (!provider) throw NotFound.instance("ServiceProvider", target);
@@ -225,6 +246,16 @@ export class Participants {
 				if (attempts >= this.parts.maxWriteAttempts) throw new Conflict("The participant was changed concurrently; try again");
 			}
 		}
+	}
+
+	/**
+	 * `If-Match` (docs/decisions.md "Safe writes"): checked on every attempt against the answer the
+	 * participant gives now; the write that follows expects this version, so a change that slips in
+	 * between makes the attempt retry and this check refuse it.
+	 */
+	private async requireMatch(ifMatch: string | undefined, doc: ParticipantDoc): Promise<void> {
+		if (ifMatch === undefined) return;
+		if (!ifMatchHolds(ifMatch, entityTagOfAnswer(await this.singleAnswer(doc)))) throw new PreconditionFailed("Participant", doc.identifier);
 	}
 
 	// ---- rules --------------------------------------------------------------------------

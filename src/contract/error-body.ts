@@ -4,7 +4,7 @@
  * and availability errors, and body-parser failures.
  */
 import { STATUS_CODES } from "node:http";
-import { RegistryError, type ExceptionName, type Violation } from "./errors";
+import { EXCEPTION_NAMES, RegistryError, type ExceptionName, type Violation } from "./errors";
 import { toViolations, type FailedCheck } from "./validation";
 
 export interface FieldErrorBody {
@@ -74,21 +74,7 @@ interface ErrorLike {
 	data?: unknown;
 }
 
-const REGISTRY_EXCEPTIONS = new Set<string>([
-	"NotFoundException",
-	"MethodArgumentNotValidException",
-	"HttpMessageNotReadableException",
-	"MethodArgumentTypeMismatchException",
-	"ConflictException",
-	"AuthenticationException",
-	"AccessDeniedException",
-	"HttpMediaTypeNotAcceptableException",
-	"HttpMediaTypeNotSupportedException",
-	"HttpRequestMethodNotSupportedException",
-	"PayloadTooLargeException",
-	"TooManyRequestsException",
-	"ServiceUnavailableException",
-]);
+const REGISTRY_EXCEPTIONS = new Set<string>(EXCEPTION_NAMES.filter((name) => name !== "InternalServerError"));
 
 /**
  * V8 quotes a piece of the body in some parse errors (`Unexpected token 'S', ..."assword":

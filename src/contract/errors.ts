@@ -20,21 +20,26 @@ export interface Violation {
 	bindingFailure?: boolean;
 }
 
-export type ExceptionName =
-	| "NotFoundException"
-	| "MethodArgumentNotValidException"
-	| "HttpMessageNotReadableException"
-	| "MethodArgumentTypeMismatchException"
-	| "ConflictException"
-	| "AuthenticationException"
-	| "AccessDeniedException"
-	| "HttpMediaTypeNotAcceptableException"
-	| "HttpMediaTypeNotSupportedException"
-	| "HttpRequestMethodNotSupportedException"
-	| "PayloadTooLargeException"
-	| "TooManyRequestsException"
-	| "ServiceUnavailableException"
-	| "InternalServerError";
+/** The exception names an error body may carry (the spec's, and the two the extensions add: 412, 422). */
+export const EXCEPTION_NAMES = [
+	"NotFoundException",
+	"MethodArgumentNotValidException",
+	"HttpMessageNotReadableException",
+	"MethodArgumentTypeMismatchException",
+	"ConflictException",
+	"AuthenticationException",
+	"AccessDeniedException",
+	"HttpMediaTypeNotAcceptableException",
+	"HttpMediaTypeNotSupportedException",
+	"HttpRequestMethodNotSupportedException",
+	"PayloadTooLargeException",
+	"TooManyRequestsException",
+	"ServiceUnavailableException",
+	"PreconditionFailedException",
+	"UnprocessableEntityException",
+	"InternalServerError",
+] as const;
+export type ExceptionName = (typeof EXCEPTION_NAMES)[number];
 
 export class RegistryError extends Errors.MoleculerClientError {
 	constructor(status: number, exception: ExceptionName, message: string, data?: unknown) {
@@ -61,6 +66,13 @@ export class NotFound extends RegistryError {
 export class Conflict extends RegistryError {
 	constructor(message: string) {
 		super(409, "ConflictException", message);
+	}
+}
+
+/** 412: an `If-Match` that no longer names the record's current representation (docs/decisions.md "Safe writes"). */
+export class PreconditionFailed extends RegistryError {
+	constructor(kind: string, identifier: string) {
+		super(412, "PreconditionFailedException", `${kind} ${identifier} changed since the ETag given in If-Match was read; read it again and retry`);
 	}
 }
 

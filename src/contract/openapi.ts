@@ -82,8 +82,10 @@ const ERROR_STATUSES: Record<number, string> = {
 	404: "No record with that identifier (or not one the caller may see)",
 	406: "The Accept header names no media type of this operation",
 	409: "Conflict: a uniqueness rule, or the record is still in use",
+	412: "If-Match names a representation the record no longer has: it changed since it was read",
 	413: "Body larger than 1 MiB",
 	415: "Content-Type is neither the operation's media type nor application/json",
+	422: "The Idempotency-Key was used for another request",
 	429: "Too many failed logins, or the rate limit (Retry-After)",
 	503: "A service the request needs is not reachable",
 };
@@ -96,6 +98,8 @@ function errorStatuses(operation: Operation): number[] {
 	if (operation.body) statuses.push(413, 415);
 	if (operation.body || operation.method === "DELETE" || operation.id === "transferParticipant") statuses.push(409);
 	if (operation.id === "transferParticipant") statuses.push(404);
+	if (operation.ifMatch) statuses.push(412);
+	if (operation.idempotent) statuses.push(422);
 	return [...new Set(statuses)].sort();
 }
 
@@ -138,14 +142,35 @@ function queryParameters(operation: Operation): JsonSchema[] {
 		);
 	}
 	for (const [name, spec] of Object.entries(operation.queryParams ?? {})) {
-		parameters.push({ name, in: "query", schema: spec.type === "boolean" ? { type: "boolean", default: false } : { type: "string" }, description: spec.description });
+		const schema = spec.type === "boolean" ? { type: "boolean", default: false } : spec.type === "integer" ? { type: "integer", minimum: 0 } : { type: "string" };
+		parameters.push({ name, in: "query", schema, description: spec.description });
 	}
+	return parameters;
+}
+
+/** The request headers an operation reads: its own, and those of safe writes and idempotent adds (docs/decisions.md "Safe writes"). */
+function headerParameters(operation: Operation): JsonSchema[] {
+	const header = (name: string, description: string) => ({ name, in: "header", schema: { type: "string" }, description });
+	const parameters = Object.entries(operation.headerParams ?? {}).map(([name, spec]) => header(name, spec.description));
+	if (operation.entityTag && operation.method === "GET") parameters.push(header("If-None-Match", "An ETag of this record read before: 304 without a body while it is still current"));
+	if (operation.ifMatch) parameters.push(header("If-Match", "The ETag of the record as read: the change is made only while it is still current, else 412"));
+	if (operation.idempotent)
+		parameters.push(
+			header("Idempotency-Key", "A key of the caller's choosing (1 to 255 printable ASCII characters): a retry with the same key and body gets the first answer again, for 24 hours"),
+		);
 	return parameters;
 }
 
 function responseSchema(operation: Operation): JsonSchema | undefined {
 	if (!operation.response) return undefined;
 	const item = { $ref: `#/components/schemas/${operation.response.schema}` };
+	if (operation.response.eventStream) {
+		return {
+			type: "string",
+			description: `Server-Sent Events: one \`${operation.response.schema.toLowerCase()}\` event per record, its data a ${operation.response.schema} (JSON), its id the cursor to resume after`,
+			"x-event-data": item,
+		};
+	}
 	if (operation.response.paged) {
 		return { allOf: [{ $ref: "#/components/schemas/Page" }, { type: "object", properties: { content: { type: "array", items: item } } }] };
 	}
@@ -174,7 +199,7 @@ function pathItem(group: Operation[]): JsonSchema {
 	}
 	const seen = new Set<string>();
 	for (const operation of operations) {
-		for (const parameter of queryParameters(operation)) {
+		for (const parameter of [...queryParameters(operation), ...headerParameters(operation)]) {
 			if (!seen.has(parameter.name as string)) {
 				parameters.push(parameter);
 				seen.add(parameter.name as string);
@@ -185,14 +210,18 @@ function pathItem(group: Operation[]): JsonSchema {
 	for (const operation of operations) {
 		const key = String(operation.status);
 		const entry = (success[key] ??= { description: operation.status === 204 ? "Done; no body" : operation.summary }) as JsonSchema;
-		if (operation.status === 201) {
-			entry.headers = { Location: { description: "Path of the created record", schema: { type: "string" } } };
-		}
+		const headers: JsonSchema = {};
+		if (operation.status === 201) headers.Location = { description: "Path of the created record", schema: { type: "string" } };
+		if (operation.idempotent) headers["Idempotent-Replayed"] = { description: "`true` when this is the first answer again (a retry with the same Idempotency-Key)", schema: { type: "string" } };
+		if (operation.entityTag) headers.ETag = { description: "The tag of this representation, for If-Match and If-None-Match", schema: { type: "string" } };
+		if (Object.keys(headers).length) entry.headers = { ...((entry.headers as JsonSchema) ?? {}), ...headers };
 		const schema = responseSchema(operation);
 		if (schema) {
 			const content = (entry.content ??= {}) as JsonSchema;
 			for (const mediaType of operation.mediaTypes) content[mediaType] = { schema };
 		}
+		if (operation.entityTag && operation.method === "GET")
+			success["304"] = { description: "Not modified: If-None-Match names the current ETag", headers: { ETag: { schema: { type: "string" } } } };
 	}
 	const responses: JsonSchema = { ...success };
 	for (const status of [...new Set(operations.flatMap(errorStatuses))].sort()) {

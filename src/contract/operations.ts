@@ -68,10 +68,18 @@ export interface Operation {
 	body?: { objectName: string };
 	/** Paged finds: the sortable names (page, size, sort are parsed by the gateway). */
 	sortable?: SortableNames;
-	/** Extra query parameters the operation reads, passed to the action as given. */
-	queryParams?: Record<string, { type: "string" | "boolean"; description: string }>;
+	/** Extra query parameters the operation reads, passed to the action as given (an integer checked and converted). */
+	queryParams?: Record<string, { type: "string" | "boolean" | "integer"; description: string }>;
+	/** Request headers passed to the action as parameters: header name → parameter. */
+	headerParams?: Record<string, { param: string; description: string }>;
+	/** A single record's answer: the gateway sends its `ETag` and answers 304 to a matching `If-None-Match` (src/contract/entity-tags.ts). */
+	entityTag?: true;
+	/** A change of one record: `If-Match` reaches the action as `ifMatch`, which answers 412 when the record changed since. */
+	ifMatch?: true;
+	/** An add: an `Idempotency-Key` header makes a retry replay the first answer (services/api/idempotency.ts). */
+	idempotent?: true;
 	/** Response body shape, for the OpenAPI document. */
-	response?: { schema: string; array?: boolean; paged?: boolean; ndjson?: boolean };
+	response?: { schema: string; array?: boolean; paged?: boolean; ndjson?: boolean; eventStream?: boolean };
 	/** Not in the contract: an extension of this registry (documented in docs/decisions.md). */
 	extension?: boolean;
 }
@@ -81,6 +89,12 @@ const mediaType = (resource: string, operation: string) => `application/vnd.regi
 const participantQuery = {
 	query: { type: "string", description: "Organization number (or icd:number), or name words separated by + or spaces; each must start a word of the name" },
 	processes: { type: "boolean", description: "When true, each participant includes its processes" },
+	modifiedSince: { type: "string", description: "Only participants changed at or after this date or date-time (ISO 8601, UTC): the registry's extension" },
+} as const;
+
+const changesQuery = {
+	after: { type: "string", description: "The cursor of the last change already seen (from `cursor` of the previous page or an event's id); absent: from the first change" },
+	limit: { type: "integer", description: "At most this many changes (1 to 1000, default 100)" },
 } as const;
 
 // One operation in three or four lines reads as a table; Prettier would give every field a line.
@@ -96,7 +110,7 @@ export const OPERATIONS: Operation[] = [
 	{
 		id: "getAccessPoint", summary: "Get access point", tag: "Access points",
 		method: "GET", path: "/accessPoints/:accessPoint", mediaTypes: [mediaType("accesspoints", "get")], pathParams: { accessPoint: "uuid" },
-		roles: ALL_AUTHENTICATED, action: "accessPoints.get", status: 200, response: { schema: "AccessPoint" },
+		roles: ALL_AUTHENTICATED, action: "accessPoints.get", status: 200, entityTag: true, response: { schema: "AccessPoint" },
 	},
 	// Document types
 	{
@@ -108,24 +122,24 @@ export const OPERATIONS: Operation[] = [
 	{
 		id: "getDocumentType", summary: "Get document type", tag: "Document types",
 		method: "GET", path: "/document-types/:identifier", mediaTypes: [mediaType("document-types", "get")], pathParams: { identifier: "uuid" },
-		roles: PUBLIC_READ, action: "catalog.getDocumentType", status: 200, response: { schema: "DocumentType" },
+		roles: PUBLIC_READ, action: "catalog.getDocumentType", status: 200, entityTag: true, response: { schema: "DocumentType" },
 	},
 	{
 		id: "addDocumentType", summary: "Add document type", tag: "Document types",
 		method: "POST", path: "/document-types", mediaTypes: [mediaType("document-types", "add")], pathParams: {},
-		roles: CATALOG_WRITE, action: "catalog.addDocumentType", status: 201, body: { objectName: "documentTypeFormDTO" },
+		roles: CATALOG_WRITE, action: "catalog.addDocumentType", status: 201, body: { objectName: "documentTypeFormDTO" }, idempotent: true,
 		response: { schema: "DocumentType" },
 	},
 	{
 		id: "updateDocumentType", summary: "Update document type", tag: "Document types",
 		method: "PUT", path: "/document-types/:identifier", mediaTypes: [mediaType("document-types", "update")], pathParams: { identifier: "uuid" },
-		roles: CATALOG_WRITE, action: "catalog.updateDocumentType", status: 200, body: { objectName: "documentTypeFormDTO" },
+		roles: CATALOG_WRITE, action: "catalog.updateDocumentType", status: 200, body: { objectName: "documentTypeFormDTO" }, entityTag: true, ifMatch: true,
 		response: { schema: "DocumentType" },
 	},
 	{
 		id: "deleteDocumentType", summary: "Delete document type", tag: "Document types",
 		method: "DELETE", path: "/document-types/:identifier", mediaTypes: [mediaType("document-types", "delete")], pathParams: { identifier: "uuid" },
-		roles: CATALOG_WRITE, action: "catalog.deleteDocumentType", status: 204,
+		roles: CATALOG_WRITE, action: "catalog.deleteDocumentType", status: 204, ifMatch: true,
 	},
 	// Organizations
 	{
@@ -152,38 +166,38 @@ export const OPERATIONS: Operation[] = [
 		id: "getParticipantByQualifiedIdentifier", summary: "Get participant by qualified identifier", tag: "Participants",
 		method: "GET", path: "/participants/:participant", mediaTypes: [mediaType("participants", "get")], pathForm: "qualifiedIdentifier",
 		pathParams: { participant: "qualifiedIdentifier" },
-		roles: ["SERVICE_PROVIDER"], action: "participants.get", status: 200, response: { schema: "Participant" },
+		roles: ["SERVICE_PROVIDER"], action: "participants.get", status: 200, entityTag: true, response: { schema: "Participant" },
 	},
 	{
 		id: "getParticipant", summary: "Get participant by UUID", tag: "Participants",
 		method: "GET", path: "/participants/:participant", mediaTypes: [mediaType("participants", "get")], pathForm: "uuid",
 		pathParams: { participant: "uuid" },
-		roles: PARTICIPANT_READ, action: "participants.get", status: 200, response: { schema: "Participant" },
+		roles: PARTICIPANT_READ, action: "participants.get", status: 200, entityTag: true, response: { schema: "Participant" },
 	},
 	{
 		id: "addParticipant", summary: "Add participant", tag: "Participants",
 		method: "POST", path: "/participants", mediaTypes: [mediaType("participants", "add")], pathParams: {},
-		roles: ["SERVICE_PROVIDER"], action: "participants.add", status: 201, body: { objectName: "addParticipantFormDTO" },
+		roles: ["SERVICE_PROVIDER"], action: "participants.add", status: 201, body: { objectName: "addParticipantFormDTO" }, idempotent: true,
 		response: { schema: "Participant" },
 	},
 	{
 		id: "updateParticipant", summary: "Update participant", tag: "Participants",
 		method: "PUT", path: "/participants/:participant", mediaTypes: [mediaType("participants", "update")], pathForm: "qualifiedIdentifier",
 		pathParams: { participant: "qualifiedIdentifier" },
-		roles: ["SERVICE_PROVIDER"], action: "participants.update", status: 200, body: { objectName: "updateParticipantFormDTO" },
+		roles: ["SERVICE_PROVIDER"], action: "participants.update", status: 200, body: { objectName: "updateParticipantFormDTO" }, entityTag: true, ifMatch: true,
 		response: { schema: "Participant" },
 	},
 	{
 		id: "deleteParticipantByQualifiedIdentifier", summary: "Delete participant", tag: "Participants",
 		method: "DELETE", path: "/participants/:participant", mediaTypes: [mediaType("participants", "delete")], pathForm: "qualifiedIdentifier",
 		pathParams: { participant: "qualifiedIdentifier" },
-		roles: ["SERVICE_PROVIDER"], action: "participants.delete", status: 204,
+		roles: ["SERVICE_PROVIDER"], action: "participants.delete", status: 204, ifMatch: true,
 	},
 	{
 		id: "deleteParticipant", summary: "Delete participant by UUID", tag: "Participants",
 		method: "DELETE", path: "/participants/:participant", mediaTypes: [mediaType("participants", "delete")], pathForm: "uuid",
 		pathParams: { participant: "uuid" },
-		roles: ["SERVICE_PROVIDER", "ADMIN"], action: "participants.delete", status: 204,
+		roles: ["SERVICE_PROVIDER", "ADMIN"], action: "participants.delete", status: 204, ifMatch: true,
 	},
 	{
 		id: "getParticipantProcessesByQualifiedIdentifier", summary: "Get participant processes", tag: "Participants",
@@ -202,7 +216,7 @@ export const OPERATIONS: Operation[] = [
 		method: "PUT", path: "/participants/:participant/transfer/:serviceProviderIdentifier",
 		mediaTypes: [mediaType("participants", "transfer")], pathForm: "qualifiedIdentifier",
 		pathParams: { participant: "qualifiedIdentifier", serviceProviderIdentifier: "uuid" },
-		roles: ["SERVICE_PROVIDER"], action: "participants.transfer", status: 200,
+		roles: ["SERVICE_PROVIDER"], action: "participants.transfer", status: 200, ifMatch: true,
 	},
 	// Processes
 	{
@@ -219,24 +233,24 @@ export const OPERATIONS: Operation[] = [
 	{
 		id: "getProcess", summary: "Get process", tag: "Processes",
 		method: "GET", path: "/processes/:identifier", mediaTypes: [mediaType("processes", "get")], pathParams: { identifier: "uuid" },
-		roles: PUBLIC_READ, action: "catalog.getProcess", status: 200, response: { schema: "Process" },
+		roles: PUBLIC_READ, action: "catalog.getProcess", status: 200, entityTag: true, response: { schema: "Process" },
 	},
 	{
 		id: "addProcess", summary: "Add process", tag: "Processes",
 		method: "POST", path: "/processes", mediaTypes: [mediaType("processes", "add")], pathParams: {},
-		roles: CATALOG_WRITE, action: "catalog.addProcess", status: 201, body: { objectName: "processFormDTO" },
+		roles: CATALOG_WRITE, action: "catalog.addProcess", status: 201, body: { objectName: "processFormDTO" }, idempotent: true,
 		response: { schema: "Process" },
 	},
 	{
 		id: "updateProcess", summary: "Update process", tag: "Processes",
 		method: "PUT", path: "/processes/:identifier", mediaTypes: [mediaType("processes", "update")], pathParams: { identifier: "uuid" },
-		roles: CATALOG_WRITE, action: "catalog.updateProcess", status: 200, body: { objectName: "processFormDTO" },
+		roles: CATALOG_WRITE, action: "catalog.updateProcess", status: 200, body: { objectName: "processFormDTO" }, entityTag: true, ifMatch: true,
 		response: { schema: "Process" },
 	},
 	{
 		id: "deleteProcess", summary: "Delete process", tag: "Processes",
 		method: "DELETE", path: "/processes/:identifier", mediaTypes: [mediaType("processes", "delete")], pathParams: { identifier: "uuid" },
-		roles: CATALOG_WRITE, action: "catalog.deleteProcess", status: 204,
+		roles: CATALOG_WRITE, action: "catalog.deleteProcess", status: 204, ifMatch: true,
 	},
 	// Extensions beyond the contract (issues 8 and 9)
 	{
@@ -256,6 +270,19 @@ export const OPERATIONS: Operation[] = [
 		method: "GET", path: "/exports/participants", mediaTypes: ["application/x-ndjson"], pathParams: {},
 		roles: ["ADMIN"], action: "participants.export", status: 200,
 		response: { schema: "ExportedParticipant", ndjson: true },
+	},
+	{
+		id: "findChanges", summary: "Changes after a cursor (the change feed)", tag: "Changes", extension: true,
+		method: "GET", path: "/changes", mediaTypes: [mediaType("changes", "find")], pathParams: {}, isDefault: true,
+		roles: PARTICIPANT_READ, action: "audit.changes", status: 200, queryParams: changesQuery,
+		response: { schema: "ChangePage" },
+	},
+	{
+		id: "followChanges", summary: "Changes after a cursor, then as they happen (Server-Sent Events)", tag: "Changes", extension: true,
+		method: "GET", path: "/changes", mediaTypes: ["text/event-stream"], pathParams: {},
+		roles: PARTICIPANT_READ, action: "api.followChanges", status: 200, queryParams: { after: changesQuery.after },
+		headerParams: { "Last-Event-ID": { param: "lastEventId", description: "The id of the last event received (a reconnecting EventSource sends it); wins over `after`" } },
+		response: { schema: "Change", eventStream: true },
 	},
 ];
 

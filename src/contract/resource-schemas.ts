@@ -122,6 +122,34 @@ export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 			after: {},
 		},
 	},
+	Change: {
+		type: "object",
+		description: 'One committed change (docs/decisions.md "Change feed"): the record after it in reference form, or null when it is gone',
+		required: ["sequence", "at", "operation", "resource", "identifier", "version", "deleted", "record"],
+		properties: {
+			sequence: { type: "integer", minimum: 1 },
+			at: { type: "string", format: "date-time" },
+			operation: text,
+			resource: { enum: ["participant", "process", "documentType", "capability"] },
+			identifier: uuid,
+			version: { type: "integer", minimum: 1 },
+			deleted: { type: "boolean" },
+			record: {
+				type: ["object", "null"],
+				description:
+					"Participant: its answer's fields with provider and processes as references ({ identifier }); process: its fields with capabilities, documentTypes and dependencies as references; document type and capability: their own fields",
+			},
+		},
+	},
+	ChangePage: {
+		type: "object",
+		required: ["changes", "cursor", "more"],
+		properties: {
+			changes: { type: "array", items: { $ref: "#/components/schemas/Change" } },
+			cursor: { type: "string", description: "Resume after this (the `after` of the next request)" },
+			more: { type: "boolean", description: "More changes follow already" },
+		},
+	},
 	Page: {
 		type: "object",
 		required: ["content", "number", "size", "numberOfElements", "totalElements", "totalPages", "first", "last", "empty", "sort", "pageable"],

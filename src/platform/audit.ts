@@ -21,6 +21,18 @@ export interface AuditRecord {
 	serviceProviders: string[];
 	before: unknown;
 	after: unknown;
+	/** A change of a record the change feed carries (participants, the catalog): see FeedChange. */
+	change?: FeedChange;
+}
+
+/**
+ * What the change feed (GET /rest/api/changes, services/audit/feed.ts) says of a change: the
+ * record's version after it and the record in the owner's reference form (references by
+ * identifier, no joined names), null when the change deleted it.
+ */
+export interface FeedChange {
+	version: number;
+	record: unknown;
 }
 
 export const AUDIT_OUTBOX_MODEL: ModelSpec = {
@@ -40,10 +52,11 @@ function redact(value: unknown): unknown {
 
 export function auditRecord(
 	caller: Caller | undefined | null,
-	fields: Omit<AuditRecord, "identifier" | "at" | "actor" | "before" | "after" | "serviceProviders"> & {
+	fields: Omit<AuditRecord, "identifier" | "at" | "actor" | "before" | "after" | "serviceProviders" | "change"> & {
 		before?: unknown;
 		after?: unknown;
 		serviceProviders?: string[];
+		change?: FeedChange;
 	},
 ): AuditRecord {
 	return {
@@ -56,6 +69,7 @@ export function auditRecord(
 		serviceProviders: fields.serviceProviders ?? [],
 		before: redact(fields.before),
 		after: redact(fields.after),
+		...(fields.change ? { change: fields.change } : {}),
 	};
 }
 

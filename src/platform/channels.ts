@@ -10,6 +10,11 @@ import { env } from "../config/settings";
 
 /** The channel participant changes are published on (docs/internals.md "Events and channels"). */
 export const PARTICIPANTS_CHANGED = "registry.participants.changed";
+/**
+ * The channel the change feed's changes are published on, in sequence order per batch, each at
+ * least once (services/audit/feed.ts; payload: src/contract/model.ts `Change`, unscoped).
+ */
+export const REGISTRY_CHANGES = "registry.changes";
 /** Consumer group of the lookup: one lookup node applies each change to the shared read model. */
 export const LOOKUP_GROUP = "lookup";
 
@@ -112,10 +117,10 @@ function retrySubscriptions(adapter: ChannelAdapter): void {
  * stream when a consumer subscribes. The publisher makes sure of it too, so changes
  * published before the first lookup subscribed are kept. (Same name rule as the adapter.)
  */
-async function ensureStream(broker: ServiceBroker): Promise<void> {
+async function ensureStream(broker: ServiceBroker, channel: string): Promise<void> {
 	const adapter = (broker as unknown as { channelAdapter?: ChannelAdapter }).channelAdapter;
 	if (!adapter?.createStream) return;
-	const subject = adapter.addPrefixTopic(PARTICIPANTS_CHANGED);
+	const subject = adapter.addPrefixTopic(channel);
 	await adapter.createStream(subject.split(".").join("_"), [subject], {});
 }
 
@@ -135,24 +140,29 @@ export function channelsMiddleware(source: NodeJS.ProcessEnv = process.env): Bro
 		},
 		async started() {
 			await middleware.started();
-			await ensureStream(broker);
+			for (const channel of [PARTICIPANTS_CHANGED, REGISTRY_CHANGES]) await ensureStream(broker, channel);
 		},
 	};
 	return withStream as unknown as BrokerMiddleware;
 }
 
 /**
- * Publishes a committed participant change on the durable channel. A refused publish (the
- * stream not there yet) is retried once after making sure of the stream.
+ * Publishes on a durable channel. A refused publish (the stream not there yet) is retried once
+ * after making sure of the stream. False when the broker has no channels.
  */
-export async function publishParticipantChange(broker: ServiceBroker, change: ParticipantChange): Promise<boolean> {
+export async function publishOnChannel(broker: ServiceBroker, channel: string, payload: unknown): Promise<boolean> {
 	const send = (broker as unknown as { sendToChannel?: (channel: string, payload: unknown) => Promise<void> }).sendToChannel;
 	if (!send) return false;
 	try {
-		await send.call(broker, PARTICIPANTS_CHANGED, change);
+		await send.call(broker, channel, payload);
 	} catch {
-		await ensureStream(broker);
-		await send.call(broker, PARTICIPANTS_CHANGED, change);
+		await ensureStream(broker, channel);
+		await send.call(broker, channel, payload);
 	}
 	return true;
+}
+
+/** Publishes a committed participant change on PARTICIPANTS_CHANGED. */
+export function publishParticipantChange(broker: ServiceBroker, change: ParticipantChange): Promise<boolean> {
+	return publishOnChannel(broker, PARTICIPANTS_CHANGED, change);
 }

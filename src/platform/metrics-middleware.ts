@@ -209,6 +209,16 @@ export function countHeldAnswer(broker: ServiceBroker, service: string, action: 
 	series.held?.add(1);
 }
 
+/** Adds the gateway answered again to a retry with the same Idempotency-Key (`registry_idempotent_replays_total`). */
+const REPLAYS = "registry.idempotent.replays.total";
+
+export function countReplay(broker: ServiceBroker, action: string): void {
+	if (!broker.isMetricsEnabled()) return;
+	const registry = (broker as unknown as { metrics: { getMetric(name: string): unknown; register(definition: object): unknown; increment(name: string, labels: object): void } }).metrics;
+	if (!registry.getMetric(REPLAYS)) registry.register({ type: "counter", name: REPLAYS, labelNames: ["action"], description: "Adds answered again to a retry with the same Idempotency-Key" });
+	registry.increment(REPLAYS, { action });
+}
+
 export function requestMetricsMiddleware(broker: ServiceBroker): Record<string, unknown> {
 	const base = ((Middlewares as unknown as Record<string, unknown>).Metrics as (broker: ServiceBroker) => Record<string, unknown>)(broker);
 	const registry = (broker as unknown as { metrics: MetricRegistryLike }).metrics;

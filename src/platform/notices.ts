@@ -31,6 +31,8 @@ export const NOTICES = {
 	accountsChanged: "accounts.changed",
 	/** `{ key, seconds }`: a gateway locked a username or address out (services/api/login-throttle.ts). */
 	loginLocked: "auth.locked",
+	/** `{ sequence }`: the change feed grew to this sequence (services/audit/feed.ts); followers read on. */
+	changesRecorded: "changes.recorded",
 } as const;
 
 /**

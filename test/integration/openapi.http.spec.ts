@@ -146,7 +146,30 @@ const CASES: Case[] = [
 	{ id: "deleteProcess", call: () => ({ authorization: ADMIN, params: { identifier: state.process } }) },
 	{ id: "findEvents", call: () => ({ authorization: SP1, query: { sort: "at,DESC", size: "5" } }) },
 	{ id: "exportParticipants", call: () => ({ authorization: ADMIN }) },
+	{ id: "findChanges", call: () => ({ authorization: AUTHORITY, query: { after: "0", limit: "50" } }) },
+	{ id: "followChanges", call: () => ({ authorization: SP1, query: { after: "0" } }) },
 ];
+
+/** The first event of a Server-Sent Events answer, read until it arrives; the stream is then closed. */
+async function firstEvent(response: Response): Promise<{ id: string; event: string; data: string }> {
+	const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+	const decoder = new TextDecoder();
+	let text = "";
+	try {
+		for (;;) {
+			const { value, done } = await reader.read();
+			if (done) throw new Error(`the stream ended without an event: ${text}`);
+			text += decoder.decode(value, { stream: true });
+			const block = text.split("\n\n").find((part) => part.includes("\ndata: "));
+			if (block) {
+				const field = (name: string) => (block.split("\n").find((line) => line.startsWith(`${name}: `)) ?? "").slice(name.length + 2);
+				return { id: field("id"), event: field("event"), data: field("data") };
+			}
+		}
+	} finally {
+		await reader.cancel();
+	}
+}
 
 /** Is the operation's action defined by one of the registry's services? */
 function served(operation: Operation): boolean {
@@ -342,6 +365,23 @@ describe("every operation, called as an allowed demo account, answers as documen
 		if (!served(operation)) {
 			// An operation of the table whose action no service defines yet: reported, not hidden.
 			test.skip(`${entry.id}: action ${operation.action} is not implemented by any service yet`, () => undefined);
+			continue;
+		}
+		if (operation.response?.eventStream) {
+			test(`${entry.id}: ${operation.method} ${operation.path} → ${operation.status}, events as documented`, async () => {
+				const call = entry.call();
+				const { path, entry: documentedEntry } = documented(entry.id);
+				const url = new URL(registry.url + path);
+				for (const [name, value] of Object.entries(call.query ?? {})) url.searchParams.append(name, value);
+				const response = await fetch(url, { headers: { Accept: operation.mediaTypes[0], Authorization: call.authorization as string } });
+				expect(response.status).toBe(operation.status);
+				expect(essence(response.headers.get("content-type"))).toBe(operation.mediaTypes[0]);
+				const event = await firstEvent(response);
+				const schema = deref(documentedEntry.responses[String(operation.status)]).content[operation.mediaTypes[0]].schema as Json;
+				expect(event.event).toBe(operation.response?.schema.toLowerCase());
+				expectValid(deref(schema["x-event-data"] as Json), JSON.parse(event.data), `${entry.id} event data`);
+				expect(Number(event.id)).toBe(JSON.parse(event.data).sequence);
+			});
 			continue;
 		}
 		test(`${entry.id}: ${operation.method} ${operation.path} → ${operation.status}`, async () => {

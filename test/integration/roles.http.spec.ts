@@ -187,6 +187,8 @@ function builders(): Record<string, Builder> {
 		deleteProcess: async (authorization, fresh) => json({ method: "DELETE", path: `/processes/${await process(fresh)}` }, authorization, mediaOf("deleteProcess")),
 		findEvents: get("findEvents", "/events?size=5"),
 		exportParticipants: get("exportParticipants", "/exports/participants"),
+		findChanges: get("findChanges", "/changes?limit=5"),
+		followChanges: get("followChanges", "/changes"),
 	};
 }
 

@@ -30,8 +30,17 @@ export function rawRequest(baseUrl: string, request: RawRequest): Promise<RawAns
 	return new Promise((resolve, reject) => {
 		const req = http.request({ host: hostname, port: Number(port), method: request.method, path: request.path, headers: request.headers, agent: false }, (res) => {
 			const chunks: Buffer[] = [];
-			res.on("data", (chunk: Buffer) => chunks.push(chunk));
-			res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString("utf8") }));
+			const answer = () => ({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString("utf8") });
+			// A change stream (GET /changes as text/event-stream) never ends: its first event is the answer.
+			const stream = String(res.headers["content-type"] ?? "").startsWith("text/event-stream");
+			res.on("data", (chunk: Buffer) => {
+				chunks.push(chunk);
+				if (stream && /\n\n/.test(Buffer.concat(chunks).toString("utf8"))) {
+					resolve(answer());
+					req.destroy();
+				}
+			});
+			res.on("end", () => resolve(answer()));
 			res.on("error", reject);
 		});
 		req.setTimeout(request.timeoutMs ?? 30000, () => req.destroy(new Error(`no answer within ${request.timeoutMs ?? 30000} ms: ${request.method} ${request.path.slice(0, 200)}`)));

@@ -34,8 +34,8 @@ describe("README", () => {
 					.slice(1, -1)
 					.map((cell) => cell.trim()),
 			)
-			.filter((cells) => cells.length === 3 && cells[2].startsWith("application/") && cells[2] !== "application/json");
-		const documented = new Set(rows.flatMap((cells) => cells[2].match(/application\/[a-z0-9.+-]+/g) ?? []));
+			.filter((cells) => cells.length === 3 && /^(application|text)\//.test(cells[2]) && cells[2] !== "application/json");
+		const documented = new Set(rows.flatMap((cells) => cells[2].match(/(application|text)\/[a-z0-9.+-]+/g) ?? []));
 		const spellings = (cells: string[]) => cells[2].match(/`([a-z.-]+)`/g)?.map((word) => `application/vnd.registry.${word.replace(/`/g, "")}.v1+json`) ?? [];
 		rows.forEach((cells) => spellings(cells).forEach((mediaType) => documented.add(mediaType)));
 		expect([...documented].sort()).toEqual([...new Set(OPERATIONS.flatMap((operation) => operation.mediaTypes))].sort());

@@ -1,0 +1,132 @@
+/**
+ * GET /rest/api/changes as Server-Sent Events (operation `followChanges`, docs/decisions.md
+ * "Change feed"): the changes after the cursor (`Last-Event-ID` or `after`), then each new one
+ * as the feed grows, one event per change with its sequence as the event id, so a reconnecting
+ * EventSource resumes exactly where it stopped. The stream reads `audit.changes` in the caller's
+ * name, like the paged form: the feed grows → the `changes.recorded` notice wakes every stream
+ * of this gateway; without notices a stream still reads every `pollMs`.
+ *
+ * Streams end when the gateway drains and when any account changes (a revoked credential must
+ * not keep reading); the client reconnects with its Last-Event-ID and is authenticated again.
+ */
+import { PassThrough, type Readable } from "node:stream";
+import type { ChangePage } from "../../src/contract/changes";
+import type { Caller } from "../../src/contract/model";
+
+export interface ChangeStreamOptions {
+	/** Reads one page of the caller's changes after a cursor. */
+	read(caller: Caller, after: number, limit: number): Promise<ChangePage>;
+	/** A stream reads again after this long without a wake-up (a missed notice, no notices). */
+	pollMs: number;
+	/** A comment line this often keeps proxies from closing a quiet stream. */
+	keepAliveMs: number;
+	onReadError(error: unknown): void;
+}
+
+const PAGE = 500;
+/** What a reconnecting EventSource waits before it tries again (ms). */
+const RETRY_MS = 2000;
+
+export class ChangeStreams {
+	private readonly streams = new Set<ChangeStream>();
+
+	constructor(private readonly options: ChangeStreamOptions) {}
+
+	open(caller: Caller, after: number): Readable {
+		const stream = new ChangeStream(caller, after, this.options, () => this.streams.delete(stream));
+		this.streams.add(stream);
+		stream.run();
+		return stream.output;
+	}
+
+	/** The feed grew: every stream reads now. */
+	wake(): void {
+		for (const stream of this.streams) stream.wake();
+	}
+
+	/** Ends every stream (drain, an account changed). */
+	endAll(): void {
+		for (const stream of [...this.streams]) stream.end();
+	}
+
+	get size(): number {
+		return this.streams.size;
+	}
+}
+
+class ChangeStream {
+	readonly output = new PassThrough();
+	private ended = false;
+	private woken: (() => void) | null = null;
+	private pending = false;
+	private lastWrite = Date.now();
+
+	constructor(
+		private readonly caller: Caller,
+		private cursor: number,
+		private readonly options: ChangeStreamOptions,
+		private readonly onEnd: () => void,
+	) {
+		// The client went away (the gateway pipes this into its response and destroys it then).
+		this.output.once("close", () => this.end());
+	}
+
+	wake(): void {
+		this.pending = true;
+		this.woken?.();
+	}
+
+	end(): void {
+		if (this.ended) return;
+		this.ended = true;
+		this.woken?.();
+		this.onEnd();
+		if (!this.output.destroyed) this.output.end();
+	}
+
+	async run(): Promise<void> {
+		this.write(`retry: ${RETRY_MS}\n\n`);
+		while (!this.ended) {
+			this.pending = false;
+			let more = false;
+			try {
+				const page = await this.options.read(this.caller, this.cursor, PAGE);
+				for (const change of page.changes) {
+					if (this.ended) return;
+					if (!this.write(`id: ${change.sequence}\nevent: change\ndata: ${JSON.stringify(change)}\n\n`)) await this.drained();
+				}
+				this.cursor = Number(page.cursor);
+				more = page.more;
+			} catch (error) {
+				this.options.onReadError(error);
+			}
+			if (!more && !this.pending) await this.quiet();
+		}
+	}
+
+	/** The client read what was written, or went away. */
+	private drained(): Promise<void> {
+		return new Promise((resolve) => {
+			this.output.once("drain", resolve);
+			this.output.once("close", resolve);
+		});
+	}
+
+	private write(text: string): boolean {
+		this.lastWrite = Date.now();
+		return this.output.write(text);
+	}
+
+	/** Waits for a wake-up or the poll interval; a keep-alive comment when nothing was written for a while. */
+	private async quiet(): Promise<void> {
+		await new Promise<void>((resolve) => {
+			const timer = setTimeout(resolve, Math.min(this.options.pollMs, this.options.keepAliveMs));
+			this.woken = () => {
+				clearTimeout(timer);
+				resolve();
+			};
+		});
+		this.woken = null;
+		if (!this.ended && Date.now() - this.lastWrite >= this.options.keepAliveMs) this.write(": keep-alive\n\n");
+	}
+}
