@@ -129,7 +129,8 @@ export class Idempotency {
 	 * kept (a retry runs again); `execute` answers errors as recorded answers, it never throws them.
 	 */
 	async run(caller: string, key: string, fingerprint: string, execute: () => Promise<RecordedAnswer>): Promise<IdempotentRun> {
-		const scoped = `${caller}\n${key}`;
+		// A Basic username has no colon, so the first colon ends it.
+		const scoped = `${caller}:${key}`;
 		const deadline = Date.now() + WAIT_FOR_FIRST_MS;
 		for (;;) {
 			let found: KeyEntry | null;
