@@ -320,6 +320,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/rest/api/transfers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find transfers (paged)
+         * @description Roles: Find transfers (paged): SERVICE_PROVIDER, ADMIN, NETWORK_AUTHORITY.
+         */
+        get: operations["findTransfers"];
+        put?: never;
+        /**
+         * Start a transfer of a participant to another provider (answers the key, once)
+         * @description Roles: Start a transfer of a participant to another provider (answers the key, once): SERVICE_PROVIDER.
+         */
+        post: operations["startTransfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rest/api/transfers/{identifier}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get transfer
+         * @description Roles: Get transfer: SERVICE_PROVIDER, ADMIN, NETWORK_AUTHORITY.
+         */
+        get: operations["getTransfer"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rest/api/transfers/{identifier}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a transfer with its key (the receiving provider)
+         * @description Roles: Complete a transfer with its key (the receiving provider): SERVICE_PROVIDER.
+         */
+        post: operations["completeTransfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rest/api/transfers/{identifier}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a transfer (the sending provider)
+         * @description Roles: Cancel a transfer (the sending provider): SERVICE_PROVIDER.
+         */
+        post: operations["cancelTransfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health/live": {
         parameters: {
             query?: never;
@@ -537,6 +621,44 @@ export interface components {
             before?: unknown;
             after?: unknown;
         };
+        /** @description A consented transfer of a participant (docs/decisions.md "Transfers"); `key` only in the answer of the start */
+        Transfer: {
+            /** Format: uuid */
+            identifier: string;
+            participant: {
+                /** Format: uuid */
+                identifier: string;
+                qualifiedIdentifier: string;
+                name?: string;
+            };
+            from: {
+                /** Format: uuid */
+                identifier: string;
+                name?: string;
+            };
+            to: {
+                /** Format: uuid */
+                identifier: string;
+                name?: string;
+            };
+            /** @enum {unknown} */
+            state: "PENDING" | "COMPLETED" | "CANCELLED" | "EXPIRED";
+            /** Format: date-time */
+            createdDate: string;
+            /**
+             * Format: date-time
+             * @description A PENDING transfer is EXPIRED after this instant
+             */
+            expiresDate: string;
+            /** @description Not completed before this UTC day */
+            effectiveDate?: string;
+            /** Format: date-time */
+            completedDate?: string;
+            /** Format: date-time */
+            cancelledDate?: string;
+            /** @description The single-use key the receiver completes with; answered only when the transfer is started */
+            key?: string;
+        };
         /** @description One committed change (docs/decisions.md "Change feed"): the record after it in reference form, or null when it is gone */
         Change: {
             sequence: number;
@@ -708,6 +830,23 @@ export interface components {
                 phoneNumber: string;
             };
             deleteDate?: string | null;
+        };
+        /** @description Required: must not be null (NotNull) */
+        startTransferFormDTO: {
+            /** @description Required: must not be empty (NotEmpty) */
+            participant: string;
+            /**
+             * Format: uuid
+             * @description Required: must not be null (NotNull)
+             */
+            serviceProviderIdentifier: string;
+            effectiveDate?: string | null;
+            validDays?: number | null;
+        };
+        /** @description Required: must not be null (NotNull) */
+        completeTransferFormDTO: {
+            /** @description Required: must not be empty (NotEmpty) */
+            key: string;
         };
     };
     responses: {
@@ -1695,6 +1834,191 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             406: components["responses"]["Error406"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    findTransfers: {
+        parameters: {
+            query?: {
+                /** @description Page to fetch; the first page is 0 */
+                page?: number;
+                /** @description Page size; larger values are clamped to 1000 */
+                size?: number;
+                /** @description property[,property…][,ASC|DESC], repeatable. Sortable: createdDate, expiresDate, state */
+                sort?: string[];
+                /** @description Only transfers in this state: PENDING, COMPLETED, CANCELLED or EXPIRED */
+                state?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Find transfers (paged) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.transfers.find.v1+json": components["schemas"]["Page"] & {
+                        content?: components["schemas"]["Transfer"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    startTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.registry.transfers.start.v1+json": components["schemas"]["startTransferFormDTO"];
+                "application/json": components["schemas"]["startTransferFormDTO"];
+            };
+        };
+        responses: {
+            /** @description Start a transfer of a participant to another provider (answers the key, once) */
+            201: {
+                headers: {
+                    /** @description Path of the created record */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.transfers.start.v1+json": components["schemas"]["Transfer"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getTransfer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag of this record read before: 304 without a body while it is still current */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description UUID */
+                identifier: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Get transfer */
+            200: {
+                headers: {
+                    /** @description The tag of this representation, for If-Match and If-None-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.transfers.get.v1+json": components["schemas"]["Transfer"];
+                };
+            };
+            /** @description Not modified: If-None-Match names the current ETag */
+            304: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    completeTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID */
+                identifier: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.registry.transfers.complete.v1+json": components["schemas"]["completeTransferFormDTO"];
+                "application/json": components["schemas"]["completeTransferFormDTO"];
+            };
+        };
+        responses: {
+            /** @description Complete a transfer with its key (the receiving provider) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.transfers.complete.v1+json": components["schemas"]["Transfer"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    cancelTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID */
+                identifier: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancel a transfer (the sending provider) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.transfers.cancel.v1+json": components["schemas"]["Transfer"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
+            409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };

@@ -99,9 +99,64 @@ export const CHANGE_OUTBOX_MODEL: ModelSpec = {
 	indexes: [{ name: "at", fields: ["at"] }],
 };
 
+export type TransferState = "PENDING" | "COMPLETED" | "CANCELLED" | "EXPIRED";
+
+/**
+ * A consented transfer of a participant to another provider (docs/decisions.md "Transfers").
+ * The key is kept only as its SHA-256 (`keyHash`). `openFor` is the participant's identifier
+ * while the transfer is PENDING and the transfer's own identifier after, under a unique index:
+ * the store, not a read, refuses a second open transfer of one participant.
+ */
+export interface TransferDoc extends StoredDoc {
+	identifier: string;
+	version?: number;
+	participant: string;
+	qualifiedIdentifier: string;
+	participantName: string | null;
+	from: string;
+	to: string;
+	/** [from, to]: one filter finds a provider's transfers on either side. */
+	parties: string[];
+	state: TransferState;
+	keyHash: string;
+	openFor: string;
+	/** ISO instants. */
+	createdAt: string;
+	expiresAt: string;
+	/** `YYYY-MM-DD` or null: no completion before this UTC day. */
+	effectiveDate: string | null;
+	completedAt: string | null;
+	cancelledAt: string | null;
+	expiredAt: string | null;
+}
+
+export const TRANSFERS_MODEL: ModelSpec = {
+	collection: "transfers",
+	fields: {
+		participant: { kind: "string" },
+		from: { kind: "string" },
+		to: { kind: "string" },
+		parties: { kind: "stringArray" },
+		state: { kind: "string" },
+		openFor: { kind: "string" },
+		createdAt: { kind: "string" },
+		expiresAt: { kind: "string" },
+	},
+	indexes: [
+		{ name: "openFor", fields: ["openFor"], unique: true },
+		{ name: "participant_state", fields: ["participant", "state"] },
+		{ name: "from_createdAt", fields: ["from", "createdAt"] },
+		{ name: "to_createdAt", fields: ["to", "createdAt"] },
+		{ name: "parties", fields: ["parties"] },
+		{ name: "state_expiresAt", fields: ["state", "expiresAt"] },
+		{ name: "createdAt", fields: ["createdAt"] },
+	],
+};
+
 export const PARTICIPANT_MODELS = {
 	participants: PARTICIPANTS_MODEL,
 	processClaims: PROCESS_CLAIMS_MODEL,
+	transfers: TRANSFERS_MODEL,
 	auditOutbox: AUDIT_OUTBOX_MODEL,
 	changeOutbox: CHANGE_OUTBOX_MODEL,
 };

@@ -26,10 +26,11 @@ import { PeriodicTask } from "../../src/platform/periodic-task";
 import type { Collection, Filter, Store } from "../../src/store/types";
 import type { PlannedChange } from "./changes";
 import { exportPage, exportStream, importRecords, IMPORT_RECORDS_PARAMS, type ImportResult } from "./export-import";
-import { PARTICIPANT_MODELS, type ParticipantChangeOutboxDoc, type ParticipantDoc, type ProcessClaimDoc } from "./model";
+import { PARTICIPANT_MODELS, type ParticipantChangeOutboxDoc, type ParticipantDoc, type ProcessClaimDoc, type TransferDoc } from "./model";
 import { Participants, type AddForm, type Address, type FindFilters, type UpdateForm } from "./participants";
 import { CachedResolver } from "./resolver";
 import { importSeedParticipants, type SeedParticipant } from "./seed";
+import { TransfersMixin, type TransfersThis } from "./transfers.mixin";
 
 interface Settings {
 	/** How often the sweeper removes participants whose deleteDate has arrived (0: never). */
@@ -44,12 +45,13 @@ interface Meta {
 	user?: Caller | null;
 }
 
-interface ParticipantsThis extends Service<Settings>, OutboxThis, ChangeDeliverer {
+interface ParticipantsThis extends Service<Settings>, OutboxThis, ChangeDeliverer, Pick<TransfersThis, "transfers" | "transferSweeper" | "startTransfers"> {
 	store: Store;
 	collections: {
 		participants: Collection<ParticipantDoc>;
 		processClaims: Collection<ProcessClaimDoc>;
 		changeOutbox: Collection<ParticipantChangeOutboxDoc>;
+		transfers: Collection<TransferDoc>;
 	};
 	participants: Participants;
 	processResolver: CachedResolver<Process>;
@@ -87,7 +89,8 @@ function todayUtc(): string {
 
 const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 	name: "participants",
-	mixins: [OutboxMixin(), DbMixin(PARTICIPANT_MODELS)],
+	// The transfer actions (POST /transfers…) and their sweeper; started below once participants are.
+	mixins: [TransfersMixin, OutboxMixin(), DbMixin(PARTICIPANT_MODELS)],
 
 	settings: {
 		sweepIntervalMs: envNumber("PARTICIPANT_SWEEP_INTERVAL_SECONDS") * 1000,
@@ -329,6 +332,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			maxWriteAttempts: this.settings.maxWriteAttempts,
 		});
 		this.sweeper.start(this.settings.sweepIntervalMs);
+		this.startTransfers();
 		// What a killed process committed but never delivered is in the outbox: deliver it as soon
 		// as a lookup is up (before that, the in-process channel has no subscriber), not a relay interval later.
 		this.leftovers = this.broker

@@ -198,12 +198,21 @@ export class Participants {
 	async transfer(caller: Caller | null | undefined, address: Address, target: string, ifMatch?: string): Promise<void> {
 		await this.changeAddressed(caller, address, "write", async (before) => {
 			await this.requireMatch(ifMatch, before);
-			if (target === before.serviceProvider) throw new BadRequest("A participant cannot be transferred to the service provider it already belongs to");
-			const provider = await this.parts.serviceProvider(target);
-			if (!provider) throw NotFound.instance("ServiceProvider", target);
-			const after: ParticipantDoc = { ...before, serviceProvider: target, lastModificationDate: new Date().toISOString() };
-			await this.commit([planChange(caller ?? null, "transferParticipant", before, after)]);
+			await this.commit([planChange(caller ?? null, "transferParticipant", before, await this.movedTo(before, target))]);
 		});
+	}
+
+	/** The participant as a transfer to `target` leaves it (the rules of every transfer: the contract's and a consented one). */
+	async movedTo(before: ParticipantDoc, target: string): Promise<ParticipantDoc> {
+		if (target === before.serviceProvider) throw new BadRequest("A participant cannot be transferred to the service provider it already belongs to");
+		const provider = await this.parts.serviceProvider(target);
+		if (!provider) throw NotFound.instance("ServiceProvider", target);
+		return { ...before, serviceProvider: target, lastModificationDate: new Date().toISOString() };
+	}
+
+	/** Work on one participant, queued behind its other changes in this process and retried on a lost version race. */
+	exclusive<T>(participant: string, work: () => Promise<T>): Promise<T> {
+		return this.parts.mutex.run(participant, () => this.withRetries(work));
 	}
 
 	/** Removes every participant whose deleteDate has arrived; each removal is an audited change. */
@@ -227,10 +236,10 @@ export class Participants {
 		return removed;
 	}
 
-	/** One batch for all planned changes; a unique key that refuses it becomes a 409. Then each is delivered. */
-	async commit(changes: PlannedChange[]): Promise<void> {
+	/** One batch for all planned changes (and `alongside`: writes that must commit with them); a unique key that refuses it becomes a 409. Then each is delivered. */
+	async commit(changes: PlannedChange[], alongside: WriteOp[] = []): Promise<void> {
 		try {
-			await this.parts.write(changes.flatMap((planned) => planned.ops));
+			await this.parts.write([...changes.flatMap((planned) => planned.ops), ...alongside]);
 		} catch (error) {
 			throw isDuplicate(error) ? await conflictOf(error, changes, this.parts.claims) : error;
 		}
@@ -303,7 +312,7 @@ export class Participants {
 	 * identifier means "my participant for that organization"; a UUID that is another provider's
 	 * answers 404, exactly as if it did not exist.
 	 */
-	private async addressed(caller: Caller | null | undefined, address: Address, purpose: Purpose): Promise<ParticipantDoc> {
+	async addressed(caller: Caller | null | undefined, address: Address, purpose: Purpose): Promise<ParticipantDoc> {
 		if (address.qualifiedIdentifier !== undefined) {
 			const organization = parseParticipantIdentifier(address.qualifiedIdentifier);
 			if (!organization) throw new TypeMismatch(`'${address.qualifiedIdentifier}' is not a participant qualified identifier`);

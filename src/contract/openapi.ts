@@ -6,7 +6,7 @@
  */
 import { OPERATIONS, API_BASE, type Operation } from "./operations";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./paging";
-import { ADD_PARTICIPANT_FORM, DOCUMENT_TYPE_FORM, PROCESS_FORM, UPDATE_PARTICIPANT_FORM } from "./schemas";
+import { ADD_PARTICIPANT_FORM, COMPLETE_TRANSFER_FORM, DOCUMENT_TYPE_FORM, PROCESS_FORM, START_TRANSFER_FORM, UPDATE_PARTICIPANT_FORM } from "./schemas";
 import { RESOURCE_SCHEMAS } from "./resource-schemas";
 import { DEFAULT_MESSAGES } from "./validation";
 
@@ -19,6 +19,8 @@ export const FORMS: Record<string, Rule> = {
 	processFormDTO: PROCESS_FORM,
 	addParticipantFormDTO: ADD_PARTICIPANT_FORM,
 	updateParticipantFormDTO: UPDATE_PARTICIPANT_FORM,
+	startTransferFormDTO: START_TRANSFER_FORM,
+	completeTransferFormDTO: COMPLETE_TRANSFER_FORM,
 };
 
 const REQUIRED_MESSAGE_CODES = new Set(["NotNull", "NotEmpty"]);
@@ -47,7 +49,9 @@ export function ruleToJsonSchema(rule: Rule): { schema: JsonSchema; required: bo
 			schema = { type: "boolean" };
 			break;
 		case "number":
-			schema = { type: "number" };
+			schema = { type: rule.integer === true ? "integer" : "number" };
+			if (typeof rule.min === "number") schema.minimum = rule.min;
+			if (typeof rule.max === "number") schema.maximum = rule.max;
 			break;
 		case "array":
 			schema = { type: "array", items: rule.items ? ruleToJsonSchema(rule.items as Rule).schema : {} };
@@ -100,6 +104,7 @@ function errorStatuses(operation: Operation): number[] {
 	if (operation.id === "transferParticipant") statuses.push(404);
 	if (operation.ifMatch) statuses.push(412);
 	if (operation.idempotent) statuses.push(422);
+	statuses.push(...(operation.refusals ?? []));
 	return [...new Set(statuses)].sort();
 }
 

@@ -31,6 +31,7 @@ export const SORTABLE = {
 		"qualifiedIdentifier.value": "qualifiedIdentifier",
 	},
 	events: { at: "at", operation: "operation" },
+	transfers: { createdDate: "createdAt", expiresDate: "expiresAt", state: "state" },
 	participants: {
 		name: "name",
 		icd: "icd",
@@ -82,6 +83,8 @@ export interface Operation {
 	response?: { schema: string; array?: boolean; paged?: boolean; ndjson?: boolean; eventStream?: boolean };
 	/** Not in the contract: an extension of this registry (documented in docs/decisions.md). */
 	extension?: boolean;
+	/** Refusals beyond the ones every operation of its kind may answer (OpenAPI responses), e.g. 409 of a state change without a body. */
+	refusals?: number[];
 }
 
 const mediaType = (resource: string, operation: string) => `application/vnd.registry.${resource}.${operation}.v1+json`;
@@ -283,6 +286,36 @@ export const OPERATIONS: Operation[] = [
 		roles: PARTICIPANT_READ, action: "api.followChanges", status: 200, queryParams: { after: changesQuery.after },
 		headerParams: { "Last-Event-ID": { param: "lastEventId", description: "The id of the last event received (a reconnecting EventSource sends it); wins over `after`" } },
 		response: { schema: "Change", eventStream: true },
+	},
+	// Consented transfers (docs/decisions.md "Transfers")
+	{
+		id: "startTransfer", summary: "Start a transfer of a participant to another provider (answers the key, once)", tag: "Transfers", extension: true,
+		method: "POST", path: "/transfers", mediaTypes: [mediaType("transfers", "start")], pathParams: {},
+		roles: ["SERVICE_PROVIDER"], action: "participants.startTransfer", status: 201, body: { objectName: "startTransferFormDTO" },
+		response: { schema: "Transfer" },
+	},
+	{
+		id: "findTransfers", summary: "Find transfers (paged)", tag: "Transfers", extension: true,
+		method: "GET", path: "/transfers", mediaTypes: [mediaType("transfers", "find")], pathParams: {},
+		roles: PARTICIPANT_READ, action: "participants.findTransfers", status: 200, sortable: SORTABLE.transfers,
+		queryParams: { state: { type: "string", description: "Only transfers in this state: PENDING, COMPLETED, CANCELLED or EXPIRED" } },
+		response: { schema: "Transfer", paged: true },
+	},
+	{
+		id: "getTransfer", summary: "Get transfer", tag: "Transfers", extension: true,
+		method: "GET", path: "/transfers/:identifier", mediaTypes: [mediaType("transfers", "get")], pathParams: { identifier: "uuid" },
+		roles: PARTICIPANT_READ, action: "participants.getTransfer", status: 200, entityTag: true, response: { schema: "Transfer" },
+	},
+	{
+		id: "completeTransfer", summary: "Complete a transfer with its key (the receiving provider)", tag: "Transfers", extension: true,
+		method: "POST", path: "/transfers/:identifier/complete", mediaTypes: [mediaType("transfers", "complete")], pathParams: { identifier: "uuid" },
+		roles: ["SERVICE_PROVIDER"], action: "participants.completeTransfer", status: 200, body: { objectName: "completeTransferFormDTO" },
+		refusals: [403, 409], response: { schema: "Transfer" },
+	},
+	{
+		id: "cancelTransfer", summary: "Cancel a transfer (the sending provider)", tag: "Transfers", extension: true,
+		method: "POST", path: "/transfers/:identifier/cancel", mediaTypes: [mediaType("transfers", "cancel")], pathParams: { identifier: "uuid" },
+		roles: ["SERVICE_PROVIDER"], action: "participants.cancelTransfer", status: 200, refusals: [403, 409], response: { schema: "Transfer" },
 	},
 ];
 

@@ -75,6 +75,29 @@ export const UPDATE_PARTICIPANT_FORM = form({
 	deleteDate: rules.optionalString({ pattern: /^\d{4}-\d{2}-\d{2}$/, messages: { stringPattern: "Pattern" } }),
 });
 
+/**
+ * Transfers (docs/decisions.md "Transfers", the registry's extension): start one with the
+ * receiving provider and, optionally, the first day it may complete and how many days it stays open.
+ */
+export const START_TRANSFER_FORM = form({
+	participant: rules.notEmptyString({ max: 1000 }),
+	serviceProviderIdentifier: { type: "uuid", messages: { required: "NotNull", uuid: "Pattern" } },
+	effectiveDate: rules.optionalString({ pattern: /^\d{4}-\d{2}-\d{2}$/, messages: { stringPattern: "Pattern" } }),
+	validDays: { type: "number", integer: true, min: 1, max: 30, optional: true, nullable: true, messages: { numberMin: "Range", numberMax: "Range", numberInteger: "Range" } },
+});
+
+/** Complete a transfer: the key its sender was given. */
+export const COMPLETE_TRANSFER_FORM = form({
+	key: rules.notEmptyString({ max: 64, messages: { stringMax: "Size" } }),
+});
+
+export interface StartTransferForm {
+	participant: string;
+	serviceProviderIdentifier: string;
+	effectiveDate?: string | null;
+	validDays?: number | null;
+}
+
 /** A process request body after PROCESS_FORM validated it; absent and null both mean "not sent". */
 export interface ProcessForm {
 	domain: string;

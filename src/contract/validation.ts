@@ -26,6 +26,10 @@ export const DEFAULT_MESSAGES: Record<string, string> = {
 	Dependency: "a required dependency process is missing",
 	Unique: "must not be repeated",
 	Future: "must be a date in the future",
+	FutureOrPresent: "must be today or a date in the future",
+	Range: "must be a whole number within the allowed range",
+	OtherProvider: "must be a service provider other than the participant's own",
+	TransferKey: "does not match the transfer's key",
 };
 
 const CODE_BY_TYPE: Record<string, string> = {

@@ -15,7 +15,7 @@ export interface AuditRecord {
 	actor: { username: string; role: string; serviceProvider?: string } | null;
 	/** Operation id from src/contract/operations.ts (e.g. "addParticipant"), or an internal name (e.g. "seed"). */
 	operation: string;
-	resource: "participant" | "process" | "documentType" | "capability" | "accessPoint" | "accessPointProvider" | "serviceProvider" | "account";
+	resource: "participant" | "process" | "documentType" | "capability" | "accessPoint" | "accessPointProvider" | "serviceProvider" | "account" | "transfer";
 	resourceId: string;
 	/** Service providers entitled to see this record (the participant's owner(s), before and after a transfer). */
 	serviceProviders: string[];
@@ -47,6 +47,8 @@ function redact(value: unknown): unknown {
 	const copy: Record<string, unknown> = { ...(value as Record<string, unknown>) };
 	delete copy.passwordHash;
 	delete copy.password;
+	delete copy.keyHash;
+	delete copy.key;
 	return copy;
 }
 

@@ -20,6 +20,7 @@ import { basic, startRegistry, type RunningRegistry } from "../support/registry"
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const SP1 = basic("sp1", "sp1-demo-password");
+const SP2 = basic("sp2", "sp2-demo-password");
 const APP1 = basic("app1", "app1-demo-password");
 const ADMIN = basic("admin", "admin-demo-password");
 const AUTHORITY = basic("authority", "authority-demo-password");
@@ -36,7 +37,8 @@ const NORDLYS_REGNSKAP_QI = "iso6523-actorid-upis::0192:991825827";
 const HAVBLIKK = "77777777-0000-4000-8000-000000000003";
 const VIDDA = "11111111-0000-4000-8000-000000000003";
 // Organization numbers with a valid MOD11 check digit, not in the demo data.
-const NEW_ORGANIZATIONS = { add: "974760673", deleteByQi: "910079190", deleteByUuid: "910142542" };
+const NEW_ORGANIZATIONS = { add: "974760673", deleteByQi: "910079190", deleteByUuid: "910142542", transferred: "910300008", cancelled: "910300016" };
+const FJORDNETT = "11111111-0000-4000-8000-000000000002";
 
 const contact = { name: "Kari Nordmann", email: "kari@example.no", phoneNumber: "+47 75 00 75 00" };
 const participantBody = (organizationIdentifier: string) => ({
@@ -148,6 +150,21 @@ const CASES: Case[] = [
 	{ id: "exportParticipants", call: () => ({ authorization: ADMIN }) },
 	{ id: "findChanges", call: () => ({ authorization: AUTHORITY, query: { after: "0", limit: "50" } }) },
 	{ id: "followChanges", call: () => ({ authorization: SP1, query: { after: "0" } }) },
+	{
+		id: "startTransfer",
+		call: () => ({
+			authorization: SP1,
+			body: { participant: qi(NEW_ORGANIZATIONS.transferred), serviceProviderIdentifier: FJORDNETT, effectiveDate: new Date().toISOString().slice(0, 10), validDays: 14 },
+		}),
+		after: (body) => {
+			state.transfer = body.identifier;
+			state.transferKey = body.key;
+		},
+	},
+	{ id: "findTransfers", call: () => ({ authorization: SP2, query: { state: "PENDING", sort: "createdDate,DESC", size: "5" } }) },
+	{ id: "getTransfer", call: () => ({ authorization: AUTHORITY, params: { identifier: state.transfer } }) },
+	{ id: "completeTransfer", call: () => ({ authorization: SP2, params: { identifier: state.transfer }, body: { key: state.transferKey } }) },
+	{ id: "cancelTransfer", call: () => ({ authorization: SP1, params: { identifier: state.transferToCancel } }) },
 ];
 
 /** The first event of a Server-Sent Events answer, read until it arrives; the stream is then closed. */
@@ -332,6 +349,10 @@ beforeAll(async () => {
 	state.participantToDeleteByQi = await create("/participants", addParticipant, SP1, participantBody(NEW_ORGANIZATIONS.deleteByQi));
 	const { name: _name, ...nameless } = participantBody(NEW_ORGANIZATIONS.deleteByUuid);
 	state.participantToDelete = await create("/participants", addParticipant, SP1, nameless);
+	// Participants to transfer: one the transfer steps start and complete, one with a transfer to cancel.
+	await create("/participants", addParticipant, SP1, participantBody(NEW_ORGANIZATIONS.transferred));
+	const toCancel = await create("/participants", addParticipant, SP1, participantBody(NEW_ORGANIZATIONS.cancelled));
+	state.transferToCancel = await create("/transfers", "application/vnd.registry.transfers.start.v1+json", SP1, { participant: toCancel, serviceProviderIdentifier: FJORDNETT });
 	// A process and a document type with only their required fields, for the finds to show.
 	await create("/processes", "application/vnd.registry.processes.add.v1+json", ADMIN, { domain: "Minimal" });
 	await create("/document-types", "application/vnd.registry.document-types.add.v1+json", ADMIN, { title: "Minimal" });

@@ -55,7 +55,9 @@ function expectedStatus(operation: Operation, caller: Caller): number {
 function implemented(operation: Operation): boolean {
 	const [service, action] = operation.action.split(".");
 	if (!SERVICE_SCHEMAS[service]) return false;
-	return Boolean((loadServiceSchema(service).actions as Record<string, unknown> | undefined)?.[action]);
+	// Actions of the schema itself or of one of its mixins (participants' transfers come from one).
+	const schema = loadServiceSchema(service) as { actions?: Record<string, unknown>; mixins?: { actions?: Record<string, unknown> }[] };
+	return [schema, ...(schema.mixins ?? [])].some((part) => Boolean(part.actions?.[action]));
 }
 
 let registry: RunningRegistry;
@@ -111,6 +113,21 @@ async function newParticipant(): Promise<{ identifier: string; qualifiedIdentifi
 	return { identifier: participant.identifier, qualifiedIdentifier: participant.qualifiedIdentifier };
 }
 
+/** A pending transfer of a new participant of `sender`'s to `receiver`, with its key. */
+async function newTransfer(sender: string, receiver: string): Promise<{ identifier: string; key: string }> {
+	const owner = await created(
+		json({ method: "POST", path: "/participants" }, sender, "application/vnd.registry.participants.add.v1+json", {
+			icd: "0088",
+			organizationIdentifier: unique("roles-transfer"),
+			processes: [{ identifier: BILLING }],
+			contact,
+		}),
+	);
+	const body = { participant: owner.identifier, serviceProviderIdentifier: receiver };
+	const transfer = await created(json({ method: "POST", path: "/transfers" }, sender, "application/vnd.registry.transfers.start.v1+json", body));
+	return { identifier: transfer.identifier, key: transfer.key };
+}
+
 /**
  * A valid request of each operation. `fresh`: the call may change something, so it gets
  * its own new record; otherwise (a caller that will be refused) a shared one will do.
@@ -126,6 +143,9 @@ function builders(): Record<string, Builder> {
 	const documentType = sharedOr(newDocumentType);
 	const process = sharedOr(newProcess);
 	const participant = sharedOr(newParticipant);
+	// SERVICE_PROVIDER is sp1: it sends the transfers it reads and cancels, and receives the ones it completes.
+	const sent = sharedOr(() => newTransfer(sp1, demoAccount("SERVICE_PROVIDER", 1).serviceProvider as string));
+	const received = sharedOr(() => newTransfer(sp2, demoAccount("SERVICE_PROVIDER", 0).serviceProvider as string));
 	const mediaOf = (id: string) => (OPERATIONS.find((operation) => operation.id === id) as Operation).mediaTypes[0];
 	const get = (id: string, path: string) => async (authorization: string | undefined) => json({ method: "GET", path }, authorization, mediaOf(id));
 	return {
@@ -189,6 +209,15 @@ function builders(): Record<string, Builder> {
 		exportParticipants: get("exportParticipants", "/exports/participants"),
 		findChanges: get("findChanges", "/changes?limit=5"),
 		followChanges: get("followChanges", "/changes"),
+		startTransfer: async (authorization, fresh) =>
+			json({ method: "POST", path: "/transfers" }, authorization, mediaOf("startTransfer"), { participant: (await participant(fresh)).identifier, serviceProviderIdentifier: TRANSFER_TARGET }),
+		findTransfers: get("findTransfers", "/transfers?size=5&state=PENDING"),
+		getTransfer: async (authorization) => json({ method: "GET", path: `/transfers/${(await sent(false)).identifier}` }, authorization, mediaOf("getTransfer")),
+		completeTransfer: async (authorization, fresh) => {
+			const transfer = await received(fresh);
+			return json({ method: "POST", path: `/transfers/${transfer.identifier}/complete` }, authorization, mediaOf("completeTransfer"), { key: transfer.key });
+		},
+		cancelTransfer: async (authorization, fresh) => json({ method: "POST", path: `/transfers/${(await sent(fresh)).identifier}/cancel` }, authorization, mediaOf("cancelTransfer")),
 	};
 }
 
