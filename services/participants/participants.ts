@@ -109,6 +109,10 @@ export class Participants {
 		return this.parts.participants;
 	}
 
+	get claims(): Collection<ProcessClaimDoc> {
+		return this.parts.claims;
+	}
+
 	get processes(): CachedResolver<Process> {
 		return this.parts.processes;
 	}
@@ -235,6 +239,11 @@ export class Participants {
 			throw isDuplicate(error) ? await conflictOf(error, changes, this.parts.claims) : error;
 		}
 		for (const planned of changes) await this.parts.deliver(planned);
+	}
+
+	/** Read-modify-write of one participant by identifier (bulk jobs): queued per participant here, `work` re-run on a lost version race. */
+	exclusive<T>(identifier: string, work: () => Promise<T>): Promise<T> {
+		return this.parts.mutex.run(identifier, () => this.withRetries(work));
 	}
 
 	async withRetries<T>(attempt: () => Promise<T>): Promise<T> {
