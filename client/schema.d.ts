@@ -404,6 +404,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/rest/api/jobs/process-replacements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find process replacement jobs (paged, newest first)
+         * @description Roles: Find process replacement jobs (paged, newest first): ADMIN, NETWORK_AUTHORITY.
+         */
+        get: operations["findProcessReplacements"];
+        put?: never;
+        /**
+         * Start replacing a process with another for every participant holding it
+         * @description Roles: Start replacing a process with another for every participant holding it: ADMIN, NETWORK_AUTHORITY.
+         */
+        post: operations["startProcessReplacement"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rest/api/jobs/process-replacements/{identifier}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get process replacement job
+         * @description Roles: Get process replacement job: ADMIN, NETWORK_AUTHORITY.
+         */
+        get: operations["getProcessReplacement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rest/api/jobs/process-replacements/{identifier}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find the results of a process replacement job (paged)
+         * @description Roles: Find the results of a process replacement job (paged): ADMIN, NETWORK_AUTHORITY.
+         */
+        get: operations["findProcessReplacementResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health/live": {
         parameters: {
             query?: never;
@@ -681,6 +745,54 @@ export interface components {
             /** @description More changes follow already */
             more: boolean;
         };
+        /** @description A job replacing process `from` with `to` for every participant holding `from` (docs/decisions.md "Bulk jobs") */
+        ProcessReplacementJob: {
+            /** Format: uuid */
+            identifier: string;
+            from: components["schemas"]["JobProcess"];
+            to: components["schemas"]["JobProcess"];
+            dryRun: boolean;
+            /** @enum {unknown} */
+            state: "RUNNING" | "SUCCEEDED" | "FAILED" | "INTERRUPTED";
+            /** @description Username of the account that started it */
+            startedBy: string;
+            /** Format: date-time */
+            startedDate: string;
+            /** Format: date-time */
+            finishedDate?: string;
+            progress: {
+                /** @description Participants holding `from` when the job started (raised if more are found) */
+                total: number;
+                done: number;
+            };
+            counts: {
+                replaced: number;
+                wouldReplace: number;
+                refused: number;
+                unchanged: number;
+            };
+            failure?: {
+                message: string;
+            };
+        };
+        JobProcess: {
+            /** Format: uuid */
+            identifier: string;
+            qualifiedIdentifier?: string;
+            title?: string;
+        };
+        ProcessReplacementResult: {
+            participant: {
+                /** Format: uuid */
+                identifier: string;
+                qualifiedIdentifier: string;
+                name?: string;
+            };
+            /** @enum {unknown} */
+            outcome: "REPLACED" | "WOULD_REPLACE" | "REFUSED" | "UNCHANGED";
+            /** @description Why it was refused or left unchanged; for REPLACED, when the participant held `to` already */
+            reason?: string;
+        };
         Page: {
             content: unknown[];
             number: number;
@@ -848,6 +960,20 @@ export interface components {
             /** @description Required: must not be empty (NotEmpty) */
             key: string;
         };
+        /** @description Required: must not be null (NotNull) */
+        processReplacementFormDTO: {
+            /**
+             * Format: uuid
+             * @description Required: must not be null (NotNull)
+             */
+            from: string;
+            /**
+             * Format: uuid
+             * @description Required: must not be null (NotNull)
+             */
+            to: string;
+            dryRun?: boolean | null;
+        };
     };
     responses: {
         /** @description Bad request: validation failure (errors[]), unreadable JSON, or a bad path/query value */
@@ -895,7 +1021,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Conflict: a uniqueness rule, or the record is still in use */
+        /** @description Conflict: a uniqueness rule, the record is still in use, or a job of that kind is running */
         Error409: {
             headers: {
                 [name: string]: unknown;
@@ -2019,6 +2145,161 @@ export interface operations {
             404: components["responses"]["Error404"];
             406: components["responses"]["Error406"];
             409: components["responses"]["Error409"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    findProcessReplacements: {
+        parameters: {
+            query?: {
+                /** @description Page to fetch; the first page is 0 */
+                page?: number;
+                /** @description Page size; larger values are clamped to 1000 */
+                size?: number;
+                /** @description property[,property…][,ASC|DESC], repeatable. Sortable: startedDate, state */
+                sort?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Find process replacement jobs (paged, newest first) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.jobs.process-replacements.find.v1+json": components["schemas"]["Page"] & {
+                        content?: components["schemas"]["ProcessReplacementJob"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    startProcessReplacement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.registry.jobs.process-replacements.start.v1+json": components["schemas"]["processReplacementFormDTO"];
+                "application/json": components["schemas"]["processReplacementFormDTO"];
+            };
+        };
+        responses: {
+            /** @description Start replacing a process with another for every participant holding it */
+            202: {
+                headers: {
+                    /** @description Path of the accepted job (read it to follow its progress) */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.jobs.process-replacements.start.v1+json": components["schemas"]["ProcessReplacementJob"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getProcessReplacement: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag of this record read before: 304 without a body while it is still current */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description UUID */
+                identifier: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Get process replacement job */
+            200: {
+                headers: {
+                    /** @description The tag of this representation, for If-Match and If-None-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.jobs.process-replacements.get.v1+json": components["schemas"]["ProcessReplacementJob"];
+                };
+            };
+            /** @description Not modified: If-None-Match names the current ETag */
+            304: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    findProcessReplacementResults: {
+        parameters: {
+            query?: {
+                /** @description Page to fetch; the first page is 0 */
+                page?: number;
+                /** @description Page size; larger values are clamped to 1000 */
+                size?: number;
+                /** @description property[,property…][,ASC|DESC], repeatable. Sortable: outcome, participant.qualifiedIdentifier */
+                sort?: string[];
+                /** @description Only results with this outcome: REPLACED, WOULD_REPLACE, REFUSED or UNCHANGED */
+                outcome?: string;
+            };
+            header?: never;
+            path: {
+                /** @description UUID */
+                identifier: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Find the results of a process replacement job (paged) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.jobs.process-replacements.results.v1+json": components["schemas"]["Page"] & {
+                        content?: components["schemas"]["ProcessReplacementResult"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };

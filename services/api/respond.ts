@@ -1,6 +1,6 @@
 /**
  * How the gateway writes an answer (spec rule 4, decisions §2 and §8): the status of the
- * operation, its media type with the charset, `Location` for a 201, nothing for a 204, a
+ * operation, its media type with the charset, `Location` for a 201 and a 202, nothing for a 204, a
  * stream piped as it comes, a single record's `ETag` (and 304 to a matching `If-None-Match`);
  * errors in the spec's error body. Every answer's head, the common
  * no-cache and security headers and the request id first, is written in one call.
@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline, type Readable } from "node:stream";
 import { entityTagOf, isNotModified } from "../../src/contract/entity-tags";
 import { classify, errorBody } from "../../src/contract/error-body";
-import { API_BASE, type Operation } from "../../src/contract/operations";
+import { answersLocation, API_BASE, type Operation } from "../../src/contract/operations";
 import { COMMON_HEADER_LIST, ERROR_CONTENT_TYPE, withCharset } from "../../src/contract/response-headers";
 import { joinParts } from "./answer-body";
 
@@ -36,7 +36,7 @@ function writeHead(res: ServerResponse, status: number, requestId: string, more:
 
 /** A successful answer: `parts` is the answer's JSON (services/api/answer-body.ts), or null when it has no body. */
 export function writeAnswer(req: IncomingMessage, res: ServerResponse, requestId: string, operation: Operation, mediaType: string, answer: unknown, parts: readonly string[] | null): void {
-	const location = operation.status === 201 ? locationOf(operation, answer) : undefined;
+	const location = answersLocation(operation) ? locationOf(operation, answer) : undefined;
 	const more = location ? ["Location", location] : [];
 	if (operation.status === 204 || answer === null || answer === undefined) {
 		writeHead(res, operation.status, requestId, more);
@@ -92,7 +92,7 @@ export interface RecordedAnswer {
 export function recordSuccess(operation: Operation, mediaType: string, answer: unknown): RecordedAnswer {
 	if (operation.status === 204 || answer === null || answer === undefined) return { status: operation.status, head: [], body: null };
 	const body = JSON.stringify(answer);
-	const location = operation.status === 201 ? locationOf(operation, answer) : undefined;
+	const location = answersLocation(operation) ? locationOf(operation, answer) : undefined;
 	const head = [...(location ? ["Location", location] : []), "Content-Type", withCharset(mediaType)];
 	if (operation.entityTag) head.push("ETag", entityTagOf(body));
 	return { status: operation.status, head, body };

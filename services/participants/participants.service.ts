@@ -29,6 +29,9 @@ import { exportPage, exportStream, importRecords, IMPORT_RECORDS_PARAMS, type Im
 import { PARTICIPANT_MODELS, type ParticipantChangeOutboxDoc, type ParticipantDoc, type ProcessClaimDoc, type TransferDoc } from "./model";
 import { Participants, type AddForm, type Address, type FindFilters, type UpdateForm } from "./participants";
 import { CachedResolver } from "./resolver";
+import { PROCESS_REPLACEMENT_ACTIONS, type ProcessReplacementHost } from "./process-replacement.actions";
+import { ProcessReplacements } from "./process-replacement";
+import { PROCESS_REPLACEMENT_MODELS, type JobLockDoc, type ProcessReplacementJobDoc, type ProcessReplacementResultDoc } from "./process-replacement-model";
 import { importSeedParticipants, type SeedParticipant } from "./seed";
 import { TransfersMixin, type TransfersThis } from "./transfers.mixin";
 
@@ -39,24 +42,37 @@ interface Settings {
 	maxWriteAttempts: number;
 	/** How long a change's apply on a lookup of another process may take before the channel is left to bring it. */
 	lookupApplyTimeoutMs: number;
+	/** Process replacement jobs (services/participants/process-replacement.ts); unset: PROCESS_REPLACEMENT_BATCH_SIZE, read when a job starts. */
+	jobBatchSize?: number;
+	/** Unset: PROCESS_REPLACEMENT_BATCH_DELAY_MS. */
+	jobBatchDelayMs?: number;
+	jobHeartbeatMs: number;
+	/** A RUNNING job whose heartbeat is older than this is marked INTERRUPTED (by the next start and the periodic check). */
+	jobStaleAfterMs: number;
+	/** How often the periodic check looks for such jobs (0: never). */
+	jobCheckIntervalMs: number;
 }
 
 interface Meta {
 	user?: Caller | null;
 }
 
-interface ParticipantsThis extends Service<Settings>, OutboxThis, ChangeDeliverer, Pick<TransfersThis, "transfers" | "transferSweeper" | "startTransfers"> {
+interface ParticipantsThis extends Service<Settings>, OutboxThis, ChangeDeliverer, ProcessReplacementHost, Pick<TransfersThis, "transfers" | "transferSweeper" | "startTransfers"> {
 	store: Store;
 	collections: {
 		participants: Collection<ParticipantDoc>;
 		processClaims: Collection<ProcessClaimDoc>;
 		changeOutbox: Collection<ParticipantChangeOutboxDoc>;
 		transfers: Collection<TransferDoc>;
+		processReplacementJobs: Collection<ProcessReplacementJobDoc>;
+		processReplacementResults: Collection<ProcessReplacementResultDoc>;
+		jobLocks: Collection<JobLockDoc>;
 	};
 	participants: Participants;
 	processResolver: CachedResolver<Process>;
 	providerResolver: CachedResolver<ServiceProvider>;
 	sweeper: PeriodicTask;
+	jobCheck: PeriodicTask;
 	/** Background work awaited on stop, so none meets a closed store. */
 	leftovers: Promise<unknown> | null;
 	deliverChange(change: ParticipantChange): Promise<void>;
@@ -90,12 +106,15 @@ function todayUtc(): string {
 const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 	name: "participants",
 	// The transfer actions (POST /transfers…) and their sweeper; started below once participants are.
-	mixins: [TransfersMixin, OutboxMixin(), DbMixin(PARTICIPANT_MODELS)],
+	mixins: [TransfersMixin, OutboxMixin(), DbMixin({ ...PARTICIPANT_MODELS, ...PROCESS_REPLACEMENT_MODELS })],
 
 	settings: {
 		sweepIntervalMs: envNumber("PARTICIPANT_SWEEP_INTERVAL_SECONDS") * 1000,
 		maxWriteAttempts: 8,
 		lookupApplyTimeoutMs: 1000,
+		jobHeartbeatMs: 5000,
+		jobStaleAfterMs: 60_000,
+		jobCheckIntervalMs: 60_000,
 	},
 
 	actions: {
@@ -246,6 +265,9 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 				return { removed: await this.sweep(ctx.params.today ?? todayUtc()) };
 			},
 		},
+
+		// Bulk jobs: replace a process with another for every participant holding it (docs/decisions.md "Bulk jobs").
+		...PROCESS_REPLACEMENT_ACTIONS,
 	},
 
 	// Notices (src/platform/notices.ts): every participants node hears them, whichever node made the change.
@@ -309,6 +331,10 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			() => this.sweep(todayUtc()),
 			(error) => this.logger.error("participants sweeper failed:", String(error)),
 		);
+		this.jobCheck = new PeriodicTask(
+			() => this.processReplacements.interruptStale(),
+			(error) => this.logger.error("process replacement job check failed:", String(error)),
+		);
 	},
 
 	async started(this: ParticipantsThis) {
@@ -331,8 +357,24 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			serviceProvider: (identifier) => this.broker.call<ServiceProvider | null, { identifier: string }>("accounts.getServiceProvider", { identifier }),
 			maxWriteAttempts: this.settings.maxWriteAttempts,
 		});
+		this.processReplacements = new ProcessReplacements({
+			store: this.store,
+			participants: this.participants,
+			jobs: this.collections.processReplacementJobs,
+			results: this.collections.processReplacementResults,
+			locks: this.collections.jobLocks,
+			settings: () => ({
+				batchSize: Math.max(1, this.settings.jobBatchSize ?? envNumber("PROCESS_REPLACEMENT_BATCH_SIZE")),
+				batchDelayMs: this.settings.jobBatchDelayMs ?? envNumber("PROCESS_REPLACEMENT_BATCH_DELAY_MS"),
+				heartbeatMs: this.settings.jobHeartbeatMs,
+				staleAfterMs: this.settings.jobStaleAfterMs,
+			}),
+			node: this.broker.nodeID,
+			logger: this.logger,
+		});
 		this.sweeper.start(this.settings.sweepIntervalMs);
 		this.startTransfers();
+		this.jobCheck.start(this.settings.jobCheckIntervalMs);
 		// What a killed process committed but never delivered is in the outbox: deliver it as soon
 		// as a lookup is up (before that, the in-process channel has no subscriber), not a relay interval later.
 		this.leftovers = this.broker
@@ -343,6 +385,9 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 
 	async stopped(this: ParticipantsThis) {
 		await this.sweeper.stop();
+		await this.jobCheck.stop();
+		// A running job stops between batches and is marked INTERRUPTED while the store is still open.
+		await this.processReplacements?.stopAll();
 		await this.leftovers;
 	},
 };

@@ -109,6 +109,10 @@ export class Participants {
 		return this.parts.participants;
 	}
 
+	get claims(): Collection<ProcessClaimDoc> {
+		return this.parts.claims;
+	}
+
 	get processes(): CachedResolver<Process> {
 		return this.parts.processes;
 	}
@@ -210,7 +214,7 @@ export class Participants {
 		return { ...before, serviceProvider: target, lastModificationDate: new Date().toISOString() };
 	}
 
-	/** Work on one participant, queued behind its other changes in this process and retried on a lost version race. */
+	/** Read-modify-write of one participant (transfers, bulk jobs): queued behind its other changes in this process, `work` re-run on a lost version race. */
 	exclusive<T>(participant: string, work: () => Promise<T>): Promise<T> {
 		return this.parts.mutex.run(participant, () => this.withRetries(work));
 	}

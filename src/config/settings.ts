@@ -33,6 +33,8 @@ export const ENV_VARS: EnvVar[] = [
 	{ name: "AUTH_MAX_LOCKOUT_SECONDS", default: "3600", description: "Longest lockout" },
 	{ name: "AUTH_CACHE_SECONDS", default: "60", description: "How long a verified credential is remembered by a gateway" },
 	{ name: "PARTICIPANT_SWEEP_INTERVAL_SECONDS", default: "3600", description: "How often participants whose deleteDate has come are removed" },
+	{ name: "PROCESS_REPLACEMENT_BATCH_SIZE", default: "100", description: "Participants per batch of a process replacement job" },
+	{ name: "PROCESS_REPLACEMENT_BATCH_DELAY_MS", default: "0", description: "Pause before each batch of a process replacement job (spares a busy registry)" },
 	{ name: "METRICS", default: "true", description: "Moleculer metrics for GET /metrics; 'false' turns them off" },
 ];
 

@@ -4,9 +4,9 @@
  * src/contract/schemas.ts. Nothing about an operation is written here; only the shapes of the
  * answers (src/contract/resource-schemas.ts), which a test checks against real answers.
  */
-import { OPERATIONS, API_BASE, type Operation } from "./operations";
+import { answersLocation, OPERATIONS, API_BASE, type Operation } from "./operations";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./paging";
-import { ADD_PARTICIPANT_FORM, COMPLETE_TRANSFER_FORM, DOCUMENT_TYPE_FORM, PROCESS_FORM, START_TRANSFER_FORM, UPDATE_PARTICIPANT_FORM } from "./schemas";
+import { ADD_PARTICIPANT_FORM, COMPLETE_TRANSFER_FORM, DOCUMENT_TYPE_FORM, PROCESS_FORM, PROCESS_REPLACEMENT_FORM, START_TRANSFER_FORM, UPDATE_PARTICIPANT_FORM } from "./schemas";
 import { RESOURCE_SCHEMAS } from "./resource-schemas";
 import { DEFAULT_MESSAGES } from "./validation";
 
@@ -21,6 +21,7 @@ export const FORMS: Record<string, Rule> = {
 	updateParticipantFormDTO: UPDATE_PARTICIPANT_FORM,
 	startTransferFormDTO: START_TRANSFER_FORM,
 	completeTransferFormDTO: COMPLETE_TRANSFER_FORM,
+	processReplacementFormDTO: PROCESS_REPLACEMENT_FORM,
 };
 
 const REQUIRED_MESSAGE_CODES = new Set(["NotNull", "NotEmpty"]);
@@ -85,7 +86,7 @@ const ERROR_STATUSES: Record<number, string> = {
 	403: "The caller's role may not use this operation",
 	404: "No record with that identifier (or not one the caller may see)",
 	406: "The Accept header names no media type of this operation",
-	409: "Conflict: a uniqueness rule, or the record is still in use",
+	409: "Conflict: a uniqueness rule, the record is still in use, or a job of that kind is running",
 	412: "If-Match names a representation the record no longer has: it changed since it was read",
 	413: "Body larger than 1 MiB",
 	415: "Content-Type is neither the operation's media type nor application/json",
@@ -216,7 +217,8 @@ function pathItem(group: Operation[]): JsonSchema {
 		const key = String(operation.status);
 		const entry = (success[key] ??= { description: operation.status === 204 ? "Done; no body" : operation.summary }) as JsonSchema;
 		const headers: JsonSchema = {};
-		if (operation.status === 201) headers.Location = { description: "Path of the created record", schema: { type: "string" } };
+		if (answersLocation(operation))
+			headers.Location = { description: operation.status === 202 ? "Path of the accepted job (read it to follow its progress)" : "Path of the created record", schema: { type: "string" } };
 		if (operation.idempotent) headers["Idempotent-Replayed"] = { description: "`true` when this is the first answer again (a retry with the same Idempotency-Key)", schema: { type: "string" } };
 		if (operation.entityTag) headers.ETag = { description: "The tag of this representation, for If-Match and If-None-Match", schema: { type: "string" } };
 		if (Object.keys(headers).length) entry.headers = { ...((entry.headers as JsonSchema) ?? {}), ...headers };

@@ -20,6 +20,7 @@ const ALL_AUTHENTICATED: Role[] = ["SERVICE_PROVIDER", "ACCESS_POINT_PROVIDER", 
 const PUBLIC_READ: Role[] = [...ALL_AUTHENTICATED, "ANONYMOUS"];
 const CATALOG_WRITE: Role[] = ["ADMIN", "NETWORK_AUTHORITY"];
 const PARTICIPANT_READ: Role[] = ["SERVICE_PROVIDER", "ADMIN", "NETWORK_AUTHORITY"];
+const OPERATORS: Role[] = ["ADMIN", "NETWORK_AUTHORITY"];
 
 export const SORTABLE = {
 	accessPoints: { title: "title" },
@@ -32,6 +33,8 @@ export const SORTABLE = {
 	},
 	events: { at: "at", operation: "operation" },
 	transfers: { createdDate: "createdAt", expiresDate: "expiresAt", state: "state" },
+	processReplacements: { startedDate: "startedDate", state: "state" },
+	processReplacementResults: { outcome: "outcome", "participant.qualifiedIdentifier": "participant.qualifiedIdentifier" },
 	participants: {
 		name: "name",
 		icd: "icd",
@@ -64,7 +67,8 @@ export interface Operation {
 	roles: Role[];
 	/** Moleculer action that does the work. */
 	action: string;
-	status: 200 | 201 | 204;
+	/** 202: accepted work that goes on after the answer (a job); like a 201 it answers `Location`, the job's path. */
+	status: 200 | 201 | 202 | 204;
 	/** Requests with a body: the validated object's name in `errors[].objectName`. */
 	body?: { objectName: string };
 	/** Paged finds: the sortable names (page, size, sort are parsed by the gateway). */
@@ -85,6 +89,11 @@ export interface Operation {
 	extension?: boolean;
 	/** Refusals beyond the ones every operation of its kind may answer (OpenAPI responses), e.g. 409 of a state change without a body. */
 	refusals?: number[];
+}
+
+/** Does the answer carry `Location`, the path of the record it created (201) or of the job it accepted (202)? */
+export function answersLocation(operation: Pick<Operation, "status">): boolean {
+	return operation.status === 201 || operation.status === 202;
 }
 
 const mediaType = (resource: string, operation: string) => `application/vnd.registry.${resource}.${operation}.v1+json`;
@@ -316,6 +325,32 @@ export const OPERATIONS: Operation[] = [
 		id: "cancelTransfer", summary: "Cancel a transfer (the sending provider)", tag: "Transfers", extension: true,
 		method: "POST", path: "/transfers/:identifier/cancel", mediaTypes: [mediaType("transfers", "cancel")], pathParams: { identifier: "uuid" },
 		roles: ["SERVICE_PROVIDER"], action: "participants.cancelTransfer", status: 200, refusals: [403, 409], response: { schema: "Transfer" },
+	},
+	// Bulk jobs (docs/decisions.md "Bulk jobs")
+	{
+		id: "startProcessReplacement", summary: "Start replacing a process with another for every participant holding it", tag: "Jobs", extension: true,
+		method: "POST", path: "/jobs/process-replacements", mediaTypes: [mediaType("jobs.process-replacements", "start")], pathParams: {},
+		roles: OPERATORS, action: "participants.startProcessReplacement", status: 202, body: { objectName: "processReplacementFormDTO" },
+		response: { schema: "ProcessReplacementJob" },
+	},
+	{
+		id: "findProcessReplacements", summary: "Find process replacement jobs (paged, newest first)", tag: "Jobs", extension: true,
+		method: "GET", path: "/jobs/process-replacements", mediaTypes: [mediaType("jobs.process-replacements", "find")], pathParams: {},
+		roles: OPERATORS, action: "participants.findProcessReplacements", status: 200, sortable: SORTABLE.processReplacements,
+		response: { schema: "ProcessReplacementJob", paged: true },
+	},
+	{
+		id: "getProcessReplacement", summary: "Get process replacement job", tag: "Jobs", extension: true,
+		method: "GET", path: "/jobs/process-replacements/:identifier", mediaTypes: [mediaType("jobs.process-replacements", "get")], pathParams: { identifier: "uuid" },
+		roles: OPERATORS, action: "participants.getProcessReplacement", status: 200, entityTag: true, response: { schema: "ProcessReplacementJob" },
+	},
+	{
+		id: "findProcessReplacementResults", summary: "Find the results of a process replacement job (paged)", tag: "Jobs", extension: true,
+		method: "GET", path: "/jobs/process-replacements/:identifier/results", mediaTypes: [mediaType("jobs.process-replacements", "results")],
+		pathParams: { identifier: "uuid" },
+		roles: OPERATORS, action: "participants.findProcessReplacementResults", status: 200, sortable: SORTABLE.processReplacementResults,
+		queryParams: { outcome: { type: "string", description: "Only results with this outcome: REPLACED, WOULD_REPLACE, REFUSED or UNCHANGED" } },
+		response: { schema: "ProcessReplacementResult", paged: true },
 	},
 ];
 

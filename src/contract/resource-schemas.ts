@@ -168,6 +168,53 @@ export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 			more: { type: "boolean", description: "More changes follow already" },
 		},
 	},
+	ProcessReplacementJob: {
+		type: "object",
+		description: 'A job replacing process `from` with `to` for every participant holding `from` (docs/decisions.md "Bulk jobs")',
+		required: ["identifier", "from", "to", "dryRun", "state", "startedBy", "startedDate", "progress", "counts"],
+		properties: {
+			identifier: uuid,
+			from: { $ref: "#/components/schemas/JobProcess" },
+			to: { $ref: "#/components/schemas/JobProcess" },
+			dryRun: { type: "boolean" },
+			state: { enum: ["RUNNING", "SUCCEEDED", "FAILED", "INTERRUPTED"] },
+			startedBy: { type: "string", description: "Username of the account that started it" },
+			startedDate: { type: "string", format: "date-time" },
+			finishedDate: { type: "string", format: "date-time" },
+			progress: {
+				type: "object",
+				required: ["total", "done"],
+				properties: {
+					total: { type: "integer", minimum: 0, description: "Participants holding `from` when the job started (raised if more are found)" },
+					done: { type: "integer", minimum: 0 },
+				},
+			},
+			counts: {
+				type: "object",
+				required: ["replaced", "wouldReplace", "refused", "unchanged"],
+				properties: { replaced: { type: "integer" }, wouldReplace: { type: "integer" }, refused: { type: "integer" }, unchanged: { type: "integer" } },
+			},
+			failure: { type: "object", required: ["message"], properties: { message: text } },
+		},
+	},
+	JobProcess: {
+		type: "object",
+		required: ["identifier"],
+		properties: { identifier: uuid, qualifiedIdentifier: text, title: text },
+	},
+	ProcessReplacementResult: {
+		type: "object",
+		required: ["participant", "outcome"],
+		properties: {
+			participant: {
+				type: "object",
+				required: ["identifier", "qualifiedIdentifier"],
+				properties: { identifier: uuid, qualifiedIdentifier: text, name: text },
+			},
+			outcome: { enum: ["REPLACED", "WOULD_REPLACE", "REFUSED", "UNCHANGED"] },
+			reason: { type: "string", description: "Why it was refused or left unchanged; for REPLACED, when the participant held `to` already" },
+		},
+	},
 	Page: {
 		type: "object",
 		required: ["content", "number", "size", "numberOfElements", "totalElements", "totalPages", "first", "last", "empty", "sort", "pageable"],

@@ -98,6 +98,22 @@ export interface StartTransferForm {
 	validDays?: number | null;
 }
 
+/**
+ * Start a process replacement job (docs/decisions.md "Bulk jobs"): for every participant holding
+ * `from`, replace it with `to`; `dryRun` only computes the outcomes.
+ */
+export const PROCESS_REPLACEMENT_FORM = form({
+	from: { type: "uuid", messages: { required: "NotNull", uuid: "Pattern" } },
+	to: { type: "uuid", messages: { required: "NotNull", uuid: "Pattern" } },
+	dryRun: { type: "boolean", optional: true, nullable: true },
+});
+
+export interface ProcessReplacementForm {
+	from: string;
+	to: string;
+	dryRun?: boolean | null;
+}
+
 /** A process request body after PROCESS_FORM validated it; absent and null both mean "not sent". */
 export interface ProcessForm {
 	domain: string;

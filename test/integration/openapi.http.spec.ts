@@ -73,6 +73,12 @@ interface Case {
 const CASES: Case[] = [
 	{ id: "findAccessPoints", call: () => ({ authorization: APP1, query: { sort: "title", size: "2" } }) },
 	{ id: "getAccessPoint", call: () => ({ authorization: SP1, params: { accessPoint: ACCESS_POINT } }) },
+	// A dry run over the demo participants holding Billing: it changes nothing, and its results are read at the end.
+	{
+		id: "startProcessReplacement",
+		call: () => ({ authorization: ADMIN, body: { from: BILLING, to: ORDERING, dryRun: true } }),
+		after: (body) => (state.job = body.identifier),
+	},
 	{ id: "findDocumentTypes", call: () => ({ authorization: SP1, query: { sort: "title,DESC" } }) },
 	{ id: "getDocumentType", call: () => ({ authorization: APP1, params: { identifier: INVOICE } }) },
 	{
@@ -165,6 +171,9 @@ const CASES: Case[] = [
 	{ id: "getTransfer", call: () => ({ authorization: AUTHORITY, params: { identifier: state.transfer } }) },
 	{ id: "completeTransfer", call: () => ({ authorization: SP2, params: { identifier: state.transfer }, body: { key: state.transferKey } }) },
 	{ id: "cancelTransfer", call: () => ({ authorization: SP1, params: { identifier: state.transferToCancel } }) },
+	{ id: "findProcessReplacements", call: () => ({ authorization: AUTHORITY, query: { sort: "startedDate", size: "5" } }) },
+	{ id: "getProcessReplacement", call: () => ({ authorization: ADMIN, params: { identifier: state.job } }) },
+	{ id: "findProcessReplacementResults", call: () => ({ authorization: AUTHORITY, params: { identifier: state.job }, query: { outcome: "WOULD_REPLACE", size: "50" } }) },
 ];
 
 /** The first event of a Server-Sent Events answer, read until it arrives; the stream is then closed. */

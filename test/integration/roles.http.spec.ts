@@ -128,6 +128,36 @@ async function newTransfer(sender: string, receiver: string): Promise<{ identifi
 	return { identifier: transfer.identifier, key: transfer.key };
 }
 
+const JOBS = "/jobs/process-replacements";
+const jobMedia = (operation: string) => `application/vnd.registry.jobs.process-replacements.${operation}.v1+json`;
+
+/** Waits until no process replacement job runs (one runs at a time; the ones started here hold nobody and end at once). */
+async function jobsIdle(): Promise<void> {
+	const deadline = Date.now() + 10000;
+	while (Date.now() < deadline) {
+		const answer = await send(json({ method: "GET", path: `${JOBS}?size=5` }, admin, jobMedia("find")));
+		if (!(JSON.parse(answer.text).content as { state: string }[]).some((job) => job.state === "RUNNING")) return;
+		await new Promise((resolve) => setTimeout(resolve, 50));
+	}
+	throw new Error("a process replacement job is still running");
+}
+
+/** A start request: a dry run from a new process (nobody holds it) to another. */
+async function startJobRequest(authorization: string | undefined): Promise<RawRequest> {
+	const [from, to] = [await newProcess(), await newProcess()];
+	await jobsIdle();
+	return json({ method: "POST", path: JOBS }, authorization, jobMedia("start"), { from, to, dryRun: true });
+}
+
+/** A finished job to read. */
+async function newJob(): Promise<string> {
+	const answer = await send(await startJobRequest(admin));
+	if (answer.status !== 202) throw new Error(`fixture POST ${JOBS}: ${answer.status} ${answer.text}`);
+	const identifier = JSON.parse(answer.text).identifier as string;
+	await jobsIdle();
+	return identifier;
+}
+
 /**
  * A valid request of each operation. `fresh`: the call may change something, so it gets
  * its own new record; otherwise (a caller that will be refused) a shared one will do.
@@ -146,6 +176,7 @@ function builders(): Record<string, Builder> {
 	// SERVICE_PROVIDER is sp1: it sends the transfers it reads and cancels, and receives the ones it completes.
 	const sent = sharedOr(() => newTransfer(sp1, demoAccount("SERVICE_PROVIDER", 1).serviceProvider as string));
 	const received = sharedOr(() => newTransfer(sp2, demoAccount("SERVICE_PROVIDER", 0).serviceProvider as string));
+	const job = sharedOr(newJob);
 	const mediaOf = (id: string) => (OPERATIONS.find((operation) => operation.id === id) as Operation).mediaTypes[0];
 	const get = (id: string, path: string) => async (authorization: string | undefined) => json({ method: "GET", path }, authorization, mediaOf(id));
 	return {
@@ -218,6 +249,11 @@ function builders(): Record<string, Builder> {
 			return json({ method: "POST", path: `/transfers/${transfer.identifier}/complete` }, authorization, mediaOf("completeTransfer"), { key: transfer.key });
 		},
 		cancelTransfer: async (authorization, fresh) => json({ method: "POST", path: `/transfers/${(await sent(fresh)).identifier}/cancel` }, authorization, mediaOf("cancelTransfer")),
+		startProcessReplacement: async (authorization) => startJobRequest(authorization),
+		findProcessReplacements: get("findProcessReplacements", `${JOBS}?sort=state&size=5`),
+		getProcessReplacement: async (authorization) => json({ method: "GET", path: `${JOBS}/${await job(false)}` }, authorization, mediaOf("getProcessReplacement")),
+		findProcessReplacementResults: async (authorization) =>
+			json({ method: "GET", path: `${JOBS}/${await job(false)}/results?outcome=REFUSED` }, authorization, mediaOf("findProcessReplacementResults")),
 	};
 }
 
