@@ -40,6 +40,9 @@ const RUNS = { bodies: 1400, paths: 800, queries: 800, headers: 700, raw: 300 };
 // seed/demo.json (docs/demo-data.md)
 const BILLING = "55555555-0000-4000-8000-000000000001";
 const ORDERING = "55555555-0000-4000-8000-000000000003";
+/** Peppol BIS Order Agreement 3.0: no demo participant holds it. */
+const UNHELD_PROCESS = "55555555-0000-4000-8000-000000000009";
+const SP2_IDENTIFIER = "11111111-0000-4000-8000-000000000002";
 const UUIDS: Record<string, string[]> = {
 	accessPoint: ["33333333-0000-4000-8000-000000000001", "33333333-0000-4000-8000-000000000003"],
 	"document-types": ["66666666-0000-4000-8000-000000000001", "66666666-0000-4000-8000-000000000005"],
@@ -94,7 +97,8 @@ interface Snapshot {
 let baseline: Snapshot;
 
 const OWNED: Record<string, string[]> = {
-	participants: ["participants", "processClaims"],
+	// Process replacement jobs are left out: a job's own documents change after its 202.
+	participants: ["participants", "processClaims", "transfers"],
 	catalog: ["processes", "documentTypes", "capabilities"],
 	accessPoints: ["accessPoints", "accessPointProviders"],
 	accounts: ["accounts", "serviceProviders"],
@@ -229,6 +233,13 @@ function validBody(objectName: string): Record<string, unknown> {
 			return { icd: "0088", organizationIdentifier: unique("fuzz"), name: "Fuzz Organisasjon AS", processes: [{ identifier: BILLING }], contact };
 		case "updateParticipantFormDTO":
 			return { processes: [{ identifier: BILLING }, { identifier: ORDERING }], contact };
+		case "startTransferFormDTO":
+			return { participant: QUALIFIED[0], serviceProviderIdentifier: SP2_IDENTIFIER, validDays: 7 };
+		case "completeTransferFormDTO":
+			return { key: "ABCDE-FGHJK-MNPQR-STVWX" };
+		case "processReplacementFormDTO":
+			// A process nobody holds: the job ends at once and changes no participant after its 202.
+			return { from: UNHELD_PROCESS, to: ORDERING, dryRun: true };
 		default:
 			throw new Error(`no valid body for ${objectName}`);
 	}
@@ -239,6 +250,9 @@ const FIELDS: Record<string, string[]> = {
 	processFormDTO: ["domain", "title", "alias", "qualifiedIdentifier", "restricted", "visible", "capabilities", "documentTypes", "dependencies", "dependencies.0", "requiredICDs", "requiredICDs.0"],
 	addParticipantFormDTO: ["icd", "organizationIdentifier", "name", "processes", "processes.0", "processes.0.identifier", "contact", "contact.name", "contact.email", "contact.phoneNumber"],
 	updateParticipantFormDTO: ["processes", "processes.1", "processes.0.identifier", "contact", "contact.name", "contact.email", "contact.phoneNumber", "deleteDate"],
+	startTransferFormDTO: ["participant", "serviceProviderIdentifier", "effectiveDate", "validDays"],
+	completeTransferFormDTO: ["key"],
+	processReplacementFormDTO: ["from", "to", "dryRun"],
 };
 const EXTRA_KEYS = [
 	"$set",
