@@ -18,13 +18,13 @@ import type { Context } from "moleculer";
 import { Conflict } from "../../src/contract/errors";
 import { organizationIdentifierIsValid, organizationKey, participantQualifiedIdentifier } from "../../src/contract/identifiers";
 import type { Caller, Process, ServiceProvider } from "../../src/contract/model";
-import { calendarDate } from "../../src/contract/dates";
 import { instantOf, keysetPage, linesOf, type ExportPage, type ExportPageRequest, type ExportedParticipant, type ImportedParticipant } from "../../src/exchange/registry-export";
 import { SeedRefused } from "../../src/exchange/seed";
 import type { SeedCounts } from "../../src/exchange/upserts";
 import { ADD_PARTICIPANT_FORM } from "../../src/contract/schemas";
 import type { Collection } from "../../src/store/types";
 import { DEFAULT_MESSAGES } from "../../src/contract/validation";
+import { participantAnswer } from "./answers";
 import { planChange, type PlannedChange } from "./changes";
 import type { ParticipantDoc } from "./model";
 import type { CachedResolver } from "./resolver";
@@ -35,20 +35,13 @@ const EXPORT_CHUNK = 200;
 
 /** A participant line of the export (also the HTTP export's, without `type`). */
 export function exportedParticipant(doc: ParticipantDoc, provider: ServiceProvider | undefined): ExportedParticipant {
+	// A provider always exists (accounts refuses nothing that would orphan one); the fallback keeps the line importable.
+	const owner = provider ?? ({ identifier: doc.serviceProvider, title: "" } as ServiceProvider);
 	return {
-		identifier: doc.identifier,
-		qualifiedIdentifier: doc.qualifiedIdentifier,
-		icd: doc.icd,
-		organizationIdentifier: doc.organizationIdentifier,
-		...(doc.name !== null && doc.name !== undefined ? { name: doc.name } : {}),
-		registrationDate: calendarDate(doc.registrationDate),
-		lastModificationDate: calendarDate(doc.lastModificationDate),
-		...(doc.deleteDate ? { deleteDate: doc.deleteDate } : {}),
+		...participantAnswer(doc, owner),
 		contact: { name: doc.contact.name, email: doc.contact.email, phoneNumber: doc.contact.phoneNumber },
-		// A provider always exists (accounts refuses nothing that would orphan one); the fallback keeps the line importable.
-		provider: provider ? { identifier: provider.identifier, title: provider.title } : { identifier: doc.serviceProvider, title: "" },
 		processes: doc.processIds.map((identifier) => ({ identifier })),
-	};
+	} as ExportedParticipant;
 }
 
 export const MAX_IMPORT_BATCH = 2000;
