@@ -12,6 +12,7 @@
  * the service's started hook may already use `this.collections`. It closes in `stopped`.
  */
 import type { Service, ServiceSchema } from "moleculer";
+import { brokerEnv } from "../src/platform/broker";
 import { createStore, type LocatedStore } from "../src/store";
 import type { Collection, ModelSpec, Store } from "../src/store/types";
 
@@ -34,7 +35,7 @@ export function DbMixin<K extends string>(models: Record<K, ModelSpec>): Partial
 			this.collections = undefined;
 		},
 		async started(this: Lifecycle) {
-			const store = await createStore(this.name);
+			const store = await createStore(this.name, brokerEnv(this.broker));
 			this.store = store;
 			try {
 				const collections = {} as Record<K, Collection<any>>; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -41,6 +41,14 @@ export interface BrokerBuildOptions {
 	overrides?: Partial<BrokerOptions>;
 }
 
+/** The environment each broker was built from: its stores open where it says (DATA_DIR, MONGO_URI). */
+const brokerEnvironments = new WeakMap<ServiceBroker, NodeJS.ProcessEnv>();
+
+/** The environment a broker was built from (`options.env`), or the process's. */
+export function brokerEnv(broker: ServiceBroker): NodeJS.ProcessEnv {
+	return brokerEnvironments.get(broker) ?? process.env;
+}
+
 /** A broker with no services yet. */
 export function createBroker(options: BrokerBuildOptions = {}): ServiceBroker {
 	const source = options.env ?? process.env;
@@ -55,6 +63,7 @@ export function createBroker(options: BrokerBuildOptions = {}): ServiceBroker {
 		middlewares: [...own, ...internal],
 		internalMiddlewares: overrides.internalMiddlewares ?? false,
 	});
+	brokerEnvironments.set(broker, source);
 	return broker;
 }
 

@@ -17,8 +17,6 @@ const SP2 = "11111111-0000-4000-8000-000000000002";
 const sp1: Caller = { username: "sp1", role: "SERVICE_PROVIDER", serviceProvider: SP1 };
 const sp2: Caller = { username: "sp2", role: "SERVICE_PROVIDER", serviceProvider: SP2 };
 const DAY = 86_400_000;
-// The stores read DATA_DIR when they open (not the broker options): nothing of these tests is kept.
-process.env.DATA_DIR = ":memory:";
 const organizationNumber = organizationNumberSource(53_000_000);
 
 describe("the key", () => {
