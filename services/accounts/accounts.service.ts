@@ -15,7 +15,7 @@ import { OutboxMixin, type OutboxThis } from "../../mixins/outbox.mixin";
 import { DbMixin } from "../../mixins/db.mixin";
 import { AUDIT_OUTBOX_MODEL, auditRecord, auditWrite, type AuditRecord } from "../../src/platform/audit";
 import { NOTICE_OUTBOX_MODEL, NOTICES, noticeWrite } from "../../src/platform/notices";
-import { Conflict, NotFound, ValidationFailed, type Violation } from "../../src/contract/errors";
+import { Conflict, NotFound, ValidationFailed, violation, type Violation } from "../../src/contract/errors";
 import type { Caller, ServiceProvider } from "../../src/contract/model";
 import { hashPassword, prepareDummyHash, spendVerificationTime, verifyPassword } from "../../src/platform/passwords";
 import { SeedRefused } from "../../src/exchange/seed";
@@ -147,10 +147,6 @@ function withoutVersion<T extends StoredDoc>(record: T): T {
 function audited(caller: Caller | null | undefined, operation: string, resource: AuditRecord["resource"], before: StoredDoc | null, after: StoredDoc | null): WriteOp {
 	const image = (record: StoredDoc | null) => (record ? withoutVersion(record) : null);
 	return auditWrite(auditRecord(caller, { operation, resource, resourceId: (after ?? before)?.identifier ?? "", before: image(before), after: image(after) }));
-}
-
-function violation(field: string, code: string, defaultMessage: string, rejectedValue: unknown): Violation {
-	return { field, code, defaultMessage, rejectedValue: rejectedValue ?? null, bindingFailure: false };
 }
 
 const USERNAME = { type: "string", pattern: USERNAME_PATTERN, messages: { stringPattern: "Pattern" } };

@@ -18,7 +18,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ServiceBroker, Span } from "moleculer";
-import { NotFound, RegistryError } from "../../src/contract/errors";
+import { AccessDenied, NotFound, RegistryError } from "../../src/contract/errors";
 import type { Caller } from "../../src/contract/model";
 import { checkContentType, responseMediaType, selectByAccept, selectByPathForm, type OperationGroup } from "../../src/contract/negotiation";
 import type { Operation } from "../../src/contract/operations";
@@ -95,7 +95,7 @@ export class RequestPipeline {
 		const operation = selectByAccept(selectByPathForm(group.operations, pathValues), req.headers.accept);
 		if (operation.body) checkContentType(operation, req.headers["content-type"]);
 		if (!caller && !operation.roles.includes("ANONYMOUS")) throw unauthorized("Full authentication is required to access this resource");
-		if (caller && !operation.roles.includes(caller.role)) throw new RegistryError(403, "AccessDeniedException", "Access is denied");
+		if (caller && !operation.roles.includes(caller.role)) throw new AccessDenied();
 		if (this.parts.rateLimiter.enabled) {
 			const wait = this.parts.rateLimiter.take(caller ? `user:${caller.username}` : `addr:${address}`);
 			if (wait > 0) throw tooManyRequests(wait, `Rate limit of ${this.parts.rateLimiter.perMinute} requests per minute exceeded`);

@@ -3,7 +3,7 @@
  * and the query parameters participant, operation, from and to as a store filter. Pure.
  */
 import { instantBound } from "../../src/contract/dates";
-import { RegistryError, TypeMismatch } from "../../src/contract/errors";
+import { AccessDenied, TypeMismatch } from "../../src/contract/errors";
 import { isUuid, parseParticipantIdentifier } from "../../src/contract/identifiers";
 import type { Caller } from "../../src/contract/model";
 import type { Filter } from "../../src/store/types";
@@ -15,19 +15,15 @@ export interface EventsQuery {
 	to?: string;
 }
 
-function denied(): RegistryError {
-	return new RegistryError(403, "AccessDeniedException", "Access is denied");
-}
-
 /**
  * Which records a caller may read: a service provider those naming its provider (its
  * participants' events, both sides of a transfer); ADMIN and NETWORK_AUTHORITY all.
  */
 export function eventScope(caller: Caller | null | undefined): Filter {
-	if (!caller) throw denied();
+	if (!caller) throw new AccessDenied();
 	if (caller.role === "ADMIN" || caller.role === "NETWORK_AUTHORITY") return {};
 	if (caller.role === "SERVICE_PROVIDER" && caller.serviceProvider) return { serviceProviders: caller.serviceProvider.toLowerCase() };
-	throw denied();
+	throw new AccessDenied();
 }
 
 /**

@@ -15,6 +15,7 @@ import type { AuditRecord, FeedChange } from "../../src/platform/audit";
 import type { OutboxMessage } from "../../src/platform/outbox-relay";
 import type { Collection, Filter, ModelSpec, StoredDoc, WriteOp } from "../../src/store/types";
 import { eventScope } from "./audit-query";
+import { isDuplicateKey, isStaleVersion } from "../../src/store/errors";
 
 /** Attempts of a recording that lost the race for the counter to another audit node. */
 const RECORD_ATTEMPTS = 20;
@@ -56,9 +57,9 @@ export interface FeedParts {
 /** The stored form of an event: the record itself and its sequence (null: not in the feed). */
 export type Numbered<T> = T & { sequence: number | null };
 
+/** Another audit node took the counter (a newer version) or created it first (the same key). */
 function isStale(error: unknown): boolean {
-	const name = (error as { name?: string } | null)?.name;
-	return name === "StaleVersion" || name === "DuplicateKey";
+	return isStaleVersion(error) || isDuplicateKey(error);
 }
 
 /** A feed entry of a stored record, as an unrestricted reader sees it. */

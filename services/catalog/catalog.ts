@@ -19,6 +19,7 @@ import type { DocumentTypeForm, ProcessForm } from "../../src/contract/schemas";
 import { distinct, documentTypeRecord, processRecord, referenceIds } from "./forms";
 import { QUALIFIED_IDENTIFIER_INDEX, type CapabilityRecord, type DocumentTypeRecord, type ProcessRecord } from "./models";
 import { newRecordIdentifier } from "../../src/platform/record-identifier";
+import { isDuplicateKey, isStaleVersion } from "../../src/store/errors";
 
 export interface CatalogCollections {
 	processes: Collection<ProcessRecord>;
@@ -43,17 +44,13 @@ export type CountParticipantsUsing = (processIdentifier: string) => Promise<numb
 
 const ATTEMPTS = 3;
 
-function nameOf(error: unknown): string | undefined {
-	return (error as { name?: string } | null)?.name;
-}
-
 /** Optimistic writes: a record changed meanwhile means "read again and redo", a few times, then 409. */
 async function retryingStale<T>(attempt: () => Promise<T>): Promise<T> {
 	for (let remaining = ATTEMPTS; ; remaining--) {
 		try {
 			return await attempt();
 		} catch (error) {
-			if (nameOf(error) !== "StaleVersion") throw error;
+			if (!isStaleVersion(error)) throw error;
 			if (remaining <= 1) throw new Conflict("the catalog was changed concurrently; try again");
 		}
 	}
@@ -390,7 +387,7 @@ export class Catalog {
 		try {
 			await this.write(batch.ops);
 		} catch (error) {
-			if (nameOf(error) === "DuplicateKey" && (error as { index?: string }).index === QUALIFIED_IDENTIFIER_INDEX) {
+			if (isDuplicateKey(error) && (error as { index?: string }).index === QUALIFIED_IDENTIFIER_INDEX) {
 				const which = record?.qualifiedIdentifier ? ` ${record.qualifiedIdentifier}` : "";
 				throw new Conflict(`a ${kind} with qualified identifier${which} already exists`);
 			}

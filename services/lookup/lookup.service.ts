@@ -18,7 +18,7 @@ import type { Caller, Process } from "../../src/contract/model";
 import { LOOKUP_GROUP, PARTICIPANTS_CHANGED, type ParticipantChange } from "../../src/platform/channels";
 import { KeyedMutex } from "../../src/platform/keyed-mutex";
 import { NOTICES, NOTICES_RESET, noticesOf } from "../../src/platform/notices";
-import { DuplicateKey, StaleVersion } from "../../src/store/errors";
+import { isDuplicateKey, isStaleVersion } from "../../src/store/errors";
 import type { Collection, Store } from "../../src/store/types";
 import { CatalogCopy } from "./catalog-copy";
 import { applyChange, hasParticipants, organizationAnswer, organizationProcessIds, ORGANIZATION_PROCESSES_MODEL, rebuildModels, type OrganizationProcessesDoc } from "./read-model";
@@ -59,8 +59,7 @@ const CHANGE_PARAMS = {
 };
 
 function isRetryable(error: unknown): boolean {
-	const name = (error as { name?: string })?.name;
-	return error instanceof StaleVersion || error instanceof DuplicateKey || name === "StaleVersion" || name === "DuplicateKey";
+	return isStaleVersion(error) || isDuplicateKey(error);
 }
 
 function isChange(payload: unknown): payload is ParticipantChange {

@@ -4,18 +4,14 @@
  * The gateway already refused roles the endpoint table does not allow; these checks keep
  * the service safe when it is called some other way.
  */
-import { RegistryError } from "../../src/contract/errors";
+import { AccessDenied } from "../../src/contract/errors";
 import type { Caller } from "../../src/contract/model";
 import type { Filter } from "../../src/store/types";
 import type { ParticipantDoc } from "./model";
 
-function denied(): RegistryError {
-	return new RegistryError(403, "AccessDeniedException", "Access is denied");
-}
-
 /** The caller, who must be a service provider linked to its provider: it owns what it adds. */
 export function requireServiceProvider(caller: Caller | null | undefined): Caller & { serviceProvider: string } {
-	if (serviceProviderOf(caller) === null) throw denied();
+	if (serviceProviderOf(caller) === null) throw new AccessDenied();
 	return caller as Caller & { serviceProvider: string };
 }
 
@@ -26,7 +22,7 @@ export function serviceProviderOf(caller: Caller | null | undefined): string | n
 
 /** The store filter that limits what a caller reads: its provider's participants, or all. */
 export function readScope(caller: Caller | null | undefined): Filter {
-	if (!caller) throw denied();
+	if (!caller) throw new AccessDenied();
 	if (caller.role === "ADMIN" || caller.role === "NETWORK_AUTHORITY") return {};
 	return { serviceProvider: requireServiceProvider(caller).serviceProvider };
 }
@@ -39,7 +35,7 @@ export function canRead(caller: Caller, doc: ParticipantDoc): boolean {
 
 /** May the caller delete this participant? Its owner, or ADMIN. */
 export function canDelete(caller: Caller | null | undefined, doc: ParticipantDoc): boolean {
-	if (!caller) throw denied();
+	if (!caller) throw new AccessDenied();
 	if (caller.role === "ADMIN") return true;
 	return requireServiceProvider(caller).serviceProvider === doc.serviceProvider;
 }

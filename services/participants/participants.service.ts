@@ -13,7 +13,7 @@ import { OutboxMixin, type ChangeDeliverer, type OutboxThis } from "../../mixins
 import { envNumber } from "../../src/config/settings";
 import { calendarDate } from "../../src/contract/dates";
 import { IF_MATCH_PARAM } from "../../src/contract/entity-tags";
-import { RegistryError } from "../../src/contract/errors";
+import { AccessDenied } from "../../src/contract/errors";
 import type { Caller, Participant, Process, ServiceProvider } from "../../src/contract/model";
 import { DEFAULT_PAGE_SIZE, type Page, type PageRequest } from "../../src/contract/paging";
 import { ADD_PARTICIPANT_FORM, UPDATE_PARTICIPANT_FORM } from "../../src/contract/schemas";
@@ -227,7 +227,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		export: {
 			async handler(this: ParticipantsThis, ctx: Context<unknown, Meta>): Promise<Readable> {
 				// The gateway allows ADMIN only; internal callers (no user) are operators' tools.
-				if (ctx.meta.user && ctx.meta.user.role !== "ADMIN") throw new RegistryError(403, "AccessDeniedException", "Access is denied");
+				if (ctx.meta.user && ctx.meta.user.role !== "ADMIN") throw new AccessDenied();
 				return exportStream(this.participants);
 			},
 		},

@@ -12,7 +12,7 @@ import type { Caller, Contact, Participant, Process, Reference, ServiceProvider 
 import { pageOf, type Page, type PageRequest } from "../../src/contract/paging";
 import type { KeyedMutex } from "../../src/platform/keyed-mutex";
 import { newRecordIdentifier } from "../../src/platform/record-identifier";
-import { DuplicateKey, StaleVersion } from "../../src/store/errors";
+import { isDuplicateKey, isStaleVersion } from "../../src/store/errors";
 import type { Collection, Filter, Query, WriteOp } from "../../src/store/types";
 import { participantAnswer, processesOf } from "./answers";
 import { conflictOf, planChange, type PlannedChange } from "./changes";
@@ -92,14 +92,6 @@ export function requestedIdentifiers(processes: Reference[]): string[] {
 
 function factsOf(process: Process): ProcessFacts {
 	return { identifier: process.identifier, restricted: process.restricted === true, requiredICDs: process.requiredICDs ?? [], dependencies: process.dependencies ?? [] };
-}
-
-function isStale(error: unknown): boolean {
-	return error instanceof StaleVersion || (error as { name?: string })?.name === "StaleVersion";
-}
-
-function isDuplicate(error: unknown): error is DuplicateKey {
-	return error instanceof DuplicateKey || (error as { name?: string })?.name === "DuplicateKey";
 }
 
 export class Participants {
@@ -245,7 +237,7 @@ export class Participants {
 		try {
 			await this.parts.write([...changes.flatMap((planned) => planned.ops), ...alongside]);
 		} catch (error) {
-			throw isDuplicate(error) ? await conflictOf(error, changes, this.parts.claims) : error;
+			throw isDuplicateKey(error) ? await conflictOf(error, changes, this.parts.claims) : error;
 		}
 		for (const planned of changes) await this.parts.deliver(planned);
 	}
@@ -255,7 +247,7 @@ export class Participants {
 			try {
 				return await attempt();
 			} catch (error) {
-				if (!isStale(error)) throw error;
+				if (!isStaleVersion(error)) throw error;
 				if (attempts >= this.parts.maxWriteAttempts) throw new Conflict("The participant was changed concurrently; try again");
 			}
 		}

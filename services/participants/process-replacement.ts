@@ -6,7 +6,7 @@
  * heartbeat is old lost its runner and is marked INTERRUPTED. Each participant's change is decided
  * by services/participants/process-swap.ts with the rules an update uses.
  */
-import { Conflict, NotFound, RegistryError, TypeMismatch, ValidationFailed, type Violation } from "../../src/contract/errors";
+import { AccessDenied, Conflict, NotFound, TypeMismatch, ValidationFailed, violation, type Violation } from "../../src/contract/errors";
 import type { Caller, Process } from "../../src/contract/model";
 import { pageOf, type Page, type PageRequest } from "../../src/contract/paging";
 import type { ProcessReplacementForm } from "../../src/contract/schemas";
@@ -29,6 +29,7 @@ import {
 	type ReplacementOutcome,
 } from "./process-replacement-model";
 import { swapProcess } from "./process-swap";
+import { isDuplicateKey, isStaleVersion } from "../../src/store/errors";
 
 export interface JobSettings {
 	/** Process claims (participants) per batch. */
@@ -104,16 +105,8 @@ function jobProcess(process: Process): JobProcess {
 
 /** Jobs change every participant of every provider: ADMIN and NETWORK_AUTHORITY only (the gateway checks it too). */
 function requireOperator(caller: Caller | null | undefined): Caller {
-	if (!caller || (caller.role !== "ADMIN" && caller.role !== "NETWORK_AUTHORITY")) throw new RegistryError(403, "AccessDeniedException", "Access is denied");
+	if (!caller || (caller.role !== "ADMIN" && caller.role !== "NETWORK_AUTHORITY")) throw new AccessDenied();
 	return { username: caller.username, role: caller.role };
-}
-
-function violation(field: string, code: string, defaultMessage: string, rejectedValue: unknown): Violation {
-	return { field, code, defaultMessage, rejectedValue, bindingFailure: false };
-}
-
-function errorName(error: unknown): string | undefined {
-	return (error as { name?: string } | null)?.name;
 }
 
 /** One running job on this node: its document as last written, written through one queue (heartbeats and batches never race). */
@@ -138,7 +131,7 @@ class JobRun {
 			try {
 				await this.store.batch([...more, { kind: "replace", collection: JOBS, doc, expectedVersion: this.job.version }]);
 			} catch (error) {
-				if (errorName(error) === "StaleVersion") this.lost = true;
+				if (isStaleVersion(error)) this.lost = true;
 				throw error;
 			}
 			this.job = { ...doc, version: (this.job.version ?? 1) + 1 };
@@ -211,7 +204,7 @@ export class ProcessReplacements {
 				{ kind: "insert", collection: LOCKS, doc: lock },
 			]);
 		} catch (error) {
-			if (errorName(error) !== "DuplicateKey") throw error;
+			if (!isDuplicateKey(error)) throw error;
 			const held = await this.parts.locks.get(PROCESS_REPLACEMENT_LOCK);
 			throw new Conflict(`A process replacement job${held ? ` (${held.job})` : ""} is running; only one runs at a time`);
 		}
@@ -267,7 +260,7 @@ export class ProcessReplacements {
 				interrupted++;
 				this.parts.logger.warn(`process replacement job ${job.identifier} marked INTERRUPTED: ${message}`);
 			} catch (error) {
-				if (errorName(error) !== "StaleVersion") throw error; // it moved on meanwhile: alive after all
+				if (!isStaleVersion(error)) throw error; // it moved on meanwhile: alive after all
 			}
 		}
 		return interrupted;

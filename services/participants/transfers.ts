@@ -7,7 +7,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { calendarDate } from "../../src/contract/dates";
-import { Conflict, NotFound, RegistryError, TypeMismatch, ValidationFailed } from "../../src/contract/errors";
+import { AccessDenied, Conflict, NotFound, TypeMismatch, ValidationFailed } from "../../src/contract/errors";
 import { isUuid, parseParticipantIdentifier } from "../../src/contract/identifiers";
 import type { Caller, ServiceProvider } from "../../src/contract/model";
 import { pageOf, type Page, type PageRequest } from "../../src/contract/paging";
@@ -86,10 +86,6 @@ export interface TransfersParts {
 
 function violation(field: string, code: string, rejectedValue: unknown): ValidationFailed {
 	return ValidationFailed.one(field, code, DEFAULT_MESSAGES[code] ?? code, rejectedValue);
-}
-
-function denied(): RegistryError {
-	return new RegistryError(403, "AccessDeniedException", "Access is denied");
 }
 
 function isCalendarDate(value: string): boolean {
@@ -206,7 +202,7 @@ export class Transfers {
 		const first = await this.visible(caller, identifier);
 		return this.parts.participants.exclusive(first.participant, async () => {
 			const doc = await this.visible(caller, identifier);
-			if (doc.to !== receiver) throw denied();
+			if (doc.to !== receiver) throw new AccessDenied();
 			await this.requireOpen(doc, now);
 			if (!transferKeyMatches(key, doc.keyHash)) throw violation("key", "TransferKey", null);
 			if (doc.effectiveDate !== null && calendarDate(now) < doc.effectiveDate) {
@@ -229,7 +225,7 @@ export class Transfers {
 		const first = await this.visible(caller, identifier);
 		return this.parts.participants.exclusive(first.participant, async () => {
 			const doc = await this.visible(caller, identifier);
-			if (doc.from !== sender) throw denied();
+			if (doc.from !== sender) throw new AccessDenied();
 			await this.requireOpen(doc, now);
 			const cancelled = closed(doc, "CANCELLED", now);
 			await this.parts.write(transferChange(caller ?? null, "cancelTransfer", doc, cancelled));

@@ -62,6 +62,18 @@ export class NotFound extends RegistryError {
 	}
 }
 
+/** 403: the caller's role (or provider) may not do this. */
+export class AccessDenied extends RegistryError {
+	constructor() {
+		super(403, "AccessDeniedException", "Access is denied");
+	}
+}
+
+/** One field's failure in a validation error (`rejectedValue` absent: null). */
+export function violation(field: string, code: string, defaultMessage: string, rejectedValue: unknown): Violation {
+	return { field, code, defaultMessage, rejectedValue: rejectedValue ?? null, bindingFailure: false };
+}
+
 /** 409: a uniqueness rule or a still-linked record (decisions §6). */
 export class Conflict extends RegistryError {
 	constructor(message: string) {
@@ -82,7 +94,7 @@ export class ValidationFailed extends RegistryError {
 		super(400, "MethodArgumentNotValidException", `Validation failed. Error count: ${violations.length}`, { violations });
 	}
 	static one(field: string, code: string, defaultMessage: string, rejectedValue: unknown): ValidationFailed {
-		return new ValidationFailed([{ field, code, defaultMessage, rejectedValue: rejectedValue ?? null, bindingFailure: false }]);
+		return new ValidationFailed([violation(field, code, defaultMessage, rejectedValue)]);
 	}
 }
 

@@ -11,6 +11,11 @@ export class DuplicateKey extends Error {
 	}
 }
 
+/** A DuplicateKey, also one that lost its class on the way (compared by name). */
+export function isDuplicateKey(error: unknown): error is DuplicateKey {
+	return error instanceof DuplicateKey || (error as { name?: string } | null)?.name === "DuplicateKey";
+}
+
 /** Store-level: an optimistic version check failed (someone changed the record first). */
 export class StaleVersion extends Error {
 	constructor(
@@ -20,4 +25,9 @@ export class StaleVersion extends Error {
 		super(`${collection} ${identifier} was changed concurrently`);
 		this.name = "StaleVersion";
 	}
+}
+
+/** A StaleVersion, also one that lost its class on the way (compared by name). */
+export function isStaleVersion(error: unknown): error is StaleVersion {
+	return error instanceof StaleVersion || (error as { name?: string } | null)?.name === "StaleVersion";
 }

@@ -4,7 +4,7 @@
  * value a document holds for a declared field, filter parsing, word tokenizing, sort keys
  * and page bounds.
  */
-import type { FieldSpec, Filter, ModelSpec, Query, SortKey, StoredDoc } from "./types";
+import type { FieldSpec, Filter, ModelSpec, Query, SortKey, StoredDoc, WriteOp } from "./types";
 
 const COLLECTION_NAME = /^[A-Za-z](?:[A-Za-z0-9]|_(?=[A-Za-z0-9]))*$/;
 const FIELD_NAME = /^[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)*$/;
@@ -268,4 +268,14 @@ export function textOf(model: ResolvedModel, doc: unknown): string {
 			.join(" ")
 			.normalize("NFC");
 	return "";
+}
+
+/** A batch's operations with the collection each one writes; a collection this store never declared is refused before anything is written. */
+export function resolveBatch<C>(ops: WriteOp[], collections: ReadonlyMap<string, C>): { op: WriteOp; collection: C }[] {
+	if (!Array.isArray(ops)) throw new TypeError("store: batch needs an array of operations");
+	return ops.map((op) => {
+		const collection = collections.get(op?.collection);
+		if (!collection) throw new Error(`store: batch: collection ${JSON.stringify(op?.collection)} was not declared on this store`);
+		return { op, collection };
+	});
 }

@@ -11,7 +11,7 @@
  * the same document meanwhile).
  */
 import mongoose from "mongoose";
-import { resolveModel } from "../model";
+import { resolveBatch, resolveModel } from "../model";
 import type { Collection, ModelSpec, Store, StoredDoc, WriteOp } from "../types";
 import { MongoCollection } from "./collection";
 import { ensureSchema } from "./schema";
@@ -70,12 +70,7 @@ export class MongoStore implements Store {
 
 	async batch(ops: WriteOp[]): Promise<void> {
 		this.checkOpen();
-		if (!Array.isArray(ops)) throw new TypeError("store: batch needs an array of operations");
-		const resolved = ops.map((op) => {
-			const collection = this.collections.get(op?.collection);
-			if (!collection) throw new Error(`store: batch: collection ${JSON.stringify(op?.collection)} was not declared on this store`);
-			return { op, collection };
-		});
+		const resolved = resolveBatch(ops, this.collections);
 		if (resolved.length === 0) return;
 		if (await this.supportsTransactions()) {
 			await this.connection.transaction(async (session) => {

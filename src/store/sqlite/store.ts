@@ -9,7 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { BACKSTOP_PAGES, walCheckpointer } from "../checkpointer";
-import { resolveModel } from "../model";
+import { resolveBatch, resolveModel } from "../model";
 import type { Collection, ModelSpec, Store, StoredDoc, WriteOp } from "../types";
 import { SqliteCollection } from "./collection";
 import { createMetaTable, ensureSchema } from "./schema";
@@ -186,12 +186,7 @@ export class SqliteStore implements Store {
 
 	async batch(ops: WriteOp[]): Promise<void> {
 		this.checkOpen();
-		if (!Array.isArray(ops)) throw new TypeError("store: batch needs an array of operations");
-		const resolved = ops.map((op) => {
-			const collection = this.collections.get(op?.collection);
-			if (!collection) throw new Error(`store: batch: collection ${JSON.stringify(op?.collection)} was not declared on this store`);
-			return { op, collection };
-		});
+		const resolved = resolveBatch(ops, this.collections);
 		return this.write(() => {
 			for (const { op, collection } of resolved) {
 				switch (op.kind) {
