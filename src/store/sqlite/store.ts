@@ -22,6 +22,24 @@ interface QueuedWrite {
 	reject: (error: unknown) => void;
 }
 
+/**
+ * Processes that open one new file at once (every process started together on one DATA_DIR)
+ * race to switch it to WAL; SQLite answers that race SQLITE_BUSY without waiting on its busy
+ * timeout, so the switch is tried again for a few seconds.
+ */
+function enableWal(db: Database.Database): void {
+	const deadline = Date.now() + 5000;
+	for (;;) {
+		try {
+			db.pragma("journal_mode = WAL");
+			return;
+		} catch (error) {
+			if ((error as { code?: string }).code !== "SQLITE_BUSY" || Date.now() > deadline) throw error;
+			Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+		}
+	}
+}
+
 export class SqliteStore implements Store {
 	readonly kind = "sqlite";
 	/** Where the data lives (file path or ":memory:"), for logs. */
@@ -46,7 +64,7 @@ export class SqliteStore implements Store {
 		this.location = file === ":memory:" || file === "" ? ":memory:" : path.resolve(file);
 		if (this.location !== ":memory:") fs.mkdirSync(path.dirname(this.location), { recursive: true });
 		this.db = new Database(this.location === ":memory:" ? ":memory:" : this.location);
-		this.db.pragma("journal_mode = WAL");
+		enableWal(this.db);
 		this.db.pragma("synchronous = NORMAL");
 		this.db.pragma("busy_timeout = 5000");
 		this.db.pragma("foreign_keys = OFF");
