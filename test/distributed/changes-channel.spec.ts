@@ -11,7 +11,7 @@ import { channelsMiddleware, REGISTRY_CHANGES } from "../../src/platform/channel
 import { seededRandom } from "../../src/platform/seeded-random";
 import type { Cluster } from "../support/cluster";
 import { NATS_URL } from "../support/servers";
-import { demoAuth } from "../support/registry";
+import { demoAuth, REGISTRY_START_TIMEOUT_MS } from "../support/registry";
 import { FREE_PROCESSES, Participants, pollUntil, send, startSeededCluster } from "./support";
 
 const CHANGES = "application/vnd.registry.changes.find.v1+json";
@@ -22,7 +22,7 @@ let cluster: Cluster;
 beforeAll(async () => {
 	cluster = await startSeededCluster();
 	await cluster.broker.waitForServices(["audit"], 30000);
-}, 180000);
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => cluster?.stop());
 
 /** Every change of the feed, as ADMIN sees it (the whole registry). */

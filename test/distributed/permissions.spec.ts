@@ -6,6 +6,7 @@
  * the action runs.
  */
 import { startCluster, type Cluster } from "../support/cluster";
+import { REGISTRY_START_TIMEOUT_MS } from "../support/registry";
 
 const SP1 = { username: "sp1", role: "SERVICE_PROVIDER", serviceProvider: "11111111-0000-4000-8000-000000000001" };
 const ACCESS_POINT_PROVIDER = { username: "app1", role: "ACCESS_POINT_PROVIDER" };
@@ -18,7 +19,7 @@ beforeAll(async () => {
 	// The participants service (with the catalog and accounts it asks) in one process: a remote node for the test's broker.
 	cluster = await startCluster({ topology: { registry: "catalog,accounts,accessPoints,participants" } });
 	await cluster.broker.waitForServices(["participants"], 60000);
-}, 600000);
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => cluster?.stop());
 
 async function failure(promise: Promise<unknown>): Promise<{ code: number; type: string }> {

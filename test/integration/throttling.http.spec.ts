@@ -21,7 +21,7 @@
  */
 import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
 import { errorAnswerProblems, rawRequest, type RawAnswer } from "../support/raw-http";
-import { basic, demoAccount, demoAuth, demoSeed, startRegistry, TOPOLOGY, type RunningRegistry } from "../support/registry";
+import { basic, demoAccount, demoAuth, demoSeed, REGISTRY_START_TIMEOUT_MS, startRegistry, TOPOLOGY, type RunningRegistry } from "../support/registry";
 
 const RATE_LIMIT = 25;
 const USER_MAX_FAILURES = 3;
@@ -61,7 +61,7 @@ beforeAll(async () => {
 		stop = () => registry.stop();
 		gateways = [registry.url];
 	}
-}, 180000);
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => stop?.());
 
 function get(path: string, options: { authorization?: string; address: string }): Promise<RawAnswer> {
