@@ -17,9 +17,9 @@ import { OPERATIONS } from "../contract/operations";
 const CALLER_ROLES: ReadonlySet<Role> = new Set<Role>(["SERVICE_PROVIDER", "ACCESS_POINT_PROVIDER", "ADMIN", "NETWORK_AUTHORITY"]);
 
 /** Action → the roles of every operation that calls it (ANONYMOUS: no caller). */
-export function actionRoles(operations = OPERATIONS): ReadonlyMap<string, ReadonlySet<Role>> {
+export function actionRoles(): ReadonlyMap<string, ReadonlySet<Role>> {
 	const roles = new Map<string, Set<Role>>();
-	for (const operation of operations) {
+	for (const operation of OPERATIONS) {
 		const allowed = roles.get(operation.action) ?? new Set<Role>();
 		for (const role of operation.roles) allowed.add(role);
 		roles.set(operation.action, allowed);
@@ -28,7 +28,7 @@ export function actionRoles(operations = OPERATIONS): ReadonlyMap<string, Readon
 }
 
 /** The refusal of a call by `user` (ctx.meta.user as sent) to an action allowed for `allowed`, or null to let it run. */
-export function refusal(user: unknown, allowed: ReadonlySet<Role>): Error | null {
+function refusal(user: unknown, allowed: ReadonlySet<Role>): Error | null {
 	if (user === undefined || user === null) return allowed.has("ANONYMOUS") ? null : new Unauthenticated();
 	const role = (user as { role?: unknown }).role;
 	return typeof role === "string" && CALLER_ROLES.has(role as Role) && allowed.has(role as Role) ? null : new AccessDenied();
