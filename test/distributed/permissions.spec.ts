@@ -5,7 +5,7 @@
  * operation does not allow, it is refused as the gateway would refuse it; with an allowed role
  * the action runs.
  */
-import { startCluster, type Cluster } from "../support/cluster";
+import { PROCESS_READY_TIMEOUT_MS, startCluster, type Cluster } from "../support/cluster";
 import { REGISTRY_START_TIMEOUT_MS } from "../support/registry";
 
 const SP1 = { username: "sp1", role: "SERVICE_PROVIDER", serviceProvider: "11111111-0000-4000-8000-000000000001" };
@@ -18,7 +18,7 @@ let cluster: Cluster;
 beforeAll(async () => {
 	// The participants service (with the catalog and accounts it asks) in one process: a remote node for the test's broker.
 	cluster = await startCluster({ topology: { registry: "catalog,accounts,accessPoints,participants" } });
-	await cluster.broker.waitForServices(["participants"], 60000);
+	await cluster.broker.waitForServices(["participants"], PROCESS_READY_TIMEOUT_MS);
 }, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => cluster?.stop());
 

@@ -48,12 +48,12 @@ let turn = 0;
 beforeAll(async () => {
 	if (TOPOLOGY === "distributed") {
 		// eslint-disable-next-line @typescript-eslint/no-require-imports
-		const { startCluster } = require("../support/cluster") as typeof import("../support/cluster");
+		const { startCluster, PROCESS_READY_TIMEOUT_MS } = require("../support/cluster") as typeof import("../support/cluster");
 		// eslint-disable-next-line @typescript-eslint/no-require-imports
 		const { importSeed } = require("../../src/exchange/seed") as typeof import("../../src/exchange/seed");
 		const cluster: Cluster = await startCluster({ env: ENV, topology: { ...ONE_PROCESS_PER_SERVICE, gateway2: "api" } });
 		stop = () => cluster.stop();
-		await cluster.broker.waitForServices(["accounts", "catalog", "accessPoints", "participants", "lookup"], 30000);
+		await cluster.broker.waitForServices(["accounts", "catalog", "accessPoints", "participants", "lookup"], PROCESS_READY_TIMEOUT_MS);
 		await importSeed(cluster.broker, demoSeed());
 		gateways = [cluster.url, `http://127.0.0.1:${(cluster.processes.get("gateway2") as { port: number }).port}`];
 	} else {
