@@ -15,7 +15,7 @@ import { Command, CommanderError, Option } from "commander";
 import { Presets, SingleBar } from "cli-progress";
 import type { ServiceBroker } from "moleculer";
 import type { AccountSummary } from "../services/accounts/accounts.service";
-import type { AccessPoint, AccessPointProvider, ServiceProvider } from "../src/contract/model";
+import type { AccessPoint, AccessPointProvider, Caller, ServiceProvider } from "../src/contract/model";
 import type { Page } from "../src/contract/paging";
 import { importSeed } from "../src/exchange/seed";
 import { ACCOUNT_ROLES, parseSeed } from "../src/exchange/seed-file";
@@ -28,6 +28,8 @@ import { readNewPassword } from "./registry/password";
 /** The services that own seed sections, and the lookup whose read model follows participants. */
 const SEED_OWNERS = ["accessPoints", "accounts", "catalog", "participants"];
 const REBUILD_TIMEOUT_MS = 30 * 60 * 1000;
+/** The caller the CLI names when it uses an API action: the operator (src/platform/permissions.ts checks every call's role). */
+const OPERATOR: Caller = { username: "registry-cli", role: "ADMIN" };
 
 function progressBar(io: CliIO, label: string): Progress {
 	// cli-progress draws only on a terminal; elsewhere (pipes, tests) it stays silent.
@@ -170,7 +172,8 @@ async function listAccessPoints(io: CliIO, options: { json?: boolean }): Promise
 	const accessPoints = await withRegistry(io, { needs: ["accessPoints"] }, async (broker) => {
 		const all: AccessPoint[] = [];
 		for (let page = 0; ; page++) {
-			const found = await broker.call<Page<AccessPoint>, object>("accessPoints.find", { pageRequest: { page, size: 1000, sort: [{ field: "title", direction: "asc" }] } });
+			const pageRequest = { page, size: 1000, sort: [{ field: "title", direction: "asc" }] };
+			const found = await broker.call<Page<AccessPoint>, object>("accessPoints.find", { pageRequest }, { meta: { user: OPERATOR } });
 			all.push(...found.content);
 			if (found.last || found.content.length === 0) return all;
 		}

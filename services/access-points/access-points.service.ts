@@ -6,7 +6,8 @@
  * Not cached: only authenticated operators read these, rarely, and an answer is two
  * indexed queries; a cache would add an invalidation path for no measurable gain.
  */
-import type { Context, Service, ServiceSchema } from "moleculer";
+import type { Service, ServiceSchema } from "moleculer";
+import type { RegistryContext } from "../../src/platform/context";
 import { OutboxMixin, type OutboxThis } from "../../mixins/outbox.mixin";
 import { DbMixin } from "../../mixins/db.mixin";
 import { AUDIT_OUTBOX_MODEL, auditRecord, auditWrite } from "../../src/platform/audit";
@@ -63,8 +64,6 @@ interface AccessPointsService extends Service, OutboxThis {
 	answers(records: AccessPointRecord[]): Promise<AccessPoint[]>;
 }
 
-type AccessPointsContext<P> = Context<P, { user?: Caller | null }>;
-
 function providerAnswer(record: AccessPointProviderRecord): AccessPointProvider {
 	const { name, email, phoneNumber } = record.contact;
 	return { identifier: record.identifier, title: record.title, contact: { name, email, phoneNumber } };
@@ -110,7 +109,7 @@ const AccessPointsServiceSchema: ServiceSchema = {
 		addProvider: {
 			visibility: "public",
 			params: { title: { type: "string", empty: false, max: 1000 }, contact: CONTACT_SCHEMA, identifier: { type: "uuid", optional: true } },
-			async handler(this: AccessPointsService, ctx: AccessPointsContext<{ title: string; contact: Contact; identifier?: string }>): Promise<AccessPointProvider> {
+			async handler(this: AccessPointsService, ctx: RegistryContext<{ title: string; contact: Contact; identifier?: string }>): Promise<AccessPointProvider> {
 				const { name, email, phoneNumber } = ctx.params.contact;
 				const record: AccessPointProviderRecord = { identifier: ctx.params.identifier?.toLowerCase() ?? newRecordIdentifier(), title: ctx.params.title, contact: { name, email, phoneNumber } };
 				await insertAudited(this, ctx.meta.user, "addAccessPointProvider", "accessPointProvider", ACCESS_POINT_PROVIDER_MODEL.collection, record);
@@ -127,7 +126,7 @@ const AccessPointsServiceSchema: ServiceSchema = {
 				endpoints: { ...(SEED_ITEM_SCHEMAS.accessPoints.props as { endpoints: object }).endpoints, min: 1 },
 				identifier: { type: "uuid", optional: true },
 			},
-			async handler(this: AccessPointsService, ctx: AccessPointsContext<{ title: string; provider: string; endpoints: EndpointSeed[]; identifier?: string }>): Promise<AccessPoint> {
+			async handler(this: AccessPointsService, ctx: RegistryContext<{ title: string; provider: string; endpoints: EndpointSeed[]; identifier?: string }>): Promise<AccessPoint> {
 				const provider = await this.collections.accessPointProviders.get(ctx.params.provider.toLowerCase());
 				if (!provider) throw ValidationFailed.one("provider", "Exists", DEFAULT_MESSAGES.Exists, ctx.params.provider);
 				const record: AccessPointRecord = {
@@ -156,7 +155,7 @@ const AccessPointsServiceSchema: ServiceSchema = {
 		exportRecords: {
 			visibility: "public",
 			params: exportPageParams(["accessPointProvider", "accessPoint"]),
-			async handler(this: AccessPointsService, ctx: AccessPointsContext<ExportPageRequest>): Promise<ExportPage> {
+			async handler(this: AccessPointsService, ctx: RegistryContext<ExportPageRequest>): Promise<ExportPage> {
 				if (ctx.params.type === "accessPointProvider") {
 					return linesOf(await keysetPage(this.collections.accessPointProviders, ctx.params), (record) => ({ type: "accessPointProvider", ...providerAnswer(record) }));
 				}
@@ -172,7 +171,7 @@ const AccessPointsServiceSchema: ServiceSchema = {
 
 		find: {
 			params: { pageRequest: PAGE_REQUEST },
-			async handler(this: AccessPointsService, ctx: AccessPointsContext<{ pageRequest: PageRequest }>): Promise<Page<AccessPoint>> {
+			async handler(this: AccessPointsService, ctx: RegistryContext<{ pageRequest: PageRequest }>): Promise<Page<AccessPoint>> {
 				const { page, size, sort } = ctx.params.pageRequest;
 				const [records, total] = await Promise.all([this.collections.accessPoints.find({ sort, offset: page * size, limit: size }), this.collections.accessPoints.count()]);
 				return pageOf(await this.answers(records), total, ctx.params.pageRequest);
@@ -180,7 +179,7 @@ const AccessPointsServiceSchema: ServiceSchema = {
 		},
 		get: {
 			params: { identifier: { type: "uuid" } },
-			async handler(this: AccessPointsService, ctx: AccessPointsContext<{ identifier: string }>): Promise<AccessPoint> {
+			async handler(this: AccessPointsService, ctx: RegistryContext<{ identifier: string }>): Promise<AccessPoint> {
 				const record = await this.collections.accessPoints.get(ctx.params.identifier.toLowerCase());
 				if (!record) throw NotFound.instance("access point", ctx.params.identifier);
 				const [answer] = await this.answers([record]);
@@ -192,7 +191,7 @@ const AccessPointsServiceSchema: ServiceSchema = {
 		providers: {
 			visibility: "public",
 			params: { identifiers: { type: "array", items: "string" } },
-			async handler(this: AccessPointsService, ctx: AccessPointsContext<{ identifiers: string[] }>): Promise<AccessPointProvider[]> {
+			async handler(this: AccessPointsService, ctx: RegistryContext<{ identifiers: string[] }>): Promise<AccessPointProvider[]> {
 				const identifiers = [...new Set(ctx.params.identifiers.map((identifier) => identifier.toLowerCase()))];
 				return (await this.collections.accessPointProviders.getMany(identifiers)).map(providerAnswer);
 			},
@@ -202,7 +201,7 @@ const AccessPointsServiceSchema: ServiceSchema = {
 		importSeed: {
 			visibility: "public",
 			params: { accessPointProviders: { type: "array", optional: true }, accessPoints: { type: "array", optional: true } },
-			async handler(this: AccessPointsService, ctx: AccessPointsContext<AccessPointSections>): Promise<Record<"accessPointProviders" | "accessPoints", SeedCounts>> {
+			async handler(this: AccessPointsService, ctx: RegistryContext<AccessPointSections>): Promise<Record<"accessPointProviders" | "accessPoints", SeedCounts>> {
 				const sections = { accessPointProviders: ctx.params.accessPointProviders ?? [], accessPoints: ctx.params.accessPoints ?? [] };
 				const outside = referencesOutside(sections).accessPointProviders;
 				const existing = outside.length ? (await this.collections.accessPointProviders.getMany(outside)).map((record) => record.identifier) : [];

@@ -10,7 +10,8 @@
  * `accounts.changed`.
  */
 import { createHash } from "node:crypto";
-import type { Context, Service, ServiceSchema } from "moleculer";
+import type { Service, ServiceSchema } from "moleculer";
+import type { RegistryContext } from "../../src/platform/context";
 import { OutboxMixin, type OutboxThis } from "../../mixins/outbox.mixin";
 import { DbMixin } from "../../mixins/db.mixin";
 import { AUDIT_OUTBOX_MODEL, auditRecord, auditWrite, type AuditRecord } from "../../src/platform/audit";
@@ -85,13 +86,12 @@ interface AccountCollections {
 interface AccountsService extends Service, OutboxThis {
 	store: Store;
 	collections: AccountCollections;
-	linkViolations(ctx: AccountsContext<unknown>, account: AccountLinks): Promise<Violation[]>;
+	linkViolations(ctx: RegistryContext<unknown>, account: AccountLinks): Promise<Violation[]>;
 	write(ops: WriteOp[], changed: AccountsChanged[]): Promise<void>;
 	existingAccount(username: string): Promise<AccountRecord>;
-	changeAccount(ctx: AccountsContext<unknown>, operation: string, before: AccountRecord, after: AccountRecord): Promise<AccountSummary>;
+	changeAccount(ctx: RegistryContext<unknown>, operation: string, before: AccountRecord, after: AccountRecord): Promise<AccountSummary>;
 }
 
-type AccountsContext<P> = Context<P, { user?: Caller | null }>;
 type AccountLinks = Pick<AccountSeed, "role" | "serviceProvider" | "accessPointProvider">;
 /** Payload of the `accounts.changed` notice (docs/internals.md "Notices"). */
 type AccountsChanged = { username: string } | { serviceProvider: string };
@@ -163,7 +163,7 @@ const AccountsServiceSchema: ServiceSchema = {
 		authenticate: {
 			visibility: "public",
 			params: { username: "string", password: "string" },
-			async handler(this: AccountsService, ctx: AccountsContext<{ username: string; password: string }>): Promise<Caller | null> {
+			async handler(this: AccountsService, ctx: RegistryContext<{ username: string; password: string }>): Promise<Caller | null> {
 				const { username, password } = ctx.params;
 				const account = password.length <= MAX_PASSWORD_LENGTH ? await this.collections.accounts.findOne({ username }) : null;
 				if (!account) return spendVerificationTime(password.slice(0, MAX_PASSWORD_LENGTH)).then(() => null);
@@ -175,7 +175,7 @@ const AccountsServiceSchema: ServiceSchema = {
 		getServiceProvider: {
 			visibility: "public",
 			params: { identifier: "string" },
-			async handler(this: AccountsService, ctx: AccountsContext<{ identifier: string }>): Promise<ServiceProvider | null> {
+			async handler(this: AccountsService, ctx: RegistryContext<{ identifier: string }>): Promise<ServiceProvider | null> {
 				const record = await this.collections.serviceProviders.get(ctx.params.identifier.toLowerCase());
 				return record ? serviceProviderOf(record) : null;
 			},
@@ -184,7 +184,7 @@ const AccountsServiceSchema: ServiceSchema = {
 		serviceProviders: {
 			visibility: "public",
 			params: { identifiers: { type: "array", items: "string" } },
-			async handler(this: AccountsService, ctx: AccountsContext<{ identifiers: string[] }>): Promise<ServiceProvider[]> {
+			async handler(this: AccountsService, ctx: RegistryContext<{ identifiers: string[] }>): Promise<ServiceProvider[]> {
 				const asked = ctx.params.identifiers.map((identifier) => identifier.toLowerCase());
 				const found = new Map((await this.collections.serviceProviders.getMany([...new Set(asked)])).map((record) => [record.identifier, record]));
 				return asked.flatMap((identifier) => (found.has(identifier) ? [serviceProviderOf(found.get(identifier) as ServiceProviderRecord)] : []));
@@ -199,7 +199,7 @@ const AccountsServiceSchema: ServiceSchema = {
 		importSeed: {
 			visibility: "public",
 			params: { serviceProviders: { type: "array", optional: true }, accounts: { type: "array", optional: true } },
-			async handler(this: AccountsService, ctx: AccountsContext<AccountSections>): Promise<Record<"serviceProviders" | "accounts", SeedCounts>> {
+			async handler(this: AccountsService, ctx: RegistryContext<AccountSections>): Promise<Record<"serviceProviders" | "accounts", SeedCounts>> {
 				const sections = { serviceProviders: ctx.params.serviceProviders ?? [], accounts: ctx.params.accounts ?? [] };
 				const outside = referencesOutside(sections);
 				const existing = {
@@ -251,7 +251,7 @@ const AccountsServiceSchema: ServiceSchema = {
 				serviceProvider: { type: "uuid", optional: true },
 				accessPointProvider: { type: "uuid", optional: true },
 			},
-			async handler(this: AccountsService, ctx: AccountsContext<AccountLinks & { username: string; password: string }>): Promise<AccountSummary> {
+			async handler(this: AccountsService, ctx: RegistryContext<AccountLinks & { username: string; password: string }>): Promise<AccountSummary> {
 				const violations = await this.linkViolations(ctx, ctx.params);
 				if (violations.length) throw new ValidationFailed(violations);
 				const { username, password, role } = ctx.params;
@@ -277,7 +277,7 @@ const AccountsServiceSchema: ServiceSchema = {
 		disableAccount: {
 			visibility: "public",
 			params: { username: "string" },
-			async handler(this: AccountsService, ctx: AccountsContext<{ username: string }>): Promise<AccountSummary> {
+			async handler(this: AccountsService, ctx: RegistryContext<{ username: string }>): Promise<AccountSummary> {
 				const before = await this.existingAccount(ctx.params.username);
 				return this.changeAccount(ctx, "disableAccount", before, { ...before, disabled: true });
 			},
@@ -286,7 +286,7 @@ const AccountsServiceSchema: ServiceSchema = {
 		resetPassword: {
 			visibility: "public",
 			params: { username: "string", password: PASSWORD },
-			async handler(this: AccountsService, ctx: AccountsContext<{ username: string; password: string }>): Promise<AccountSummary> {
+			async handler(this: AccountsService, ctx: RegistryContext<{ username: string; password: string }>): Promise<AccountSummary> {
 				const before = await this.existingAccount(ctx.params.username);
 				return this.changeAccount(ctx, "resetPassword", before, { ...before, passwordHash: await hashPassword(ctx.params.password) });
 			},
@@ -295,7 +295,7 @@ const AccountsServiceSchema: ServiceSchema = {
 		addServiceProvider: {
 			visibility: "public",
 			params: { title: { type: "string", empty: false, max: 1000 }, identifier: { type: "uuid", optional: true } },
-			async handler(this: AccountsService, ctx: AccountsContext<{ title: string; identifier?: string }>): Promise<ServiceProvider> {
+			async handler(this: AccountsService, ctx: RegistryContext<{ title: string; identifier?: string }>): Promise<ServiceProvider> {
 				const provider: ServiceProviderRecord = { identifier: ctx.params.identifier?.toLowerCase() ?? newRecordIdentifier(), title: ctx.params.title };
 				try {
 					await this.write(
@@ -330,7 +330,7 @@ const AccountsServiceSchema: ServiceSchema = {
 		exportRecords: {
 			visibility: "public",
 			params: exportPageParams(["serviceProvider", "account"]),
-			async handler(this: AccountsService, ctx: AccountsContext<ExportPageRequest>): Promise<ExportPage> {
+			async handler(this: AccountsService, ctx: RegistryContext<ExportPageRequest>): Promise<ExportPage> {
 				if (ctx.params.type === "serviceProvider") {
 					return linesOf(await keysetPage(this.collections.serviceProviders, ctx.params), (record) => ({ type: "serviceProvider", ...serviceProviderOf(record) }));
 				}
@@ -341,7 +341,7 @@ const AccountsServiceSchema: ServiceSchema = {
 
 	methods: {
 		/** The role decides which provider an account names, and that provider must exist. */
-		async linkViolations(this: AccountsService, ctx: AccountsContext<unknown>, account: AccountLinks): Promise<Violation[]> {
+		async linkViolations(this: AccountsService, ctx: RegistryContext<unknown>, account: AccountLinks): Promise<Violation[]> {
 			const shape = accountLinkReasons(account).map(({ field, message }) =>
 				violation(field, account[field as keyof AccountLinks] === undefined ? "NotNull" : "Null", message, account[field as keyof AccountLinks]),
 			);
@@ -362,7 +362,7 @@ const AccountsServiceSchema: ServiceSchema = {
 			return account;
 		},
 
-		async changeAccount(this: AccountsService, ctx: AccountsContext<unknown>, operation: string, before: AccountRecord, after: AccountRecord): Promise<AccountSummary> {
+		async changeAccount(this: AccountsService, ctx: RegistryContext<unknown>, operation: string, before: AccountRecord, after: AccountRecord): Promise<AccountSummary> {
 			await this.write(
 				[{ kind: "replace", collection: ACCOUNT_MODEL.collection, doc: withoutVersion(after), expectedVersion: before.version }, audited(ctx.meta.user, operation, "account", before, after)],
 				[{ username: after.username }],

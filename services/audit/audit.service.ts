@@ -13,7 +13,8 @@
  * same scope; each numbered change is also published on the durable channel `registry.changes`
  * through the `feedOutbox` written with it.
  */
-import type { Context, Service, ServiceSchema } from "moleculer";
+import type { Service, ServiceSchema } from "moleculer";
+import type { RegistryContext } from "../../src/platform/context";
 import { DbMixin } from "../../mixins/db.mixin";
 import type { AuditRecord } from "../../src/platform/audit";
 import { eventsFilter, type EventsQuery } from "./audit-query";
@@ -22,7 +23,6 @@ import { changesLimit, parseCursor, type ChangePage } from "../../src/contract/c
 import { publishOnChannel, REGISTRY_CHANGES } from "../../src/platform/channels";
 import { NOTICES, noticesOf } from "../../src/platform/notices";
 import { OutboxRelay } from "../../src/platform/outbox-relay";
-import type { Caller } from "../../src/contract/model";
 import { SORTABLE } from "../../src/contract/operations";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageOf, type Page, type PageRequest } from "../../src/contract/paging";
 import type { Collection, ModelSpec, SortKey, Store, StoredDoc } from "../../src/store/types";
@@ -75,8 +75,6 @@ interface AuditService extends Service {
 	feed: ChangeFeed;
 	feedRelay: OutboxRelay<FeedOutboxDoc>;
 }
-
-type AuditContext<P> = Context<P, { user?: Caller | null }>;
 
 const PAGE_REQUEST = {
 	type: "object",
@@ -154,7 +152,7 @@ const AuditServiceSchema: ServiceSchema<Record<string, never>, AuditService> = {
 		record: {
 			visibility: "public",
 			params: { records: { type: "array", items: RECORD, max: 10000 } },
-			async handler(this: AuditService, ctx: AuditContext<{ records: AuditRecord[] }>): Promise<{ recorded: number }> {
+			async handler(this: AuditService, ctx: RegistryContext<{ records: AuditRecord[] }>): Promise<{ recorded: number }> {
 				const numbered = await this.feed.record(ctx.params.records, eventDoc);
 				if (numbered.length > 0) {
 					void this.feedRelay.kick();
@@ -169,7 +167,7 @@ const AuditServiceSchema: ServiceSchema<Record<string, never>, AuditService> = {
 		/** GET /rest/api/changes (src/contract/operations.ts `findChanges`). */
 		changes: {
 			params: { after: { type: "string", optional: true, max: 100 }, limit: { type: "number", integer: true, optional: true } },
-			handler(this: AuditService, ctx: AuditContext<{ after?: string; limit?: number }>): Promise<ChangePage> {
+			handler(this: AuditService, ctx: RegistryContext<{ after?: string; limit?: number }>): Promise<ChangePage> {
 				return this.feed.changesAfter(ctx.meta.user, parseCursor("after", ctx.params.after), changesLimit(ctx.params.limit));
 			},
 		},
@@ -177,7 +175,7 @@ const AuditServiceSchema: ServiceSchema<Record<string, never>, AuditService> = {
 		/** GET /rest/api/events (src/contract/operations.ts `findEvents`). */
 		find: {
 			params: { pageRequest: PAGE_REQUEST, participant: QUERY_VALUE, operation: QUERY_VALUE, from: QUERY_VALUE, to: QUERY_VALUE },
-			async handler(this: AuditService, ctx: AuditContext<EventsQuery & { pageRequest?: PageRequest }>): Promise<Page<AuditRecord>> {
+			async handler(this: AuditService, ctx: RegistryContext<EventsQuery & { pageRequest?: PageRequest }>): Promise<Page<AuditRecord>> {
 				const filter = eventsFilter(ctx.meta.user, ctx.params);
 				const page = ctx.params.pageRequest ?? { page: 0, size: DEFAULT_PAGE_SIZE, sort: [] };
 				// Ties within a sort key: newest first (a client's `sort=at,...` decides itself).

@@ -11,7 +11,8 @@
  * after the drop). Internal actions are not cached: their callers keep their own copies
  * and may hold on to the objects they receive.
  */
-import type { Context, Service, ServiceSchema } from "moleculer";
+import type { Service, ServiceSchema } from "moleculer";
+import type { RegistryContext } from "../../src/platform/context";
 import { OutboxMixin, type OutboxThis } from "../../mixins/outbox.mixin";
 import { DbMixin } from "../../mixins/db.mixin";
 import { IF_MATCH_PARAM } from "../../src/contract/entity-tags";
@@ -27,10 +28,7 @@ import type { DocumentTypeForm, ProcessForm } from "../../src/contract/schemas";
 import { CATALOG_MODELS, type DocumentTypeRecord, type ProcessRecord } from "./models";
 import { exportPageParams, keysetPage, linesOf, type ExportPage, type ExportPageRequest } from "../../src/exchange/registry-export";
 
-interface CatalogMeta {
-	user?: Caller | null;
-}
-type CatalogContext<P = Record<string, never>> = Context<P, CatalogMeta>;
+type CatalogContext<P = Record<string, never>> = RegistryContext<P>;
 
 interface CatalogService extends Service, OutboxThis {
 	store: Store;

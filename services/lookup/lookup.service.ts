@@ -11,10 +11,11 @@
  * holds for that organization (docs/internals.md "Notices").
  */
 import { Cachers, type Context, type Service, type ServiceSchema } from "moleculer";
+import type { RegistryContext } from "../../src/platform/context";
 import { DbMixin } from "../../mixins/db.mixin";
 import { NotFound, TypeMismatch } from "../../src/contract/errors";
 import { parseParticipantIdentifier } from "../../src/contract/identifiers";
-import type { Caller, Process } from "../../src/contract/model";
+import type { Process } from "../../src/contract/model";
 import { LOOKUP_GROUP, PARTICIPANTS_CHANGED, type ParticipantChange } from "../../src/platform/channels";
 import { KeyedMutex } from "../../src/platform/keyed-mutex";
 import { NOTICES, NOTICES_RESET, noticesOf } from "../../src/platform/notices";
@@ -88,7 +89,7 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 	actions: {
 		organizationProcesses: {
 			params: { qualifiedIdentifier: { type: "string" } },
-			async handler(this: LookupThis, ctx: Context<{ qualifiedIdentifier: string }, { user?: Caller | null }>): Promise<Process[]> {
+			async handler(this: LookupThis, ctx: RegistryContext<{ qualifiedIdentifier: string }>): Promise<Process[]> {
 				const organization = parseParticipantIdentifier(ctx.params.qualifiedIdentifier);
 				if (!organization) throw new TypeMismatch(`'${ctx.params.qualifiedIdentifier}' is not an organization qualified identifier`);
 				const answer = await this.answer(organization.organizationKey, ctx.meta.user ? "all" : "visible");

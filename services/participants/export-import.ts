@@ -15,9 +15,10 @@
  */
 import { Readable } from "node:stream";
 import type { Context } from "moleculer";
+import type { RegistryContext } from "../../src/platform/context";
 import { Conflict } from "../../src/contract/errors";
 import { organizationIdentifierIsValid, organizationKey, participantQualifiedIdentifier } from "../../src/contract/identifiers";
-import type { Caller, Process, ServiceProvider } from "../../src/contract/model";
+import type { Process, ServiceProvider } from "../../src/contract/model";
 import { instantOf, keysetPage, linesOf, type ExportPage, type ExportPageRequest, type ExportedParticipant, type ImportedParticipant } from "../../src/exchange/registry-export";
 import { SeedRefused } from "../../src/exchange/seed";
 import type { SeedCounts } from "../../src/exchange/upserts";
@@ -214,7 +215,7 @@ async function batchReasons(service: BulkParticipants, ctx: Context<unknown>, ro
 }
 
 /** One batch: reasons (dry run), or every change in one store batch (SeedRefused when any reason). */
-export async function importRecords(service: BulkParticipants, ctx: Context<{ participants: ImportedParticipant[]; dryRun?: boolean }, { user?: Caller | null }>): Promise<ImportResult> {
+export async function importRecords(service: BulkParticipants, ctx: RegistryContext<{ participants: ImportedParticipant[]; dryRun?: boolean }>): Promise<ImportResult> {
 	const rows: Row[] = ctx.params.participants.map((participant) => ({
 		...participant,
 		identifier: participant.identifier.toLowerCase(),

@@ -8,13 +8,14 @@
  */
 import type { Readable } from "node:stream";
 import type { Context, Service, ServiceSchema } from "moleculer";
+import type { RegistryContext } from "../../src/platform/context";
 import { DbMixin } from "../../mixins/db.mixin";
 import { OutboxMixin, type ChangeDeliverer, type OutboxThis } from "../../mixins/outbox.mixin";
 import { envNumber } from "../../src/config/settings";
 import { calendarDate } from "../../src/contract/dates";
 import { IF_MATCH_PARAM } from "../../src/contract/entity-tags";
 import { AccessDenied } from "../../src/contract/errors";
-import type { Caller, Participant, Process, ServiceProvider } from "../../src/contract/model";
+import type { Participant, Process, ServiceProvider } from "../../src/contract/model";
 import { DEFAULT_PAGE_SIZE, type Page, type PageRequest } from "../../src/contract/paging";
 import { ADD_PARTICIPANT_FORM, UPDATE_PARTICIPANT_FORM } from "../../src/contract/schemas";
 import { exportPageParams, type ExportPage, type ExportPageRequest, type ImportedParticipant } from "../../src/exchange/registry-export";
@@ -51,10 +52,6 @@ interface Settings {
 	jobStaleAfterMs: number;
 	/** How often the periodic check looks for such jobs (0: never). */
 	jobCheckIntervalMs: number;
-}
-
-interface Meta {
-	user?: Caller | null;
 }
 
 interface ParticipantsThis extends Service<Settings>, OutboxThis, ChangeDeliverer, ProcessReplacementHost, Pick<TransfersThis, "transfers" | "transferSweeper" | "startTransfers"> {
@@ -120,7 +117,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 	actions: {
 		find: {
 			params: { ...FIND_PARAMS, pageRequest: { type: "object", optional: true } },
-			handler(this: ParticipantsThis, ctx: Context<FindFilters & { pageRequest?: PageRequest; processes?: boolean }, Meta>): Promise<Page<Participant>> {
+			handler(this: ParticipantsThis, ctx: RegistryContext<FindFilters & { pageRequest?: PageRequest; processes?: boolean }>): Promise<Page<Participant>> {
 				const page = ctx.params.pageRequest ?? { page: 0, size: DEFAULT_PAGE_SIZE, sort: [] };
 				return this.participants.find(ctx.meta.user, page, ctx.params, ctx.params.processes === true);
 			},
@@ -128,49 +125,49 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 
 		stream: {
 			params: FIND_PARAMS,
-			handler(this: ParticipantsThis, ctx: Context<FindFilters & { processes?: boolean }, Meta>): Promise<Participant[]> {
+			handler(this: ParticipantsThis, ctx: RegistryContext<FindFilters & { processes?: boolean }>): Promise<Participant[]> {
 				return this.participants.stream(ctx.meta.user, ctx.params, ctx.params.processes === true);
 			},
 		},
 
 		get: {
 			params: ADDRESS_PARAMS,
-			handler(this: ParticipantsThis, ctx: Context<Address, Meta>): Promise<Participant> {
+			handler(this: ParticipantsThis, ctx: RegistryContext<Address>): Promise<Participant> {
 				return this.participants.get(ctx.meta.user, ctx.params);
 			},
 		},
 
 		processes: {
 			params: ADDRESS_PARAMS,
-			handler(this: ParticipantsThis, ctx: Context<Address, Meta>): Promise<Process[]> {
+			handler(this: ParticipantsThis, ctx: RegistryContext<Address>): Promise<Process[]> {
 				return this.participants.processesOf(ctx.meta.user, ctx.params);
 			},
 		},
 
 		add: {
 			params: { body: ADD_PARTICIPANT_FORM },
-			handler(this: ParticipantsThis, ctx: Context<{ body: AddForm }, Meta>): Promise<Participant> {
+			handler(this: ParticipantsThis, ctx: RegistryContext<{ body: AddForm }>): Promise<Participant> {
 				return this.participants.add(ctx.meta.user, ctx.params.body);
 			},
 		},
 
 		update: {
 			params: { ...ADDRESS_PARAMS, ...IF_MATCH_PARAMS, body: UPDATE_PARTICIPANT_FORM },
-			handler(this: ParticipantsThis, ctx: Context<Address & IfMatch & { body: UpdateForm }, Meta>): Promise<Participant> {
+			handler(this: ParticipantsThis, ctx: RegistryContext<Address & IfMatch & { body: UpdateForm }>): Promise<Participant> {
 				return this.participants.update(ctx.meta.user, ctx.params, ctx.params.body, todayUtc(), ctx.params.ifMatch);
 			},
 		},
 
 		delete: {
 			params: { ...ADDRESS_PARAMS, ...IF_MATCH_PARAMS },
-			handler(this: ParticipantsThis, ctx: Context<Address & IfMatch, Meta>): Promise<void> {
+			handler(this: ParticipantsThis, ctx: RegistryContext<Address & IfMatch>): Promise<void> {
 				return this.participants.remove(ctx.meta.user, ctx.params, ctx.params.ifMatch);
 			},
 		},
 
 		transfer: {
 			params: { ...ADDRESS_PARAMS, ...IF_MATCH_PARAMS, serviceProviderIdentifier: { type: "uuid" } },
-			handler(this: ParticipantsThis, ctx: Context<Address & IfMatch & { serviceProviderIdentifier: string }, Meta>): Promise<void> {
+			handler(this: ParticipantsThis, ctx: RegistryContext<Address & IfMatch & { serviceProviderIdentifier: string }>): Promise<void> {
 				return this.participants.transfer(ctx.meta.user, ctx.params, ctx.params.serviceProviderIdentifier.toLowerCase(), ctx.params.ifMatch);
 			},
 		},
@@ -208,7 +205,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		/** Seed participants (decisions §9): upsert by (serviceProvider, organization); all or nothing (SeedRefused). */
 		importSeed: {
 			params: { participants: { type: "array", optional: true, items: SEED_PARTICIPANT } },
-			async handler(this: ParticipantsThis, ctx: Context<{ participants?: SeedParticipant[] }, Meta>) {
+			async handler(this: ParticipantsThis, ctx: RegistryContext<{ participants?: SeedParticipant[] }>) {
 				const rows = ctx.params.participants ?? [];
 				if (rows.length === 0) return { participants: { created: 0, updated: 0, unchanged: 0 } };
 				const providers = await ctx.call<ServiceProvider[], { identifiers: string[] }>("accounts.serviceProviders", {
@@ -225,7 +222,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		 * read from the store in pages as it is consumed (services/participants/export-import.ts).
 		 */
 		export: {
-			async handler(this: ParticipantsThis, ctx: Context<unknown, Meta>): Promise<Readable> {
+			async handler(this: ParticipantsThis, ctx: RegistryContext<unknown>): Promise<Readable> {
 				// The gateway allows ADMIN only; internal callers (no user) are operators' tools.
 				if (ctx.meta.user && ctx.meta.user.role !== "ADMIN") throw new AccessDenied();
 				return exportStream(this.participants);
@@ -245,7 +242,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		importRecords: {
 			visibility: "public",
 			params: IMPORT_RECORDS_PARAMS,
-			handler(this: ParticipantsThis, ctx: Context<{ participants: ImportedParticipant[]; dryRun?: boolean }, Meta>): Promise<ImportResult> {
+			handler(this: ParticipantsThis, ctx: RegistryContext<{ participants: ImportedParticipant[]; dryRun?: boolean }>): Promise<ImportResult> {
 				return importRecords(this.participants, ctx);
 			},
 		},

@@ -4,7 +4,7 @@
  * transfers nobody claimed. The service calls `startTransfers()` once its participants are ready.
  */
 import type { Context, Service, ServiceSchema } from "moleculer";
-import type { Caller } from "../../src/contract/model";
+import type { RegistryContext } from "../../src/platform/context";
 import { DEFAULT_PAGE_SIZE, type Page, type PageRequest } from "../../src/contract/paging";
 import { COMPLETE_TRANSFER_FORM, START_TRANSFER_FORM, type StartTransferForm } from "../../src/contract/schemas";
 import { PeriodicTask } from "../../src/platform/periodic-task";
@@ -12,10 +12,6 @@ import type { Collection, WriteOp } from "../../src/store/types";
 import type { TransferDoc } from "./model";
 import type { Participants } from "./participants";
 import { Transfers, type Transfer } from "./transfers";
-
-interface Meta {
-	user?: Caller | null;
-}
 
 export interface TransfersThis extends Service<{ sweepIntervalMs: number }> {
 	collections: { transfers: Collection<TransferDoc> };
@@ -33,14 +29,14 @@ const TRANSFERS_MIXIN: Partial<ServiceSchema<{ sweepIntervalMs: number }, Transf
 	actions: {
 		startTransfer: {
 			params: { body: START_TRANSFER_FORM },
-			handler(this: TransfersThis, ctx: Context<{ body: StartTransferForm }, Meta>): Promise<Transfer> {
+			handler(this: TransfersThis, ctx: RegistryContext<{ body: StartTransferForm }>): Promise<Transfer> {
 				return this.transfers.start(ctx.meta.user, ctx.params.body, new Date());
 			},
 		},
 
 		findTransfers: {
 			params: { pageRequest: { type: "object", optional: true }, state: { type: "string", optional: true, max: 100 } },
-			handler(this: TransfersThis, ctx: Context<{ pageRequest?: PageRequest; state?: string }, Meta>): Promise<Page<Transfer>> {
+			handler(this: TransfersThis, ctx: RegistryContext<{ pageRequest?: PageRequest; state?: string }>): Promise<Page<Transfer>> {
 				const page = ctx.params.pageRequest ?? { page: 0, size: DEFAULT_PAGE_SIZE, sort: [] };
 				return this.transfers.find(ctx.meta.user, page, ctx.params.state, new Date());
 			},
@@ -48,21 +44,21 @@ const TRANSFERS_MIXIN: Partial<ServiceSchema<{ sweepIntervalMs: number }, Transf
 
 		getTransfer: {
 			params: IDENTIFIER,
-			handler(this: TransfersThis, ctx: Context<{ identifier: string }, Meta>): Promise<Transfer> {
+			handler(this: TransfersThis, ctx: RegistryContext<{ identifier: string }>): Promise<Transfer> {
 				return this.transfers.get(ctx.meta.user, ctx.params.identifier, new Date());
 			},
 		},
 
 		completeTransfer: {
 			params: { ...IDENTIFIER, body: COMPLETE_TRANSFER_FORM },
-			handler(this: TransfersThis, ctx: Context<{ identifier: string; body: { key: string } }, Meta>): Promise<Transfer> {
+			handler(this: TransfersThis, ctx: RegistryContext<{ identifier: string; body: { key: string } }>): Promise<Transfer> {
 				return this.transfers.complete(ctx.meta.user, ctx.params.identifier, ctx.params.body.key, new Date());
 			},
 		},
 
 		cancelTransfer: {
 			params: IDENTIFIER,
-			handler(this: TransfersThis, ctx: Context<{ identifier: string }, Meta>): Promise<Transfer> {
+			handler(this: TransfersThis, ctx: RegistryContext<{ identifier: string }>): Promise<Transfer> {
 				return this.transfers.cancel(ctx.meta.user, ctx.params.identifier, new Date());
 			},
 		},

@@ -9,7 +9,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { calendarDate } from "../../src/contract/dates";
 import { AccessDenied, Conflict, NotFound, TypeMismatch, ValidationFailed } from "../../src/contract/errors";
 import { isUuid, parseParticipantIdentifier } from "../../src/contract/identifiers";
-import type { Caller, ServiceProvider } from "../../src/contract/model";
+import { seesEverything, type Caller, type ServiceProvider } from "../../src/contract/model";
 import { pageOf, type Page, type PageRequest } from "../../src/contract/paging";
 import type { StartTransferForm } from "../../src/contract/schemas";
 import { DEFAULT_MESSAGES } from "../../src/contract/validation";
@@ -248,7 +248,7 @@ export class Transfers {
 
 	/** Which transfers a caller may see: a service provider those it sends or receives; ADMIN and NETWORK_AUTHORITY all. */
 	private scope(caller: Caller | null | undefined): Filter {
-		if (caller && (caller.role === "ADMIN" || caller.role === "NETWORK_AUTHORITY")) return {};
+		if (seesEverything(caller)) return {};
 		return { parties: requireServiceProvider(caller).serviceProvider };
 	}
 

@@ -62,6 +62,13 @@ export class NotFound extends RegistryError {
 	}
 }
 
+/** 401: no caller where the operation needs one (the gateway adds WWW-Authenticate). */
+export class Unauthenticated extends RegistryError {
+	constructor(message = "Full authentication is required to access this resource") {
+		super(401, "AuthenticationException", message);
+	}
+}
+
 /** 403: the caller's role (or provider) may not do this. */
 export class AccessDenied extends RegistryError {
 	constructor() {

@@ -17,6 +17,11 @@ export interface Caller {
 	accessPointProvider?: string;
 }
 
+/** Does the caller read every provider's records (decisions §4)? ADMIN and NETWORK_AUTHORITY do. */
+export function seesEverything(caller: Caller | null | undefined): boolean {
+	return caller?.role === "ADMIN" || caller?.role === "NETWORK_AUTHORITY";
+}
+
 export interface Contact {
 	name: string;
 	email: string;

@@ -1,6 +1,6 @@
 /**
  * Builds a registry broker: the configuration of moleculer.config.ts with the registry's
- * middlewares (durable channels, notices, cheap request metrics). services/index.ts adds the
+ * middlewares (durable channels, notices, cheap request metrics, the role check). services/index.ts adds the
  * services a process runs.
  */
 import { ServiceBroker, type BrokerOptions } from "moleculer";
@@ -8,6 +8,7 @@ import { brokerOptions } from "../../moleculer.config";
 import { channelsMiddleware } from "./channels";
 import { requestMetricsMiddleware } from "./metrics-middleware";
 import { noticesMiddleware } from "./notices";
+import { permissionsMiddleware } from "./permissions";
 
 /** Middlewares every registry broker uses: the durable channels for participant changes, and the notices. */
 function registryMiddlewares(source: NodeJS.ProcessEnv): NonNullable<BrokerOptions["middlewares"]> {
@@ -15,26 +16,20 @@ function registryMiddlewares(source: NodeJS.ProcessEnv): NonNullable<BrokerOptio
 }
 
 /**
- * Moleculer's internal middlewares (service-broker.js INTERNAL_MIDDLEWARES, moleculer 0.14),
- * in its order, with Metrics replaced by the middleware above. The broker is built with
- * `internalMiddlewares: false` and this list instead.
+ * Moleculer's internal middlewares (ServiceBroker.INTERNAL_MIDDLEWARES), in its order, with Metrics
+ * replaced by the registry's cheaper request metrics and the role check placed right outside
+ * Cacher (so outside Validator too): a refused caller gets neither a cached answer nor a
+ * validation error. The broker is built with `internalMiddlewares: false` and this list instead.
  */
-const INTERNAL_MIDDLEWARES: NonNullable<BrokerOptions["middlewares"]> = [
-	"ActionHook",
-	"Validator",
-	"Bulkhead",
-	"Cacher",
-	"ContextTracker",
-	"CircuitBreaker",
-	"Timeout",
-	"Retry",
-	"Fallback",
-	"ErrorHandler",
-	"Tracing",
-	requestMetricsMiddleware as never,
-	"Debounce",
-	"Throttle",
-];
+function internalMiddlewares(): NonNullable<BrokerOptions["middlewares"]> {
+	const names = ServiceBroker.INTERNAL_MIDDLEWARES;
+	if (!names.includes("Cacher") || !names.includes("Metrics")) throw new Error(`moleculer's internal middlewares changed: ${names.join(", ")}`);
+	return names.flatMap((name) => {
+		if (name === "Metrics") return [requestMetricsMiddleware as never];
+		if (name === "Cacher") return [name, permissionsMiddleware() as never];
+		return [name];
+	});
+}
 
 export interface BrokerBuildOptions {
 	env?: NodeJS.ProcessEnv;
@@ -56,7 +51,7 @@ export function createBroker(options: BrokerBuildOptions = {}): ServiceBroker {
 	const overrides = options.overrides ?? {};
 	const own = overrides.middlewares ?? [...registryMiddlewares(source), ...(base.middlewares ?? [])];
 	// Internal middlewares as moleculer adds them (after the broker's own), unless an override says otherwise.
-	const internal = overrides.internalMiddlewares === undefined ? INTERNAL_MIDDLEWARES : [];
+	const internal = overrides.internalMiddlewares === undefined ? internalMiddlewares() : [];
 	const broker = new ServiceBroker({
 		...base,
 		...overrides,

@@ -13,7 +13,8 @@
  * stream is back. In one process, notices are local events.
  */
 import { connect, consumerOpts, JSONCodec, type JetStreamClient, type NatsConnection, type JetStreamSubscription } from "nats";
-import type { Middleware as BrokerMiddleware, Context, ServiceBroker } from "moleculer";
+import type { Middleware as BrokerMiddleware, ServiceBroker } from "moleculer";
+import type { RegistryContext, RegistryMeta } from "./context";
 import { channelPrefix } from "./channels";
 import { newRecordIdentifier } from "./record-identifier";
 import { env } from "../config/settings";
@@ -39,11 +40,11 @@ export const NOTICES = {
  * Call meta a caller sets to the last notice it has heard: the callee answers only once it has
  * heard as much (`caughtUp`), so an answer the caller holds is never older than what it knows.
  */
-export const HEARD_NOTICES_META = "$heardNotices";
+export const HEARD_NOTICES_META = "$heardNotices" satisfies keyof RegistryMeta;
 /** How long a callee waits to catch up before it answers anyway (and says it is behind). */
 const CATCH_UP_MS = 1000;
 /** Call meta a callee sets when it answered without having caught up: the caller must not hold the answer. */
-export const BEHIND_NOTICES_META = "$behindNotices";
+export const BEHIND_NOTICES_META = "$behindNotices" satisfies keyof RegistryMeta;
 
 /** Local event: this process may have missed notices; drop everything held from other services' data. */
 export const NOTICES_RESET = "registry.notices.reset";
@@ -272,14 +273,14 @@ export function noticesMiddleware(source: NodeJS.ProcessEnv = process.env): Brok
 			await bus?.start();
 		},
 		// A caller that holds answers says which notices it has heard; answer once this process has too.
-		localAction(handler: (ctx: Context) => Promise<unknown>) {
-			return function heardNotices(this: unknown, ctx: Context): Promise<unknown> {
-				const position = (ctx.meta as Record<string, unknown>)[HEARD_NOTICES_META];
+		localAction(handler: (ctx: RegistryContext) => Promise<unknown>) {
+			return function heardNotices(this: unknown, ctx: RegistryContext): Promise<unknown> {
+				const position = ctx.meta[HEARD_NOTICES_META];
 				if (typeof position !== "number") return handler.call(this, ctx);
 				const bus = noticesOf(ctx.broker);
 				if (position <= bus.heard) return handler.call(this, ctx);
 				return bus.caughtUp(position).then((done) => {
-					if (!done) (ctx.meta as Record<string, unknown>)[BEHIND_NOTICES_META] = true;
+					if (!done) ctx.meta[BEHIND_NOTICES_META] = true;
 					return handler.call(this, ctx);
 				});
 			};

@@ -9,7 +9,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startCluster, type Cluster } from "../support/cluster";
-import { DEMO_SEED_FILE } from "../support/registry";
+import { DEMO_SEED_FILE, REGISTRY_START_TIMEOUT_MS } from "../support/registry";
 import { EDGE_TOPOLOGY } from "./convergence";
 import { LOOKUP, pollUntil, send } from "./support";
 
@@ -43,7 +43,7 @@ describe("npm start on every process of the edge topology, one data directory", 
 			env: { LOG_LEVEL: "info" },
 			processEnv: { gateway3: { REGISTRY_SEED: clashingSeed } },
 		});
-	}, 180000);
+	}, REGISTRY_START_TIMEOUT_MS);
 	afterAll(async () => {
 		await cluster?.stop();
 		fs.rmSync(scratch, { recursive: true, force: true });
@@ -70,7 +70,7 @@ describe("REGISTRY_SEED on every process of the edge topology", () => {
 	let cluster: Cluster;
 	beforeAll(async () => {
 		cluster = await startCluster({ topology: EDGE_TOPOLOGY, shareDataWith: ALL_ON_ONE_DIRECTORY, env: { LOG_LEVEL: "info", REGISTRY_SEED: DEMO_SEED_FILE } });
-	}, 180000);
+	}, REGISTRY_START_TIMEOUT_MS);
 	afterAll(() => cluster?.stop());
 
 	test("every process starts; the first imports the seed, the others find it imported", async () => {

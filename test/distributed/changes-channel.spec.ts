@@ -9,9 +9,9 @@ import { ServiceBroker, type ServiceSchema } from "moleculer";
 import type { Change } from "../../src/contract/changes";
 import { channelsMiddleware, REGISTRY_CHANGES } from "../../src/platform/channels";
 import { seededRandom } from "../../src/platform/seeded-random";
-import type { Cluster } from "../support/cluster";
+import { PROCESS_READY_TIMEOUT_MS, type Cluster } from "../support/cluster";
 import { NATS_URL } from "../support/servers";
-import { demoAuth } from "../support/registry";
+import { demoAuth, REGISTRY_START_TIMEOUT_MS } from "../support/registry";
 import { FREE_PROCESSES, Participants, pollUntil, send, startSeededCluster } from "./support";
 
 const CHANGES = "application/vnd.registry.changes.find.v1+json";
@@ -21,8 +21,8 @@ let cluster: Cluster;
 
 beforeAll(async () => {
 	cluster = await startSeededCluster();
-	await cluster.broker.waitForServices(["audit"], 30000);
-}, 180000);
+	await cluster.broker.waitForServices(["audit"], PROCESS_READY_TIMEOUT_MS);
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => cluster?.stop());
 
 /** Every change of the feed, as ADMIN sees it (the whole registry). */

@@ -8,14 +8,14 @@ import http from "node:http";
 import net from "node:net";
 import { SHUTDOWN_TIMEOUT_MS } from "../../src/config/runtime";
 import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
-import { demoAuth } from "../support/registry";
+import { demoAuth, REGISTRY_START_TIMEOUT_MS } from "../support/registry";
 import { ADD, CONTACT, FREE_PROCESSES, metricOf, pollUntil, send, startSeededCluster } from "./support";
 
 let cluster: Cluster;
 
 beforeAll(async () => {
 	cluster = await startSeededCluster({ topology: ONE_PROCESS_PER_SERVICE, shareDataWith: { participants2: "participants" } });
-}, 180000);
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => cluster?.stop());
 
 interface Outcome {

@@ -7,6 +7,7 @@ import type { Cluster } from "../support/cluster";
 import { freePort } from "../../src/platform/local-network";
 import { EDGE_TOPOLOGY, runConvergence, startDemoCluster, summary } from "./convergence";
 import { PrivateRedis } from "./support";
+import { REGISTRY_START_TIMEOUT_MS } from "../support/registry";
 
 const ALL_ON_ONE_DIRECTORY = Object.fromEntries(Object.keys(EDGE_TOPOLOGY).map((name) => [name, "shared"]));
 
@@ -17,7 +18,7 @@ beforeAll(async () => {
 	redis = new PrivateRedis(await freePort());
 	await redis.start();
 	cluster = await startDemoCluster({ shareDataWith: ALL_ON_ONE_DIRECTORY, env: { CACHER: redis.url } });
-}, 180000);
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(async () => {
 	await cluster?.stop();
 	await redis?.kill();

@@ -9,6 +9,7 @@
  */
 import type { Cluster } from "../support/cluster";
 import { EDGE_TOPOLOGY, runConvergence, startDemoCluster, summary } from "./convergence";
+import { REGISTRY_START_TIMEOUT_MS } from "../support/registry";
 
 const GATEWAYS = ["gateway1", "gateway2"];
 
@@ -26,7 +27,7 @@ describe.each(variants)("gateways co-hosting lookups, a standalone lookup, %s", 
 	let cluster: Cluster;
 	beforeAll(async () => {
 		cluster = await startDemoCluster({ topology, shareDataWith });
-	}, 180000);
+	}, REGISTRY_START_TIMEOUT_MS);
 	afterAll(() => cluster?.stop());
 
 	test("500 random changes through random gateways: every gateway agrees within 1 s after each, and none goes back to an older answer", async () => {

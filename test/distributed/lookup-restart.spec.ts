@@ -8,12 +8,13 @@
 import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
 import { disagreements, FREE_PROCESSES, metricOf, Participants, pollUntil, startSeededCluster, type Answer } from "./support";
 import { seededRandom as random } from "../../src/platform/seeded-random";
+import { REGISTRY_START_TIMEOUT_MS } from "../support/registry";
 
 let cluster: Cluster;
 
 beforeAll(async () => {
 	cluster = await startSeededCluster({ topology: ONE_PROCESS_PER_SERVICE });
-}, 120000);
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => cluster?.stop());
 
 test("a lookup node killed (SIGKILL) while participants are added, updated and deleted, then restarted, answers every touched organization as the participants service does: the durable consumer delivers every change it missed", async () => {

@@ -9,6 +9,7 @@ import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
 import { organizationKey } from "../../src/contract/identifiers";
 import type { ParticipantChange } from "../../src/platform/channels";
 import { disagreements, FREE_PROCESSES, metricOf, Participants, pollUntil, qid, startSeededCluster, truthOf } from "./support";
+import { REGISTRY_START_TIMEOUT_MS } from "../support/registry";
 
 const NODES = ["lookup", "lookup2"];
 const ADMIN_META = { user: { username: "distributed-test", role: "ADMIN" } };
@@ -19,7 +20,7 @@ beforeAll(async () => {
 	cluster = await startSeededCluster({ topology: ONE_PROCESS_PER_SERVICE, shareDataWith: { lookup2: "lookup" } });
 	// The second node joins the running cluster (and the consumer group), as a scaled-out replica does.
 	await cluster.add("lookup2", "lookup");
-}, 180000);
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => cluster?.stop());
 
 const nodeId = (name: string) => `${name}-${cluster.namespace}`;

@@ -7,7 +7,7 @@
  */
 import { organizationKey } from "../../src/contract/identifiers";
 import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
-import { basic, demoAuth } from "../support/registry";
+import { basic, demoAuth, REGISTRY_START_TIMEOUT_MS } from "../support/registry";
 import { FREE_PROCESSES, LOOKUP, metricOf, Participants, pollUntil, PrivateRedis, qid, send, startSeededCluster, type Answer } from "./support";
 import { freePort } from "../../src/platform/local-network";
 
@@ -19,7 +19,7 @@ beforeAll(async () => {
 	redis = new PrivateRedis(await freePort());
 	await redis.start();
 	cluster = await startSeededCluster({ topology: ONE_PROCESS_PER_SERVICE, env: { CACHER: redis.url } });
-}, 180000);
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(async () => {
 	await cluster?.stop();
 	await redis?.kill();

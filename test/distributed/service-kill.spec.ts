@@ -14,7 +14,7 @@
  * it has asked before (services/api/held-answers.ts), and those are answered without the lookup.
  */
 import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
-import { demoAuth } from "../support/registry";
+import { demoAuth, REGISTRY_START_TIMEOUT_MS } from "../support/registry";
 import { metricOf, pollUntil, send, type Answer } from "./support";
 import { startSeededCluster } from "./support";
 
@@ -29,7 +29,7 @@ beforeAll(async () => {
 		env: { REQUEST_TIMEOUT: String(REQUEST_TIMEOUT) },
 		shareDataWith: { participants2: "participants", lookup2: "lookup", catalog2: "catalog" },
 	});
-}, 180000);
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => cluster?.stop());
 
 interface Subject {

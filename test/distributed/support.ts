@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import Redis from "ioredis";
 import type { Cluster, ClusterOptions } from "../support/cluster";
-import { startCluster } from "../support/cluster";
+import { PROCESS_READY_TIMEOUT_MS, startCluster } from "../support/cluster";
 import { demoAuth, demoSeed } from "../support/registry";
 import { organizationKey } from "../../src/contract/identifiers";
 import { importSeed } from "../../src/exchange/seed";
@@ -31,7 +31,7 @@ export const qid = (organization: string) => `iso6523-actorid-upis::0088:${organ
 export async function startSeededCluster(options: ClusterOptions = {}): Promise<Cluster> {
 	const cluster = await startCluster(options);
 	try {
-		await cluster.broker.waitForServices(["accounts", "catalog", "accessPoints", "participants", "lookup"], 30000);
+		await cluster.broker.waitForServices(["accounts", "catalog", "accessPoints", "participants", "lookup"], PROCESS_READY_TIMEOUT_MS);
 		// Seeding hashes the demo accounts' passwords: give it more than REQUEST_TIMEOUT on a busy machine.
 		const requestTimeout = cluster.broker.options.requestTimeout;
 		cluster.broker.options.requestTimeout = 60000;

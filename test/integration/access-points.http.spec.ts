@@ -3,7 +3,7 @@
  * table; decisions §3, §7), on the demo seed (docs/demo-data.md).
  */
 import request from "supertest";
-import { basic, startRegistry, type RunningRegistry } from "../support/registry";
+import { basic, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
 
 const FIND = "application/vnd.registry.accesspoints.find.v1+json";
 const GET = "application/vnd.registry.accesspoints.get.v1+json";
@@ -14,7 +14,7 @@ const SP1 = basic("sp1", "sp1-demo-password");
 let registry: RunningRegistry;
 beforeAll(async () => {
 	registry = await startRegistry();
-});
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => registry.stop());
 
 const find = (query = "", authorization: string | null = SP1) => {

@@ -4,7 +4,7 @@
  * (docs/demo-data.md). Tests that change the catalog work on records they create.
  */
 import request from "supertest";
-import { basic, startRegistry, type RunningRegistry } from "../support/registry";
+import { basic, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
 
 const media = (resource: string, operation: string) => `application/vnd.registry.${resource}.${operation}.v1+json`;
 const UNKNOWN = "0f0f0f0f-0000-4000-8000-000000000000";
@@ -25,7 +25,7 @@ const APP1 = basic("app1", "app1-demo-password");
 let registry: RunningRegistry;
 beforeAll(async () => {
 	registry = await startRegistry();
-});
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => registry.stop());
 
 type Method = "get" | "post" | "put" | "delete";

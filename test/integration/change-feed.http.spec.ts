@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import request from "supertest";
 import { organizationNumberSource } from "../support/bulk";
-import { demoAccount, demoAuth, startRegistry, type RunningRegistry } from "../support/registry";
+import { demoAccount, demoAuth, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
 
 const ROOT = path.join(__dirname, "..", "..");
 const CHANGES = "application/vnd.registry.changes.find.v1+json";
@@ -48,7 +48,7 @@ beforeAll(async () => {
 	admin = demoAuth("ADMIN");
 	authority = demoAuth("NETWORK_AUTHORITY");
 	SP2 = demoAccount("SERVICE_PROVIDER", 1).serviceProvider as string;
-});
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => registry.stop());
 
 async function page(auth: string, after: string, limit = 1000): Promise<{ changes: Change[]; cursor: string; more: boolean }> {

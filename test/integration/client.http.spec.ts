@@ -6,7 +6,7 @@
  */
 import { createRegistryClient, type RegistryError } from "../../client";
 import { registerParticipant } from "../../examples/register-participant";
-import { startRegistry, type RunningRegistry } from "../support/registry";
+import { REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
 
 const BILLING = "55555555-0000-4000-8000-000000000001";
 const INVOICE_RESPONSE = "55555555-0000-4000-8000-000000000006";
@@ -14,7 +14,7 @@ const INVOICE_RESPONSE = "55555555-0000-4000-8000-000000000006";
 let registry: RunningRegistry;
 beforeAll(async () => {
 	registry = await startRegistry();
-});
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => registry?.stop());
 
 describe("the example program: register a participant as sp1, read the lookup", () => {

@@ -8,7 +8,7 @@
  * cluster (one OS process per service).
  */
 import request from "supertest";
-import { demoAccount, demoAuth, startRegistry, type RunningRegistry } from "../support/registry";
+import { demoAccount, demoAuth, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
 import { organizationNumberSource } from "../support/bulk";
 
 const EVENTS = "/rest/api/events";
@@ -123,7 +123,7 @@ beforeAll(async () => {
 		"the story's records",
 	);
 	await eventually(async () => (await content(admin, { operation: "addProcess" })).some((event) => event.resourceId === story.process), "the catalog record");
-}, 60000);
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => registry.stop());
 
 describe("GET /rest/api/events: who sees what", () => {

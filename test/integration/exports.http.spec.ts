@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import request from "supertest";
 import { addParticipants, DEMO_PROVIDER } from "../support/bulk";
-import { basic, TOPOLOGY, type RunningRegistry, startRegistry } from "../support/registry";
+import { basic, TOPOLOGY, type RunningRegistry, REGISTRY_START_TIMEOUT_MS, startRegistry } from "../support/registry";
 import { NATS_URL } from "../support/servers";
 
 const EXPORT = "/rest/api/exports/participants";
@@ -24,7 +24,7 @@ let registry: RunningRegistry;
 beforeAll(async () => {
 	registry = await startRegistry();
 	expect(await addParticipants(registry.broker, BULK)).toBe(BULK);
-}, 180000);
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => registry?.stop());
 
 /** The body as text, whatever its media type. */

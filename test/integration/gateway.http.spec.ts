@@ -4,7 +4,7 @@
  * "Authentication", "Errors"; decisions §1–§3, §8).
  */
 import request from "supertest";
-import { basic, demoAuth, startRegistry, type RunningRegistry } from "../support/registry";
+import { basic, demoAuth, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
 
 const FIND_PROCESSES = "application/vnd.registry.processes.find.v1+json";
 const ADD_PROCESS = "application/vnd.registry.processes.add.v1+json";
@@ -24,7 +24,7 @@ let admin: string;
 beforeAll(async () => {
 	registry = await startRegistry({ env: { AUTH_USER_MAX_FAILURES: "3", AUTH_LOCKOUT_SECONDS: "2" } });
 	admin = demoAuth("ADMIN");
-});
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => registry.stop());
 
 function expectCommonHeaders(headers: Record<string, string>) {

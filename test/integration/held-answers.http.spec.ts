@@ -11,7 +11,7 @@ import request from "supertest";
 import { NOTICES, noticesOf } from "../../src/platform/notices";
 import { organizationNumberSource } from "../support/bulk";
 import { rawRequest, type RawAnswer } from "../support/raw-http";
-import { basic, demoAccount, demoAuth, startRegistry, TOPOLOGY, type RunningRegistry } from "../support/registry";
+import { basic, demoAccount, demoAuth, REGISTRY_START_TIMEOUT_MS, startRegistry, TOPOLOGY, type RunningRegistry } from "../support/registry";
 
 const LOOKUP_PLURAL = "application/vnd.registry.organizations.processes.v1+json";
 const LOOKUP_SINGULAR = "application/vnd.registry.organization.processes.v1+json";
@@ -35,7 +35,7 @@ beforeAll(async () => {
 	registry = await startRegistry({ env: { AUTH_USER_MAX_FAILURES: String(USER_MAX_FAILURES), AUTH_LOCKOUT_SECONDS: String(LOCKOUT_SECONDS), AUTH_MAX_LOCKOUT_SECONDS: String(LOCKOUT_SECONDS) } });
 	sp1 = demoAuth("SERVICE_PROVIDER", 0);
 	sp2 = demoAuth("SERVICE_PROVIDER", 1);
-}, 180000);
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => registry.stop());
 
 function get(path: string, headers: Record<string, string> = {}): Promise<RawAnswer> {

@@ -5,7 +5,7 @@
  */
 import request from "supertest";
 import { organizationNumberSource } from "../support/bulk";
-import { demoAuth, startRegistry, type RunningRegistry } from "../support/registry";
+import { demoAuth, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
 
 const ADD = "application/vnd.registry.participants.add.v1+json";
 const BILLING = "55555555-0000-4000-8000-000000000001";
@@ -23,7 +23,7 @@ beforeAll(async () => {
 	sp1 = demoAuth("SERVICE_PROVIDER", 0);
 	sp2 = demoAuth("SERVICE_PROVIDER", 1);
 	admin = demoAuth("ADMIN");
-});
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => registry.stop());
 
 const body = (organization: string, processes = [BILLING]) => ({

@@ -5,7 +5,7 @@
  * checks there wait (with a deadline) for it.
  */
 import request from "supertest";
-import { basic, demoAuth, startRegistry, TOPOLOGY, type RunningRegistry } from "../support/registry";
+import { basic, demoAuth, REGISTRY_START_TIMEOUT_MS, startRegistry, TOPOLOGY, type RunningRegistry } from "../support/registry";
 
 const PLURAL = "application/vnd.registry.organizations.processes.v1+json";
 const SINGULAR = "application/vnd.registry.organization.processes.v1+json";
@@ -29,7 +29,7 @@ beforeAll(async () => {
 	sp1 = demoAuth("SERVICE_PROVIDER", 0);
 	sp2 = demoAuth("SERVICE_PROVIDER", 1);
 	admin = demoAuth("ADMIN");
-});
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => registry.stop());
 
 function lookup(qualifiedIdentifier: string, auth?: string, accept = PLURAL) {

@@ -15,7 +15,7 @@ import packageJson from "../../package.json";
 import { loadServiceSchema, SERVICE_SCHEMAS } from "../../services";
 import { openApiDocument } from "../../src/contract/openapi";
 import { API_BASE, OPERATIONS, type Operation } from "../../src/contract/operations";
-import { basic, startRegistry, type RunningRegistry } from "../support/registry";
+import { basic, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -365,7 +365,7 @@ beforeAll(async () => {
 	// A process and a document type with only their required fields, for the finds to show.
 	await create("/processes", "application/vnd.registry.processes.add.v1+json", ADMIN, { domain: "Minimal" });
 	await create("/document-types", "application/vnd.registry.document-types.add.v1+json", ADMIN, { title: "Minimal" });
-});
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => registry?.stop());
 
 describe("the served document", () => {

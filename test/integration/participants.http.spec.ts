@@ -4,7 +4,7 @@
  * sort and paging. Runs against the one-process registry and again against the cluster.
  */
 import request from "supertest";
-import { demoAccount, demoAuth, startRegistry, type RunningRegistry } from "../support/registry";
+import { demoAccount, demoAuth, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
 import { organizationNumberSource } from "../support/bulk";
 
 const MEDIA = (operation: string) => `application/vnd.registry.participants.${operation}.v1+json`;
@@ -45,7 +45,7 @@ beforeAll(async () => {
 	app = demoAuth("ACCESS_POINT_PROVIDER");
 	SP1 = demoAccount("SERVICE_PROVIDER", 0).serviceProvider as string;
 	SP2 = demoAccount("SERVICE_PROVIDER", 1).serviceProvider as string;
-});
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => registry.stop());
 
 /** A fresh valid Norwegian organization number (MOD11) per call. */

@@ -7,7 +7,7 @@
  */
 import request from "supertest";
 import { organizationNumberSource } from "../support/bulk";
-import { demoAuth, startRegistry, type RunningRegistry } from "../support/registry";
+import { demoAuth, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
 
 const JOBS = "/rest/api/jobs/process-replacements";
 const MEDIA = (resource: string, operation: string) => `application/vnd.registry.${resource}.${operation}.v1+json`;
@@ -131,7 +131,7 @@ beforeAll(async () => {
 	const shared = organizationNumber();
 	holders.claimedElsewhere = await addParticipant(sp1, [OLD], "0192", shared);
 	holders.claimant = await addParticipant(sp2, [NEW], "0192", shared);
-}, 120_000);
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => registry?.stop());
 
 describe("refusals before any job starts", () => {

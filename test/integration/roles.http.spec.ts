@@ -15,7 +15,7 @@ import { SERVICE_SCHEMAS, loadServiceSchema } from "../../services";
 import { API_BASE, OPERATIONS, type Operation } from "../../src/contract/operations";
 import type { Role } from "../../src/contract/model";
 import { errorAnswerProblems, rawRequest, type RawAnswer, type RawRequest } from "../support/raw-http";
-import { basic, demoAccount, demoAuth, demoSeed, startRegistry, type RunningRegistry } from "../support/registry";
+import { basic, demoAccount, demoAuth, demoSeed, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
 
 // seed/demo.json (docs/demo-data.md)
 const ACCESS_POINT = "33333333-0000-4000-8000-000000000001";
@@ -71,7 +71,7 @@ beforeAll(async () => {
 	admin = demoAuth("ADMIN");
 	sp1 = demoAuth("SERVICE_PROVIDER", 0);
 	sp2 = demoAuth("SERVICE_PROVIDER", 1);
-}, 120000);
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => registry?.stop());
 
 function send(request: RawRequest): Promise<RawAnswer> {

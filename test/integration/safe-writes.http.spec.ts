@@ -6,7 +6,7 @@
  */
 import request from "supertest";
 import { organizationNumberSource } from "../support/bulk";
-import { demoAccount, demoAuth, startRegistry, type RunningRegistry } from "../support/registry";
+import { demoAccount, demoAuth, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
 
 const MEDIA = (resource: string, operation: string) => `application/vnd.registry.${resource}.${operation}.v1+json`;
 const BILLING = "55555555-0000-4000-8000-000000000001";
@@ -30,7 +30,7 @@ beforeAll(async () => {
 	sp2 = demoAuth("SERVICE_PROVIDER", 1);
 	admin = demoAuth("ADMIN");
 	app = demoAuth("ACCESS_POINT_PROVIDER");
-});
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => registry.stop());
 
 async function addParticipant(auth = sp1): Promise<{ identifier: string; organization: string }> {

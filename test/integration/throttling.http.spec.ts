@@ -21,7 +21,7 @@
  */
 import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
 import { errorAnswerProblems, rawRequest, type RawAnswer } from "../support/raw-http";
-import { basic, demoAccount, demoAuth, demoSeed, startRegistry, TOPOLOGY, type RunningRegistry } from "../support/registry";
+import { basic, demoAccount, demoAuth, demoSeed, REGISTRY_START_TIMEOUT_MS, startRegistry, TOPOLOGY, type RunningRegistry } from "../support/registry";
 
 const RATE_LIMIT = 25;
 const USER_MAX_FAILURES = 3;
@@ -48,12 +48,12 @@ let turn = 0;
 beforeAll(async () => {
 	if (TOPOLOGY === "distributed") {
 		// eslint-disable-next-line @typescript-eslint/no-require-imports
-		const { startCluster } = require("../support/cluster") as typeof import("../support/cluster");
+		const { startCluster, PROCESS_READY_TIMEOUT_MS } = require("../support/cluster") as typeof import("../support/cluster");
 		// eslint-disable-next-line @typescript-eslint/no-require-imports
 		const { importSeed } = require("../../src/exchange/seed") as typeof import("../../src/exchange/seed");
 		const cluster: Cluster = await startCluster({ env: ENV, topology: { ...ONE_PROCESS_PER_SERVICE, gateway2: "api" } });
 		stop = () => cluster.stop();
-		await cluster.broker.waitForServices(["accounts", "catalog", "accessPoints", "participants", "lookup"], 30000);
+		await cluster.broker.waitForServices(["accounts", "catalog", "accessPoints", "participants", "lookup"], PROCESS_READY_TIMEOUT_MS);
 		await importSeed(cluster.broker, demoSeed());
 		gateways = [cluster.url, `http://127.0.0.1:${(cluster.processes.get("gateway2") as { port: number }).port}`];
 	} else {
@@ -61,7 +61,7 @@ beforeAll(async () => {
 		stop = () => registry.stop();
 		gateways = [registry.url];
 	}
-}, 180000);
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => stop?.());
 
 function get(path: string, options: { authorization?: string; address: string }): Promise<RawAnswer> {

@@ -8,7 +8,7 @@
 import request from "supertest";
 import { organizationNumberSource } from "../support/bulk";
 import { errorAnswerProblems, rawRequest } from "../support/raw-http";
-import { basic, demoAccount, demoAuth, demoSeed, startRegistry, type RunningRegistry } from "../support/registry";
+import { basic, demoAccount, demoAuth, demoSeed, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
 
 const MEDIA = (resource: string, operation: string) => `application/vnd.registry.${resource}.${operation}.v1+json`;
 const TRANSFERS = "/rest/api/transfers";
@@ -39,7 +39,7 @@ beforeAll(async () => {
 	authority = demoAuth("NETWORK_AUTHORITY");
 	SP1 = demoAccount("SERVICE_PROVIDER", 0).serviceProvider as string;
 	SP2 = demoAccount("SERVICE_PROVIDER", 1).serviceProvider as string;
-}, 120000);
+}, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => registry?.stop());
 
 interface Participant {

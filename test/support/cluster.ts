@@ -64,6 +64,9 @@ export const ONE_PROCESS_PER_SERVICE: Record<string, string> = {
 	audit: "audit",
 };
 
+/** How long one process may take to answer /health/ready: it ends a start that hangs, not a slow one. */
+export const PROCESS_READY_TIMEOUT_MS = 5 * 60 * 1000;
+
 /** A process that exited while being waited for: waiting longer cannot help. */
 class ProcessExited extends Error {}
 
@@ -199,7 +202,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 
 	try {
 		await broker.start();
-		for (const name of [...processes.keys()]) await untilReady(name, 60000);
+		for (const name of [...processes.keys()]) await untilReady(name, PROCESS_READY_TIMEOUT_MS);
 	} catch (error) {
 		const logs = [...processes.values()].map((entry) => `--- ${entry.name}\n${entry.output.join("").slice(-3000)}`).join("\n");
 		await cluster.stop();

@@ -35,6 +35,13 @@ export function demoSeed(): Record<string, unknown> {
  */
 export const TOPOLOGY = process.env.REGISTRY_TOPOLOGY === "distributed" ? "distributed" : "one-process";
 
+/**
+ * The timeout of a hook that starts a registry. The start waits on readiness (every process's
+ * /health/ready, then the services as the test's node sees them), never on the clock: this bound
+ * only ends a start that hangs, far above a start on a loaded two-core machine.
+ */
+export const REGISTRY_START_TIMEOUT_MS = 10 * 60 * 1000;
+
 async function importSeedThrough(broker: ServiceBroker, seed: object): Promise<void> {
 	// eslint-disable-next-line @typescript-eslint/no-require-imports
 	const { importSeed } = require("../../src/exchange/seed") as { importSeed: (broker: ServiceBroker, seed: object) => Promise<unknown> };
@@ -43,11 +50,11 @@ async function importSeedThrough(broker: ServiceBroker, seed: object): Promise<v
 
 async function startDistributed(options: StartOptions): Promise<RunningRegistry> {
 	// eslint-disable-next-line @typescript-eslint/no-require-imports
-	const { startCluster } = require("./cluster") as typeof import("./cluster");
+	const { startCluster, PROCESS_READY_TIMEOUT_MS } = require("./cluster") as typeof import("./cluster");
 	const cluster = await startCluster({ env: options.env });
 	const seed = options.seed === undefined ? demoSeed() : options.seed;
 	try {
-		await cluster.broker.waitForServices(["accounts", "catalog", "accessPoints", "participants", "lookup", "audit"], 30000);
+		await cluster.broker.waitForServices(["accounts", "catalog", "accessPoints", "participants", "lookup", "audit"], PROCESS_READY_TIMEOUT_MS);
 		if (seed) await importSeedThrough(cluster.broker, seed);
 	} catch (error) {
 		await cluster.stop();

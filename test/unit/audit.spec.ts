@@ -317,7 +317,7 @@ describe("audit trail of the registry (in memory)", () => {
 		expect((await events(broker, sp1, { operation: "addAccount" })).totalElements).toBe(0);
 	});
 
-	test("filters: operation, from and to (inclusive), paging; bad values are 400; roles outside the table are 403", async () => {
+	test("filters: operation, from and to (inclusive), paging; bad values are 400; roles outside the table are 403, no caller 401", async () => {
 		const all = (await events(broker, admin)).content;
 		const newest = all[0];
 		const oldest = all[all.length - 1];
@@ -335,7 +335,7 @@ describe("audit trail of the registry (in memory)", () => {
 		expect(await failure(events(broker, admin, { from: "last week" }))).toMatchObject({ code: 400, type: "MethodArgumentTypeMismatchException" });
 		expect(await failure(events(broker, admin, { participant: "nobody" }))).toMatchObject({ code: 400 });
 		expect(await failure(events(broker, apProvider))).toMatchObject({ code: 403, type: "AccessDeniedException" });
-		expect(await failure(events(broker, undefined))).toMatchObject({ code: 403 });
+		expect(await failure(events(broker, undefined))).toMatchObject({ code: 401, type: "AuthenticationException" });
 	});
 
 	test("a redelivered record is stored once (the record identifier is the document identifier)", async () => {

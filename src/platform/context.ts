@@ -1,0 +1,18 @@
+/**
+ * The call meta of the registry, typed once: every action handler's context is a
+ * RegistryContext. (moleculer 0.14 types `ctx.meta` by Context's second type parameter, which a
+ * module augmentation cannot change: redeclaring `meta` is TS2717.)
+ */
+import type { Context } from "moleculer";
+import type { Caller } from "../contract/model";
+
+export interface RegistryMeta {
+	/** The caller, as the gateway authenticated it; absent or null for anonymous calls (src/platform/permissions.ts). */
+	user?: Caller | null;
+	/** The last notice the caller has heard: answer once this process has too (src/platform/notices.ts). */
+	$heardNotices?: number;
+	/** Set by a callee that answered before catching up: the caller must not hold the answer. */
+	$behindNotices?: boolean;
+}
+
+export type RegistryContext<P = unknown> = Context<P, RegistryMeta>;
