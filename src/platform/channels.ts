@@ -7,6 +7,7 @@
 import { Middleware } from "@moleculer/channels";
 import type { Middleware as BrokerMiddleware, ServiceBroker } from "moleculer";
 import { env } from "../config/settings";
+import { isNatsTransporter, natsConnectionOptions } from "./connections";
 
 /** The channel participant changes are published on (docs/internals.md "Events and channels"). */
 export const PARTICIPANTS_CHANGED = "registry.participants.changed";
@@ -40,29 +41,17 @@ export function channelPrefix(namespace: string): string {
 
 const STREAM_MAX_AGE_NANOS = 7 * 24 * 3600 * 1e9;
 
-/** `nats://user:pass@host:4222,nats://…` → connection options for the nats client. */
-function natsOptions(transporter: string) {
-	const urls = transporter.split(",").map((server) => new URL(server.trim()));
-	const first = urls[0];
-	return {
-		url: urls.map((url) => `nats://${url.host}`).join(","),
-		connectionOptions: {
-			...(first.username ? { user: decodeURIComponent(first.username), pass: decodeURIComponent(first.password) } : {}),
-			name: "registry-channels",
-		},
-	};
-}
-
 export function channelsAdapter(source: NodeJS.ProcessEnv = process.env): { type: string; options: Record<string, unknown> } {
 	const transporter = env("TRANSPORTER", source);
 	const prefix = channelPrefix(env("NAMESPACE", source));
-	if (transporter.startsWith("nats://")) {
+	if (isNatsTransporter(transporter)) {
 		return {
 			type: "NATS",
 			options: {
 				prefix,
 				nats: {
-					...natsOptions(transporter),
+					// The transporter's servers, credentials and TLS (src/platform/connections.ts).
+					connectionOptions: { ...natsConnectionOptions(source, transporter), name: "registry-channels" },
 					// Changes kept a week: a lookup down for longer is rebuilt (npm run lookup:rebuild).
 					streamConfig: { max_age: STREAM_MAX_AGE_NANOS },
 					// A new durable consumer starts from the first kept change, not from "now": changes

@@ -12,9 +12,10 @@
  * everyone holding anything drops it all, and holds nothing new (`trusted` false) until the
  * stream is back. In one process, notices are local events.
  */
-import { connect, consumerOpts, JSONCodec, type JetStreamClient, type NatsConnection, type JetStreamSubscription } from "nats";
+import { connect, consumerOpts, JSONCodec, type ConnectionOptions, type JetStreamClient, type NatsConnection, type JetStreamSubscription } from "nats";
 import type { Middleware as BrokerMiddleware, Context, ServiceBroker } from "moleculer";
 import { channelPrefix } from "./channels";
+import { isNatsTransporter, natsConnectionOptions } from "./connections";
 import { newRecordIdentifier } from "./record-identifier";
 import { env } from "../config/settings";
 import type { ModelSpec, WriteOp } from "../store/types";
@@ -131,7 +132,7 @@ class JetStreamNotices extends HeardPosition implements NoticeBus {
 
 	constructor(
 		private readonly broker: ServiceBroker,
-		private readonly servers: string,
+		private readonly connectionOptions: ConnectionOptions,
 		namespace: string,
 	) {
 		super();
@@ -146,7 +147,7 @@ class JetStreamNotices extends HeardPosition implements NoticeBus {
 
 	async start(): Promise<void> {
 		this.connection = await connect({
-			servers: this.servers,
+			...this.connectionOptions,
 			name: "registry-notices",
 			// A silent partition is noticed within ~3 s (docs/operations.md "Partitions").
 			pingInterval: 1000,
@@ -256,13 +257,9 @@ export function noticesMiddleware(source: NodeJS.ProcessEnv = process.env): Brok
 		name: "Notices",
 		created(broker: ServiceBroker) {
 			const holder = broker as WithBus;
-			if (transporter.startsWith("nats://")) {
-				const servers = transporter
-					.split(",")
-					.map((server) => new URL(server.trim()))
-					.map((url) => (url.username ? `${url.username}:${url.password}@${url.host}` : url.host))
-					.join(",");
-				bus = new JetStreamNotices(broker, servers, env("NAMESPACE", source));
+			if (isNatsTransporter(transporter)) {
+				// The transporter's servers, credentials and TLS (src/platform/connections.ts).
+				bus = new JetStreamNotices(broker, natsConnectionOptions(source, transporter), env("NAMESPACE", source));
 				holder[BUS] = bus;
 			} else {
 				holder[BUS] = transporter ? new BroadcastNotices(broker) : new LocalNotices(broker);
