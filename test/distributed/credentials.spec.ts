@@ -1,5 +1,6 @@
 /**
- * Issue 23, "Locked wires": a nats-server that wants a user and password (JetStream on) and a
+ * Issue 23, "Locked wires": a nats-server that wants a user and password (JetStream on, the
+ * configuration of k8s/nats.yaml) and a
  * redis-server with `requirepass`, both the test's own. The registry cluster works with the
  * credentials (every connection: transporter, channels, notices, cacher), given as NATS_* /
  * REDIS_* variables to one process and inside the URLs to the other; a process without them,
@@ -8,7 +9,9 @@
  * in any output, /metrics or /health answer.
  */
 import { spawn } from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
+import { parseAllDocuments } from "yaml";
 import type { Cluster } from "../support/cluster";
 import { freePort } from "../../src/platform/local-network";
 import { missingBinaries, NATS_SERVER, PrivateAuthRedis, PrivateNats, REDIS_SERVER } from "../support/private-servers";
@@ -27,6 +30,11 @@ let nats: PrivateNats;
 let redis: PrivateAuthRedis;
 let cluster: Cluster;
 
+function natsManifestConfig(): string {
+	const documents = parseAllDocuments(fs.readFileSync(path.join(ROOT, "k8s", "nats.yaml"), "utf8")).map((document) => document.toJS());
+	return documents.find((document) => document?.kind === "ConfigMap" && document.metadata.name === "nats-config").data["nats.conf"];
+}
+
 function noSecretIn(text: string, where: string): void {
 	for (const secret of SECRETS) expect({ where, leaks: text.includes(secret) }).toEqual({ where, leaks: false });
 }
@@ -35,7 +43,8 @@ suite("NATS and Redis with credentials", () => {
 	beforeAll(async () => {
 		nats = new PrivateNats("registry", NATS_PASSWORD);
 		redis = new PrivateAuthRedis(REDIS_PASSWORD);
-		await Promise.all([nats.start(), redis.start()]);
+		// NATS runs k8s/nats.yaml's own configuration: authorization from NATS_USER/NATS_PASSWORD.
+		await Promise.all([nats.start(natsManifestConfig()), redis.start()]);
 		cluster = await startSeededCluster({
 			// Two processes: every connection kind in each (the gateway's counters share the cacher's client).
 			topology: { gateway: "api,lookup,accounts", core: "catalog,participants,accessPoints,audit" },

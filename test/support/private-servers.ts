@@ -70,12 +70,27 @@ export class PrivateNats {
 		return `nats://${encodeURIComponent(this.user)}:${encodeURIComponent(this.password)}@127.0.0.1:${this.port}`;
 	}
 
-	async start(): Promise<void> {
+	/**
+	 * `manifestConfig`: the nats.conf of k8s/nats.yaml (its port and store moved here), which
+	 * reads the user and password from the environment as in the cluster.
+	 */
+	async start(manifestConfig?: string): Promise<void> {
 		this.port = await freePort();
-		// The password in a config file, not on the command line (where `ps` would show it).
 		const config = path.join(this.dir, "nats.conf");
-		fs.writeFileSync(config, `authorization { user: ${JSON.stringify(this.user)}, password: ${JSON.stringify(this.password)} }\n`, { mode: 0o600 });
-		this.child = spawn(NATS_SERVER, ["-a", "127.0.0.1", "-p", String(this.port), "-js", "-sd", path.join(this.dir, "js"), "-c", config], { stdio: "ignore" });
+		const store = path.join(this.dir, "js");
+		if (manifestConfig) {
+			// Its port and store replaced by this server's (listening on the loopback only); no monitoring port.
+			const text = manifestConfig
+				.replace(/^\s*port:.*$/m, `listen: 127.0.0.1:${this.port}`)
+				.replace(/^\s*http_port:.*$/m, "")
+				.replace(/store_dir:.*$/m, `store_dir: ${JSON.stringify(store)}`);
+			fs.writeFileSync(config, text, { mode: 0o600 });
+			this.child = spawn(NATS_SERVER, ["-c", config], { stdio: "ignore", env: { ...process.env, NATS_USER: this.user, NATS_PASSWORD: this.password } });
+		} else {
+			// The password in a config file, not on the command line (where `ps` would show it).
+			fs.writeFileSync(config, `authorization { user: ${JSON.stringify(this.user)}, password: ${JSON.stringify(this.password)} }\n`, { mode: 0o600 });
+			this.child = spawn(NATS_SERVER, ["-a", "127.0.0.1", "-p", String(this.port), "-js", "-sd", store, "-c", config], { stdio: "ignore" });
+		}
 		const child = this.child;
 		await until("the private nats-server to accept its user", 15000, async () => {
 			if (child.exitCode !== null) throw new Error(`nats-server exited with ${child.exitCode}`);
