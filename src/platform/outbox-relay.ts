@@ -133,7 +133,8 @@ export class OutboxRelay<T extends OutboxMessage> {
 			if (!this.failing) this.options.logger?.warn(`${this.options.name} relay: messages wait in the outbox (retried later):`, String(error));
 			this.failing = true;
 		}
-		await this.measure();
+		// Not awaited: a write waiting for its notices' run must not wait for the measuring too.
+		void this.measure();
 		return delivered;
 	}
 
