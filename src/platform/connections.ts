@@ -15,7 +15,17 @@ import { env } from "../config/settings";
 
 /** `scheme://user:secret@host` → `scheme://***@host`, for every URL of a comma list (and any text holding one). */
 export function redact(text: string): string {
-	return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^@/\s,]*@/gi, "$1***@");
+	// Up to the last "@" of the authority: a password may hold an unencoded "@".
+	return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\s,]*@/gi, "$1***@");
+}
+
+/** `new URL`, whose error would quote the input (and so its credentials): the variable is named instead. */
+function parseUrl(variable: string, value: string): URL {
+	try {
+		return new URL(value);
+	} catch {
+		throw new Error(`${variable} is not a valid URL (its value is not shown: it may hold credentials)`);
+	}
 }
 
 function readSecretFile(variable: string, file: string): Buffer {
@@ -39,7 +49,7 @@ function tlsFiles(prefix: "NATS" | "REDIS", source: NodeJS.ProcessEnv): { ca?: s
 /** The NATS servers of TRANSPORTER (`nats://…` or `tls://…`, comma-separated) as URLs. */
 function natsUrls(transporter: string): URL[] {
 	return transporter.split(",").map((server) => {
-		const url = new URL(server.trim());
+		const url = parseUrl("TRANSPORTER", server.trim());
 		if (url.protocol !== "nats:" && url.protocol !== "tls:") throw new Error(`TRANSPORTER must list nats:// (or tls://) URLs, not ${url.protocol}`);
 		return url;
 	});
@@ -83,7 +93,7 @@ export function natsConnectionOptions(source: NodeJS.ProcessEnv = process.env, t
  * rediss:// or a REDIS_TLS_* file asks for it.
  */
 export function redisConnectionOptions(url: string, source: NodeJS.ProcessEnv = process.env): { host: string; port: number; username?: string; password?: string; db?: number; tls?: object } {
-	const parsed = new URL(url);
+	const parsed = parseUrl("CACHER", url);
 	if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") throw new Error(`CACHER must be a redis:// or rediss:// URL, not ${parsed.protocol}`);
 	const db = Number(parsed.pathname.replace(/^\//, "") || 0);
 	const username = env("REDIS_USERNAME", source) || decodeURIComponent(parsed.username);

@@ -14,6 +14,7 @@ describe("redact", () => {
 		expect(redact("redis://:secret@redis:6379/2")).toBe("redis://***@redis:6379/2");
 		expect(redact("failed: mongodb://u:p@mongo:27017/registry")).toBe("failed: mongodb://***@mongo:27017/registry");
 		expect(redact("nats://nats:4222")).toBe("nats://nats:4222");
+		expect(redact("nats://reg:p@ss@nats:4222,nats://n2:4222")).toBe("nats://***@nats:4222,nats://n2:4222");
 	});
 });
 
@@ -22,6 +23,16 @@ describe("NATS connection options", () => {
 		expect(natsConnectionOptions({ TRANSPORTER: "nats://reg:s%40cret@n1:4222,nats://n2:4222" })).toEqual({ servers: ["n1:4222", "n2:4222"], user: "reg", pass: "s@cret" });
 		expect(natsConnectionOptions({ TRANSPORTER: "nats://reg:old@n1:4222", NATS_USER: "other", NATS_PASSWORD: "new" })).toEqual({ servers: ["n1:4222"], user: "other", pass: "new" });
 		expect(natsConnectionOptions({ TRANSPORTER: "nats://n1:4222", NATS_TOKEN: "t0ken" })).toEqual({ servers: ["n1:4222"], token: "t0ken" });
+	});
+
+	test("a malformed URL is refused without quoting it (it may hold a password)", () => {
+		expect(() => natsConnectionOptions({ TRANSPORTER: "nats://reg:p w@[bad" })).toThrow("TRANSPORTER is not a valid URL (its value is not shown");
+		expect(() => redisConnectionOptions("redis://:p w@[bad", {})).toThrow("CACHER is not a valid URL");
+		try {
+			natsConnectionOptions({ TRANSPORTER: "nats://reg:p w@[bad" });
+		} catch (error) {
+			expect(JSON.stringify(error) + String(error)).not.toContain("p w");
+		}
 	});
 
 	test("one way to log in: two are refused, naming the variables and not their values", () => {
