@@ -5,6 +5,7 @@
  */
 import type { BrokerOptions } from "moleculer";
 import { ResilientRedisCacher, redisClientOptions } from "./src/platform/resilient-cacher";
+import { isNatsTransporter, natsConnectionOptions } from "./src/platform/connections";
 import { retryReadsMiddleware } from "./src/platform/retry-policy";
 import { SHUTDOWN_TIMEOUT_MS } from "./src/config/runtime";
 import { env, envNumber } from "./src/config/settings";
@@ -17,14 +18,17 @@ export function brokerOptions(source: NodeJS.ProcessEnv = process.env): BrokerOp
 	return {
 		namespace,
 		nodeID: env("NODE_ID", source) || undefined,
-		transporter: transporter || undefined,
+		// NATS with the registry's credentials and TLS (src/platform/connections.ts); another transporter as given.
+		transporter: isNatsTransporter(transporter)
+			? { type: "NATS", options: { ...natsConnectionOptions(source, transporter), name: "registry-transporter", maxReconnectAttempts: -1 } }
+			: transporter || undefined,
 		cacher: cacher
 			? // Moleculer's Redis cacher, degrading to misses when Redis is away (src/platform/resilient-cacher.ts).
 				new ResilientRedisCacher({
 					// Keys are namespaced so that several registries (and test runs) share one Redis.
 					prefix: `registry-${namespace || "default"}`,
 					ttl: 300,
-					redis: redisClientOptions(cacher),
+					redis: redisClientOptions(cacher, source),
 					monitor: false,
 				})
 			: { type: "Memory", options: { ttl: 300, clone: false } },

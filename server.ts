@@ -10,6 +10,7 @@ import { markStartup } from "./src/platform/health";
 import { startOperationalServer } from "./src/platform/operational-server";
 import { bootstrapRegistry } from "./src/exchange/bootstrap";
 import { env, envNumber, selectedServices } from "./src/config/settings";
+import { redact } from "./src/platform/connections";
 
 const DEMO_SEED = path.join(__dirname, "..", "seed", "demo.json");
 
@@ -46,9 +47,10 @@ async function main(): Promise<void> {
 	process.on("SIGTERM", () => void shutdown("SIGTERM"));
 	process.on("SIGINT", () => void shutdown("SIGINT"));
 
-	const mode = env("TRANSPORTER") ? `distributed (transporter ${env("TRANSPORTER").replace(/\/\/[^@/]*@/, "//***@")})` : "one process";
+	// Addresses only, credentials masked (src/platform/connections.ts redact).
+	const mode = env("TRANSPORTER") ? `distributed (transporter ${redact(env("TRANSPORTER"))})` : "one process";
 	broker.logger.info(
-		`participant registry: mode=${mode}; services=${services.join(",")}; store=${env("MONGO_URI") ? "mongodb" : `sqlite in ${env("DATA_DIR")}`}; cache=${env("CACHER") ? "redis" : "memory"}; namespace=${env("NAMESPACE") || "(none)"}`,
+		`participant registry: mode=${mode}; services=${services.join(",")}; store=${env("MONGO_URI") ? "mongodb" : `sqlite in ${env("DATA_DIR")}`}; cache=${env("CACHER") ? `redis (${redact(env("CACHER"))})` : "memory"}; namespace=${env("NAMESPACE") || "(none)"}`,
 	);
 	markStartup(true);
 	await broker.start();
@@ -65,6 +67,6 @@ async function main(): Promise<void> {
 
 main().catch((error) => {
 	// eslint-disable-next-line no-console
-	console.error("registry failed to start:", error instanceof Error ? error.message : error);
+	console.error("registry failed to start:", redact(error instanceof Error ? error.message : String(error)));
 	process.exit(1);
 });

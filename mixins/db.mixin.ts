@@ -13,6 +13,8 @@
  */
 import type { Service, ServiceSchema } from "moleculer";
 import { brokerEnv } from "../src/platform/broker";
+import { PeriodicTask } from "../src/platform/periodic-task";
+import { REGISTRY_METRICS, setMetric } from "../src/platform/registry-metrics";
 import { createStore, type LocatedStore } from "../src/store";
 import type { Collection, ModelSpec, Store } from "../src/store/types";
 
@@ -26,7 +28,19 @@ export interface DbThis<K extends string = string> {
 /** `this` of a service using DbMixin(models): `Service & DbThis<keyof typeof models>`. */
 export type DbService<K extends string = string> = Service & DbThis<K>;
 
-type Lifecycle = Service & Partial<DbThis> & { store?: LocatedStore };
+type Lifecycle = Service & Partial<DbThis> & { store?: LocatedStore; storeUsage?: PeriodicTask };
+
+/** How often the store's size and its filesystem's room are measured (registry_store_*). */
+const USAGE_INTERVAL_MS = 15000;
+
+async function reportUsage(service: Lifecycle): Promise<void> {
+	const usage = await service.store?.usage();
+	if (!usage) return;
+	const labels = { service: service.name };
+	setMetric(service.broker, REGISTRY_METRICS.storeSize, usage.sizeBytes, labels);
+	if (usage.filesystemFreeBytes !== null) setMetric(service.broker, REGISTRY_METRICS.storeFilesystemFree, usage.filesystemFreeBytes, labels);
+	if (usage.filesystemSizeBytes !== null) setMetric(service.broker, REGISTRY_METRICS.storeFilesystemSize, usage.filesystemSizeBytes, labels);
+}
 
 export function DbMixin<K extends string>(models: Record<K, ModelSpec>): Partial<ServiceSchema> {
 	return {
@@ -47,8 +61,17 @@ export function DbMixin<K extends string>(models: Record<K, ModelSpec>): Partial
 				throw error;
 			}
 			this.logger.info(`store: ${store.kind} at ${store.location} (${Object.keys(models).length} collection(s))`);
+			if (this.broker.isMetricsEnabled()) {
+				this.storeUsage = new PeriodicTask(
+					() => reportUsage(this),
+					() => undefined,
+				);
+				this.storeUsage.start(USAGE_INTERVAL_MS);
+				await reportUsage(this).catch(() => undefined);
+			}
 		},
 		async stopped(this: Lifecycle) {
+			await this.storeUsage?.stop();
 			const store = this.store;
 			this.store = undefined;
 			this.collections = undefined;

@@ -22,7 +22,8 @@ import type { Service, ServiceSchema } from "moleculer";
 import { isActionAvailable } from "../src/platform/broker";
 import { AUDIT_OUTBOX_MODEL, type AuditRecord } from "../src/platform/audit";
 import { noticesOf, type NoticeOutboxDoc } from "../src/platform/notices";
-import { OutboxRelay, type OutboxMessage } from "../src/platform/outbox-relay";
+import { OutboxRelay, type OutboxMessage, type OutboxReport } from "../src/platform/outbox-relay";
+import { countMetric, REGISTRY_METRICS, setMetric } from "../src/platform/registry-metrics";
 import type { Collection, Store, StoredDoc, WriteOp } from "../src/store/types";
 
 type OutboxRecord = AuditRecord & StoredDoc;
@@ -75,6 +76,19 @@ function recordOf(doc: OutboxRecord): AuditRecord {
 
 type AnyRelay = Pick<OutboxRelay<never>, "kick" | "start" | "stop">;
 
+/** The outbox metrics of one of a service's outboxes (registry_outbox_*). */
+function outboxReport(service: Service, outbox: "audit" | "notices" | "changes"): OutboxReport {
+	const labels = { service: service.name, outbox };
+	countMetric(service.broker, REGISTRY_METRICS.outboxFailures, labels, 0);
+	return {
+		backlog(waiting, oldestAgeSeconds) {
+			setMetric(service.broker, REGISTRY_METRICS.outboxBacklog, waiting, labels);
+			setMetric(service.broker, REGISTRY_METRICS.outboxOldestAge, oldestAgeSeconds, labels);
+		},
+		failed: () => countMetric(service.broker, REGISTRY_METRICS.outboxFailures, labels),
+	};
+}
+
 function relays(service: Lifecycle): AnyRelay[] {
 	const all: (AnyRelay | null)[] = [service.auditRelay, service.noticeRelay, service.changeRelay];
 	return all.filter((relay): relay is AnyRelay => relay !== null);
@@ -119,6 +133,7 @@ export function OutboxMixin(): Partial<ServiceSchema> {
 				},
 				batchSize: self.settings.auditRelayBatchSize,
 				logger: self.logger,
+				report: outboxReport(this, "audit"),
 			});
 			self.noticeRelay = null;
 			self.changeRelay = null;
@@ -138,6 +153,7 @@ export function OutboxMixin(): Partial<ServiceSchema> {
 						for (const notice of notices) await bus.publish(notice.topic, notice.payload);
 					},
 					logger: self.logger,
+					report: outboxReport(this, "notices"),
 				});
 			}
 			if (self.collections.changeOutbox) {
@@ -151,6 +167,7 @@ export function OutboxMixin(): Partial<ServiceSchema> {
 					},
 					minAgeMs: self.settings.changeRelayAfterMs,
 					logger: self.logger,
+					report: outboxReport(this, "changes"),
 				});
 			}
 			for (const relay of relays(self)) {

@@ -6,6 +6,7 @@
  * request answers, published on the durable channel `registry.participants.changed`, and told
  * to every process as the `participants.changed` notice (a relay delivers what a failure left).
  */
+import { countMetric, REGISTRY_METRICS } from "../../src/platform/registry-metrics";
 import type { Readable } from "node:stream";
 import type { Context, Service, ServiceSchema } from "moleculer";
 import type { RegistryContext } from "../../src/platform/context";
@@ -354,6 +355,8 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			serviceProvider: (identifier) => this.broker.call<ServiceProvider | null, { identifier: string }>("accounts.getServiceProvider", { identifier }),
 			maxWriteAttempts: this.settings.maxWriteAttempts,
 		});
+		// Every final state has a series from the start, so a first INTERRUPTED is an increase.
+		for (const state of ["SUCCEEDED", "FAILED", "INTERRUPTED"]) countMetric(this.broker, REGISTRY_METRICS.processReplacementJobs, { state }, 0);
 		this.processReplacements = new ProcessReplacements({
 			store: this.store,
 			participants: this.participants,
@@ -367,6 +370,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 				staleAfterMs: this.settings.jobStaleAfterMs,
 			}),
 			node: this.broker.nodeID,
+			ended: (state) => countMetric(this.broker, REGISTRY_METRICS.processReplacementJobs, { state }),
 			logger: this.logger,
 		});
 		this.sweeper.start(this.settings.sweepIntervalMs);

@@ -51,6 +51,8 @@ export interface ProcessReplacementParts {
 	settings(): JobSettings;
 	node: string;
 	logger: { info(...args: unknown[]): void; warn(...args: unknown[]): void; error(...args: unknown[]): void };
+	/** A job ended in `state` (counted in registry_process_replacement_jobs_total). */
+	ended?(state: JobState): void;
 }
 
 /** The job as answered (src/contract/resource-schemas.ts ProcessReplacementJob). */
@@ -258,6 +260,7 @@ export class ProcessReplacements {
 					{ kind: "deleteWhere", collection: LOCKS, filter: { job: job.identifier } },
 				]);
 				interrupted++;
+				this.parts.ended?.("INTERRUPTED");
 				this.parts.logger.warn(`process replacement job ${job.identifier} marked INTERRUPTED: ${message}`);
 			} catch (error) {
 				if (!isStaleVersion(error)) throw error; // it moved on meanwhile: alive after all
@@ -343,6 +346,7 @@ export class ProcessReplacements {
 	private async finish(run: JobRun, state: JobState, message?: string): Promise<void> {
 		await run.save({ state, finishedDate: new Date().toISOString(), failure: message ? { message } : null }, [{ kind: "deleteWhere", collection: LOCKS, filter: { job: run.job.identifier } }]);
 		const { counts, progress } = run.job;
+		this.parts.ended?.(state);
 		this.parts.logger.info(`process replacement job ${run.job.identifier} ${state}: ${progress.done}/${progress.total} done, ${JSON.stringify(counts)}`);
 	}
 }

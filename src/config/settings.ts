@@ -8,15 +8,34 @@ export interface EnvVar {
 	name: string;
 	default: string;
 	description: string;
+	/** A credential (or a path to one): it belongs in the Secret, never in the ConfigMap, and is never logged. */
+	secret?: boolean;
 }
 
 export const ENV_VARS: EnvVar[] = [
 	{ name: "PORT", default: "3000", description: "HTTP port: the gateway's API, and on every process /health/live, /health/ready and /metrics" },
 	{ name: "NODE_ID", default: "", description: "Moleculer node ID (default: host name and process ID); Kubernetes sets the pod name" },
 	{ name: "DATA_DIR", default: "./data", description: "Directory of the embedded store (one SQLite file per service); ':memory:' keeps nothing" },
-	{ name: "MONGO_URI", default: "", description: "mongodb://… selects MongoDB (mongoose) instead of the embedded store" },
-	{ name: "TRANSPORTER", default: "", description: "nats://… runs the services over NATS; unset: one process, in-process transporter" },
-	{ name: "CACHER", default: "", description: "redis://… uses the Redis cacher (ioredis); unset: in-memory cache" },
+	{ name: "MONGO_URI", default: "", description: "mongodb://… selects MongoDB (mongoose) instead of the embedded store; carries its credentials", secret: true },
+	{
+		name: "TRANSPORTER",
+		default: "",
+		description: "nats://… (or tls://…) runs the services over NATS; unset: one process, in-process transporter. May carry user:password (then keep it in the Secret)",
+	},
+	{ name: "NATS_USER", default: "", description: "NATS user name (with NATS_PASSWORD); wins over a user in TRANSPORTER", secret: true },
+	{ name: "NATS_PASSWORD", default: "", description: "NATS password of NATS_USER", secret: true },
+	{ name: "NATS_TOKEN", default: "", description: "NATS authentication token (instead of a user)", secret: true },
+	{ name: "NATS_CREDS_FILE", default: "", description: "Path of a NATS credentials file (JWT and NKey seed, decentralized auth), e.g. mounted from the Secret", secret: true },
+	{ name: "NATS_NKEY_SEED_FILE", default: "", description: "Path of a file holding the NKey seed (SU…) NATS knows this registry by", secret: true },
+	{ name: "NATS_TLS_CA_FILE", default: "", description: "CA certificate (PEM) that signed the NATS server's certificate; turns TLS on", secret: true },
+	{ name: "NATS_TLS_CERT_FILE", default: "", description: "Client certificate (PEM) for NATS mutual TLS, with NATS_TLS_KEY_FILE", secret: true },
+	{ name: "NATS_TLS_KEY_FILE", default: "", description: "Private key (PEM) of NATS_TLS_CERT_FILE", secret: true },
+	{ name: "CACHER", default: "", description: "redis://… (or rediss://… for TLS) uses the Redis cacher (ioredis); unset: in-memory cache. May carry user:password (then keep it in the Secret)" },
+	{ name: "REDIS_USERNAME", default: "", description: "Redis ACL user (Redis 6+); wins over a user in CACHER", secret: true },
+	{ name: "REDIS_PASSWORD", default: "", description: "Redis password (requirepass, or the ACL user's); wins over one in CACHER", secret: true },
+	{ name: "REDIS_TLS_CA_FILE", default: "", description: "CA certificate (PEM) that signed the Redis server's certificate; turns TLS on", secret: true },
+	{ name: "REDIS_TLS_CERT_FILE", default: "", description: "Client certificate (PEM) for Redis mutual TLS, with REDIS_TLS_KEY_FILE", secret: true },
+	{ name: "REDIS_TLS_KEY_FILE", default: "", description: "Private key (PEM) of REDIS_TLS_CERT_FILE", secret: true },
 	{ name: "SERVICES", default: "api,catalog,participants,accessPoints,lookup,accounts,audit", description: "Comma list of the services this process runs" },
 	{ name: "NAMESPACE", default: "", description: "Moleculer namespace: nodes only see nodes of the same namespace; also the Redis key prefix and the JetStream stream name suffix" },
 	{ name: "LOG_LEVEL", default: "info", description: "fatal, error, warn, info, debug or trace" },

@@ -3,16 +3,25 @@
  * middlewares (durable channels, notices, cheap request metrics, the role check). services/index.ts adds the
  * services a process runs.
  */
-import { ServiceBroker, type BrokerOptions } from "moleculer";
+import { ServiceBroker, type BrokerOptions, type Middleware as BrokerMiddleware } from "moleculer";
+import { checkCredentials } from "./connections";
 import { brokerOptions } from "../../moleculer.config";
 import { channelsMiddleware } from "./channels";
 import { requestMetricsMiddleware } from "./metrics-middleware";
 import { noticesMiddleware } from "./notices";
 import { permissionsMiddleware } from "./permissions";
 
-/** Middlewares every registry broker uses: the durable channels for participant changes, and the notices. */
+/**
+ * Before anything connects, NATS and Redis are asked once whether they accept the registry's
+ * credentials: a refusal stops the start with a message naming the server (never the secret).
+ */
+function credentialsMiddleware(source: NodeJS.ProcessEnv): BrokerMiddleware {
+	return { name: "Credentials", starting: () => checkCredentials(source) } as unknown as BrokerMiddleware;
+}
+
+/** Middlewares every registry broker uses: the credentials check, the durable channels for participant changes, and the notices. */
 function registryMiddlewares(source: NodeJS.ProcessEnv): NonNullable<BrokerOptions["middlewares"]> {
-	return [channelsMiddleware(source) as never, noticesMiddleware(source) as never];
+	return [credentialsMiddleware(source) as never, channelsMiddleware(source) as never, noticesMiddleware(source) as never];
 }
 
 /**

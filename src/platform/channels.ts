@@ -7,6 +7,9 @@
 import { Middleware } from "@moleculer/channels";
 import type { Middleware as BrokerMiddleware, ServiceBroker } from "moleculer";
 import { env } from "../config/settings";
+import { isNatsTransporter, natsConnectionOptions } from "./connections";
+import { PeriodicTask } from "./periodic-task";
+import { REGISTRY_METRICS, setMetric } from "./registry-metrics";
 
 /** The channel participant changes are published on (docs/internals.md "Events and channels"). */
 export const PARTICIPANTS_CHANGED = "registry.participants.changed";
@@ -40,29 +43,17 @@ export function channelPrefix(namespace: string): string {
 
 const STREAM_MAX_AGE_NANOS = 7 * 24 * 3600 * 1e9;
 
-/** `nats://user:pass@host:4222,nats://…` → connection options for the nats client. */
-function natsOptions(transporter: string) {
-	const urls = transporter.split(",").map((server) => new URL(server.trim()));
-	const first = urls[0];
-	return {
-		url: urls.map((url) => `nats://${url.host}`).join(","),
-		connectionOptions: {
-			...(first.username ? { user: decodeURIComponent(first.username), pass: decodeURIComponent(first.password) } : {}),
-			name: "registry-channels",
-		},
-	};
-}
-
 export function channelsAdapter(source: NodeJS.ProcessEnv = process.env): { type: string; options: Record<string, unknown> } {
 	const transporter = env("TRANSPORTER", source);
 	const prefix = channelPrefix(env("NAMESPACE", source));
-	if (transporter.startsWith("nats://")) {
+	if (isNatsTransporter(transporter)) {
 		return {
 			type: "NATS",
 			options: {
 				prefix,
 				nats: {
-					...natsOptions(transporter),
+					// The transporter's servers, credentials and TLS (src/platform/connections.ts).
+					connectionOptions: { ...natsConnectionOptions(source, transporter), name: "registry-channels" },
 					// Changes kept a week: a lookup down for longer is rebuilt (npm run lookup:rebuild).
 					streamConfig: { max_age: STREAM_MAX_AGE_NANOS },
 					// A new durable consumer starts from the first kept change, not from "now": changes
@@ -81,6 +72,7 @@ export function channelsAdapter(source: NodeJS.ProcessEnv = process.env): { type
 
 interface ChannelAdapter {
 	addPrefixTopic(name: string): string;
+	manager?: { consumers: { info(stream: string, consumer: string): Promise<{ num_pending: number; num_ack_pending: number }> } };
 	createStream?(name: string, subjects: string[], options: object): Promise<unknown>;
 	subscribe(chan: { id: string }, service: unknown): Promise<void>;
 	stopChannelActiveMessages(channelId: string): void;
@@ -124,6 +116,28 @@ async function ensureStream(broker: ServiceBroker, channel: string): Promise<voi
 	await adapter.createStream(subject.split(".").join("_"), [subject], {});
 }
 
+/** How often a consumer's backlog is read (registry_channel_pending_messages). */
+const PENDING_INTERVAL_MS = 5000;
+
+/**
+ * The backlog of every durable channel a local service consumes: what its consumer group has
+ * not acknowledged yet, as JetStream counts it (the same for every node of the group).
+ */
+async function reportPending(broker: ServiceBroker): Promise<void> {
+	const adapter = (broker as unknown as { channelAdapter?: ChannelAdapter }).channelAdapter;
+	if (!adapter?.manager) return;
+	for (const service of broker.services) {
+		const channels = (service.schema as { channels?: Record<string, { group?: string }> }).channels ?? {};
+		for (const [name, definition] of Object.entries(channels)) {
+			const group = definition.group ?? service.fullName;
+			// The adapter's names: the prefixed subject with "_" for ".", the group likewise.
+			const stream = adapter.addPrefixTopic(name).split(".").join("_");
+			const info = await adapter.manager.consumers.info(stream, group.split(".").join("_")).catch(() => null);
+			if (info) setMetric(broker, REGISTRY_METRICS.channelPending, info.num_pending + info.num_ack_pending, { channel: name, group });
+		}
+	}
+}
+
 /** The middleware the broker registers (src/platform/broker.ts). */
 export function channelsMiddleware(source: NodeJS.ProcessEnv = process.env): BrokerMiddleware {
 	const adapter = channelsAdapter(source);
@@ -131,6 +145,10 @@ export function channelsMiddleware(source: NodeJS.ProcessEnv = process.env): Bro
 	const middleware = Middleware({ adapter } as unknown as Parameters<typeof Middleware>[0]);
 	if (adapter.type !== "NATS") return middleware as unknown as BrokerMiddleware;
 	let broker: ServiceBroker;
+	const pending = new PeriodicTask(
+		() => reportPending(broker),
+		() => undefined,
+	);
 	const withStream = {
 		...middleware,
 		created(created: ServiceBroker) {
@@ -141,6 +159,15 @@ export function channelsMiddleware(source: NodeJS.ProcessEnv = process.env): Bro
 		async started() {
 			await middleware.started();
 			for (const channel of [PARTICIPANTS_CHANGED, REGISTRY_CHANGES]) await ensureStream(broker, channel);
+		},
+		// Services subscribe once started: the backlog is read from then on.
+		serviceStarted() {
+			if (broker.isMetricsEnabled()) pending.start(PENDING_INTERVAL_MS);
+			void reportPending(broker).catch(() => undefined);
+		},
+		async stopping() {
+			await pending.stop();
+			await (middleware as { stopping?: () => Promise<void> }).stopping?.();
 		},
 	};
 	return withStream as unknown as BrokerMiddleware;

@@ -38,6 +38,9 @@ export async function readiness(broker: ServiceBroker, required: string[] = requ
 	const checks: Record<string, "UP" | "DOWN"> = { startup: startupPending ? "DOWN" : "UP" };
 	const transit = (broker as unknown as { transit?: { connected: boolean } }).transit;
 	checks.transporter = !transit || transit.connected ? "UP" : "DOWN";
+	// A Redis that is away only costs cache misses; one that refuses our credentials is a misconfiguration.
+	const cacher = broker.cacher as unknown as { credentialsRefused?: string | null } | null;
+	if (cacher && "credentialsRefused" in cacher) checks.cache = cacher.credentialsRefused ? "DOWN" : "UP";
 	const available = availableServices(broker);
 	for (const name of required) checks[`service:${name}`] = available.has(name) ? "UP" : "DOWN";
 	for (const service of broker.services) {

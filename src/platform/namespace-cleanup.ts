@@ -7,9 +7,11 @@
 import Redis from "ioredis";
 import { connect } from "nats";
 import { channelPrefix } from "./channels";
+import { natsConnectionOptions, redisConnectionOptions } from "./connections";
 
-export async function removeNamespace(namespace: string, servers: { natsUrl: string; redisUrl: string }): Promise<void> {
-	const connection = await connect({ servers: servers.natsUrl.replace("nats://", "") }).catch(() => null);
+/** `source`: the environment whose NATS_* / REDIS_* credentials the servers want (src/platform/connections.ts). */
+export async function removeNamespace(namespace: string, servers: { natsUrl: string; redisUrl: string }, source: NodeJS.ProcessEnv = process.env): Promise<void> {
+	const connection = await connect({ ...natsConnectionOptions(source, servers.natsUrl), reconnect: false }).catch(() => null);
 	if (connection) {
 		try {
 			const manager = await connection.jetstreamManager();
@@ -24,7 +26,7 @@ export async function removeNamespace(namespace: string, servers: { natsUrl: str
 			await connection.close();
 		}
 	}
-	const redis = new Redis(servers.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+	const redis = new Redis({ ...redisConnectionOptions(servers.redisUrl, source), lazyConnect: true, maxRetriesPerRequest: 1 });
 	try {
 		await redis.connect();
 		for (const pattern of [`registry-${namespace}*`, `*${namespace}*`]) {

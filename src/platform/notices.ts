@@ -12,11 +12,13 @@
  * everyone holding anything drops it all, and holds nothing new (`trusted` false) until the
  * stream is back. In one process, notices are local events.
  */
-import { connect, consumerOpts, JSONCodec, type JetStreamClient, type NatsConnection, type JetStreamSubscription } from "nats";
+import { connect, consumerOpts, JSONCodec, type ConnectionOptions, type JetStreamClient, type NatsConnection, type JetStreamSubscription } from "nats";
 import type { Middleware as BrokerMiddleware, ServiceBroker } from "moleculer";
 import type { RegistryContext, RegistryMeta } from "./context";
 import { channelPrefix } from "./channels";
+import { isNatsTransporter, natsConnectionOptions } from "./connections";
 import { newRecordIdentifier } from "./record-identifier";
+import { countLockout, countMetric, observeMetric, REGISTRY_METRICS, setMetric } from "./registry-metrics";
 import { env } from "../config/settings";
 import type { ModelSpec, WriteOp } from "../store/types";
 
@@ -60,6 +62,12 @@ export interface NoticeBus {
 	caughtUp(position: number, timeoutMs?: number): Promise<boolean>;
 }
 
+/** Counts a notice this process publishes; a login lockout also in registry_login_lockouts_total. */
+function countPublished(broker: ServiceBroker, topic: string, payload: object): void {
+	countMetric(broker, REGISTRY_METRICS.noticesPublished, { topic });
+	if (topic === NOTICES.loginLocked) countLockout(broker, (payload as { key?: unknown }).key);
+}
+
 /** Positions heard, and who waits for one. */
 class HeardPosition {
 	heard = 0;
@@ -96,6 +104,7 @@ class LocalNotices extends HeardPosition implements NoticeBus {
 		super();
 	}
 	async publish(topic: string, payload: object): Promise<void> {
+		countPublished(this.broker, topic, payload);
 		const position = this.heard + 1;
 		await this.broker.broadcastLocal(topic, payload);
 		this.advance(Math.max(position, this.heard));
@@ -109,6 +118,7 @@ class BroadcastNotices extends HeardPosition implements NoticeBus {
 		super();
 	}
 	async publish(topic: string, payload: object): Promise<void> {
+		countPublished(this.broker, topic, payload);
 		await this.broker.broadcast(topic, payload);
 	}
 }
@@ -132,7 +142,7 @@ class JetStreamNotices extends HeardPosition implements NoticeBus {
 
 	constructor(
 		private readonly broker: ServiceBroker,
-		private readonly servers: string,
+		private readonly connectionOptions: ConnectionOptions,
 		namespace: string,
 	) {
 		super();
@@ -147,7 +157,7 @@ class JetStreamNotices extends HeardPosition implements NoticeBus {
 
 	async start(): Promise<void> {
 		this.connection = await connect({
-			servers: this.servers,
+			...this.connectionOptions,
 			name: "registry-notices",
 			// A silent partition is noticed within ~3 s (docs/operations.md "Partitions").
 			pingInterval: 1000,
@@ -165,6 +175,8 @@ class JetStreamNotices extends HeardPosition implements NoticeBus {
 		});
 		this.js = this.connection.jetstream();
 		this.connected = true;
+		countMetric(this.broker, REGISTRY_METRICS.noticesResets, {}, 0);
+		this.reportTrusted();
 		void this.watchConnection(this.connection);
 		await this.subscribe();
 	}
@@ -178,6 +190,7 @@ class JetStreamNotices extends HeardPosition implements NoticeBus {
 	}
 
 	async publish(topic: string, payload: object): Promise<void> {
+		countPublished(this.broker, topic, payload);
 		if (!this.js) throw new Error("notices: not connected to NATS");
 		await this.js.publish(`${this.subjectPrefix}${topic}`, codec.encode(payload as Record<string, unknown>));
 	}
@@ -192,6 +205,7 @@ class JetStreamNotices extends HeardPosition implements NoticeBus {
 		else options.deliverNew();
 		const subscription = await this.js.subscribe(`${this.subjectPrefix}>`, options);
 		this.subscription = subscription;
+		this.reportTrusted();
 		void this.read(subscription);
 	}
 
@@ -207,6 +221,7 @@ class JetStreamNotices extends HeardPosition implements NoticeBus {
 					this.broker.logger.warn(`notices: ignoring a malformed ${topic} notice`);
 				}
 				this.advance(sequence);
+				observeMetric(this.broker, REGISTRY_METRICS.noticeDelay, Math.max(0, Date.now() - message.info.timestampNanos / 1e6) / 1000);
 			}
 		} catch (error) {
 			if (!this.stopping) this.broker.logger.warn("notices: the subscription ended:", String(error));
@@ -223,16 +238,24 @@ class JetStreamNotices extends HeardPosition implements NoticeBus {
 		for await (const status of connection.status()) {
 			if (status.type === "disconnect") {
 				this.connected = false;
+				this.reportTrusted();
 				this.reset("NATS connection lost");
 			} else if (status.type === "reconnect") {
 				// The ordered consumer resumes after the last notice it saw: nothing is missed from here on.
 				this.connected = true;
+				this.reportTrusted();
 				this.broker.logger.info("notices: NATS connection back; holding answers again");
 			}
 		}
 	}
 
+	private reportTrusted(): void {
+		setMetric(this.broker, REGISTRY_METRICS.noticesTrusted, this.trusted ? 1 : 0);
+	}
+
 	private reset(reason: string): void {
+		countMetric(this.broker, REGISTRY_METRICS.noticesResets);
+		this.reportTrusted();
 		this.broker.logger.warn(`notices: ${reason}; every process-held answer is dropped`);
 		void this.broker.broadcastLocal(NOTICES_RESET, { reason });
 	}
@@ -257,13 +280,9 @@ export function noticesMiddleware(source: NodeJS.ProcessEnv = process.env): Brok
 		name: "Notices",
 		created(broker: ServiceBroker) {
 			const holder = broker as WithBus;
-			if (transporter.startsWith("nats://")) {
-				const servers = transporter
-					.split(",")
-					.map((server) => new URL(server.trim()))
-					.map((url) => (url.username ? `${url.username}:${url.password}@${url.host}` : url.host))
-					.join(",");
-				bus = new JetStreamNotices(broker, servers, env("NAMESPACE", source));
+			if (isNatsTransporter(transporter)) {
+				// The transporter's servers, credentials and TLS (src/platform/connections.ts).
+				bus = new JetStreamNotices(broker, natsConnectionOptions(source, transporter), env("NAMESPACE", source));
 				holder[BUS] = bus;
 			} else {
 				holder[BUS] = transporter ? new BroadcastNotices(broker) : new LocalNotices(broker);
@@ -271,6 +290,11 @@ export function noticesMiddleware(source: NodeJS.ProcessEnv = process.env): Brok
 		},
 		async starting() {
 			await bus?.start();
+		},
+		// A gateway's lockout counters exist from its start (0), so the first lockout is an increase.
+		serviceStarted(service: { name: string; broker: ServiceBroker }) {
+			if (service.name !== "api") return;
+			for (const scope of ["user", "address"]) countMetric(service.broker, REGISTRY_METRICS.loginLockouts, { scope }, 0);
 		},
 		// A caller that holds answers says which notices it has heard; answer once this process has too.
 		localAction(handler: (ctx: RegistryContext) => Promise<unknown>) {

@@ -34,6 +34,13 @@ export interface OutboxRelayOptions<T extends OutboxMessage> {
 	/** Kicks and the timer take only messages at least this old (those younger are delivered by whoever wrote them). */
 	minAgeMs?: number;
 	logger?: RelayLogger;
+	/** Told what waits after each run (at most once a second) and of each failed delivery: the outbox metrics. */
+	report?: OutboxReport;
+}
+
+export interface OutboxReport {
+	backlog(waiting: number, oldestAgeSeconds: number): void;
+	failed(): void;
 }
 
 export class OutboxRelay<T extends OutboxMessage> {
@@ -44,6 +51,7 @@ export class OutboxRelay<T extends OutboxMessage> {
 	private readonly timer: PeriodicTask;
 	/** A failure streak is logged once, and its end once. */
 	private failing = false;
+	private lastMeasured = 0;
 
 	constructor(private readonly options: OutboxRelayOptions<T>) {
 		this.batchSize = options.batchSize ?? 100;
@@ -120,10 +128,29 @@ export class OutboxRelay<T extends OutboxMessage> {
 			if (this.failing) this.options.logger?.info(`${this.options.name} relay: delivering again (${delivered} message(s) this run)`);
 			this.failing = false;
 		} catch (error) {
+			this.options.report?.failed();
 			// Not delivered: the messages stay in the outbox; the next kick or tick retries.
 			if (!this.failing) this.options.logger?.warn(`${this.options.name} relay: messages wait in the outbox (retried later):`, String(error));
 			this.failing = true;
 		}
+		// Not awaited: a write waiting for its notices' run must not wait for the measuring too.
+		void this.measure();
 		return delivered;
+	}
+
+	/** What waits now and how old the oldest is, for `report` (two small reads; at most once a second). */
+	private async measure(): Promise<void> {
+		const report = this.options.report;
+		const now = Date.now();
+		if (!report || now - this.lastMeasured < 1000) return;
+		this.lastMeasured = now;
+		const outbox = this.options.outbox();
+		if (!outbox) return;
+		try {
+			const [waiting, oldest] = await Promise.all([outbox.count(), outbox.find({ sort: [{ field: "at", direction: "asc" }], limit: 1 })]);
+			report.backlog(waiting, oldest[0] ? Math.max(0, (now - Date.parse(oldest[0].at)) / 1000) : 0);
+		} catch {
+			// The store is closing or away: the next run measures again.
+		}
 	}
 }

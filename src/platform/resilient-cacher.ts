@@ -19,24 +19,17 @@
  * so they fail open just as fast.
  */
 import { Cachers, type ServiceBroker } from "moleculer";
+import { isRedisAuthError, redisConnectionOptions } from "./connections";
 
 /** Longest a single Redis command may take before it counts as failed (a miss). */
 export const REDIS_COMMAND_TIMEOUT_MS = 1000;
 /** Remembered failed invalidations of single keys; beyond this, whole key families are cleaned. */
 const MAX_MISSED_KEYS = 10000;
 
-/** `redis://[user:password@]host[:port][/db]` (or `rediss://`) → ioredis options that never wait long. */
-export function redisClientOptions(url: string): Record<string, unknown> {
-	const parsed = new URL(url);
-	if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") throw new Error(`CACHER must be a redis:// or rediss:// URL, not ${parsed.protocol}`);
-	const db = Number(parsed.pathname.replace(/^\//, "") || 0);
+/** CACHER and the REDIS_* credentials (src/platform/connections.ts) → ioredis options that never wait long. */
+export function redisClientOptions(url: string, source: NodeJS.ProcessEnv = process.env): Record<string, unknown> {
 	return {
-		host: parsed.hostname || "127.0.0.1",
-		port: Number(parsed.port || 6379),
-		...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
-		...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
-		...(Number.isInteger(db) && db > 0 ? { db } : {}),
-		...(parsed.protocol === "rediss:" ? { tls: {} } : {}),
+		...redisConnectionOptions(url, source),
 		// A command while Redis is away fails at once instead of queuing for a reconnection.
 		enableOfflineQueue: false,
 		// A command sent but not answered fails after this long (a hung or partitioned Redis).
@@ -65,6 +58,8 @@ export class ResilientRedisCacher extends Cachers.Redis<RedisClient> {
 	private readonly missedPatterns = new Set<string>();
 	private replaying: Promise<void> | null = null;
 	private cacherLogger!: ServiceBroker["logger"];
+	/** Why Redis refused our credentials (authentication failed), or null: readiness is DOWN meanwhile (src/platform/health.ts). */
+	credentialsRefused: string | null = null;
 	private connectedFlag!: { connected: boolean };
 
 	init(broker: ServiceBroker): void {
@@ -75,9 +70,12 @@ export class ResilientRedisCacher extends Cachers.Redis<RedisClient> {
 		this.client.removeAllListeners("error");
 		this.client.on("error", (error) => {
 			this.connectedFlag.connected = false;
+			if (isRedisAuthError(error)) this.refused(error);
 			this.unavailable(error);
 		});
 		this.client.on("ready", () => {
+			if (this.credentialsRefused !== null) this.cacherLogger.info("Redis cache accepts the registry's credentials again");
+			this.credentialsRefused = null;
 			if (this.outageSince !== null) {
 				this.cacherLogger.info(`Redis cache is back after ${Date.now() - this.outageSince} ms (${this.failures} cache operation(s) answered as misses meanwhile)`);
 				this.outageSince = null;
@@ -85,6 +83,16 @@ export class ResilientRedisCacher extends Cachers.Redis<RedisClient> {
 			}
 			void this.replay();
 		});
+	}
+
+	/** Redis refused the credentials (e.g. rotated in Redis, not here): said once, loudly; the process is not ready until it accepts them. */
+	private refused(error: unknown): void {
+		if (this.credentialsRefused !== null) return;
+		const options = (this as unknown as { opts: { redis: { host?: string; port?: number } } }).opts.redis;
+		this.credentialsRefused = String((error as Error)?.message ?? error).split("\n")[0];
+		this.cacherLogger.error(
+			`Redis at ${options.host}:${options.port} refused the registry's credentials (authentication failed: ${this.credentialsRefused}); check REDIS_USERNAME/REDIS_PASSWORD. Not ready until it accepts them`,
+		);
 	}
 
 	/** Counts a failed cache operation; the first of an outage is logged. */

@@ -99,6 +99,13 @@ export interface Collection<T extends StoredDoc> {
 	deleteWhere(filter: Filter): Promise<number>;
 }
 
+export interface StoreUsage {
+	sizeBytes: number;
+	/** The filesystem the data lives on (null: not on a filesystem, e.g. ":memory:"). */
+	filesystemFreeBytes: number | null;
+	filesystemSizeBytes: number | null;
+}
+
 export interface Store {
 	/** Declares (and creates, with its indexes) a collection. Idempotent. */
 	collection<T extends StoredDoc>(spec: ModelSpec): Promise<Collection<T>>;
@@ -110,6 +117,8 @@ export interface Store {
 	batch(ops: WriteOp[]): Promise<void>;
 	/** Is the store reachable (readiness)? */
 	ping(): Promise<boolean>;
+	/** How big it is and how much room is left where it lives (the store metrics); null when unknown. */
+	usage(): Promise<StoreUsage | null>;
 	close(): Promise<void>;
 	/** "sqlite" | "mongodb" for logs and health. */
 	readonly kind: string;

@@ -119,7 +119,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 		});
 		const keep = (chunk: Buffer) => {
 			output.push(chunk.toString());
-			if (output.length > 200) output.shift();
+			if (output.length > 1000) output.shift();
 		};
 		child.stdout?.on("data", keep);
 		child.stderr?.on("data", keep);
@@ -195,7 +195,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 		async stop() {
 			await Promise.all([...processes.values()].map((entry) => stopProcess(entry, "SIGTERM")));
 			await broker.stop().catch(() => undefined);
-			await removeNamespace(namespace, { natsUrl: NATS_URL, redisUrl: REDIS_URL });
+			await removeNamespace(namespace, { natsUrl: shared.TRANSPORTER, redisUrl: shared.CACHER }, { ...process.env, ...shared });
 			fs.rmSync(dataRoot, { recursive: true, force: true });
 		},
 	};

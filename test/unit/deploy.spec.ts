@@ -70,9 +70,20 @@ const k8sDocs: { file: string; doc: Obj }[] = k8sFiles
 const ofKind = (kind: string) => k8sDocs.filter(({ doc }) => doc.kind === kind).map(({ doc }) => doc);
 const deployments = ofKind("Deployment");
 const k8sServices = ofKind("Service");
-const configMaps = ofKind("ConfigMap");
+/** The registry's ConfigMaps (those its Deployments read with envFrom); nats.yaml's config file is not one. */
+const configMaps = ofKind("ConfigMap").filter((map) =>
+	ofKind("Deployment").some((deployment) =>
+		(deployment.spec.template.spec.containers as Obj[]).some((container) => ((container.envFrom ?? []) as Obj[]).some((source) => source.configMapRef?.name === map.metadata.name)),
+	),
+);
 const secrets = ofKind("Secret");
 const hpas = ofKind("HorizontalPodAutoscaler");
+const statefulSets = ofKind("StatefulSet");
+const networkPolicies = ofKind("NetworkPolicy");
+/** Variables that hold a credential (ENV_VARS `secret`): the Secret's, never the ConfigMap's. */
+const SECRET_VARS = new Set(ENV_VARS.filter((variable) => variable.secret).map((variable) => variable.name));
+/** `scheme://user:password@…`: a URL carrying credentials. */
+const URL_WITH_CREDENTIALS = /[a-z][a-z0-9+.-]*:\/\/[^/@\s]*:[^/@\s]*@/i;
 const pdbs = ofKind("PodDisruptionBudget");
 
 function containersOf(deployment: Obj): Obj[] {
@@ -310,6 +321,86 @@ describe("deployment files agree with the code", () => {
 		});
 	});
 
+	describe("k8s credentials and network policy (issue 23)", () => {
+		const podLabels = (workload: Obj): Record<string, string> => workload.spec.template.metadata.labels;
+		const selecting = (labels: Record<string, string>, type: string) =>
+			networkPolicies.filter((policy) => (policy.spec.policyTypes as string[]).includes(type) && matches(policy.spec.podSelector?.matchLabels ?? {}, labels));
+		/** The ports of `type` rules of the policies selecting `labels` whose peers match `peer`. */
+		const allowedPorts = (labels: Record<string, string>, type: "ingress" | "egress", peer: (entry: Obj | undefined) => boolean): number[] =>
+			selecting(labels, type === "ingress" ? "Ingress" : "Egress").flatMap((policy) =>
+				((policy.spec[type] ?? []) as Obj[])
+					.filter((rule) => {
+						const peers = (rule[type === "ingress" ? "from" : "to"] ?? []) as Obj[];
+						return peers.length === 0 ? peer(undefined) : peers.some((entry) => peer(entry));
+					})
+					.flatMap((rule) => ((rule.ports ?? []) as Obj[]).map((port) => Number(port.port))),
+			);
+		const fromNamespace = (name: string) => (entry: Obj | undefined) => entry?.namespaceSelector?.matchLabels?.["kubernetes.io/metadata.name"] === name;
+		const toPods = (labels: Record<string, string>) => (entry: Obj | undefined) => entry !== undefined && !entry.namespaceSelector && matches(entry.podSelector?.matchLabels ?? {}, labels);
+		const registryPods = deployments.map((deployment) => [deployment.metadata.name, deployment] as const);
+		const natsSet = statefulSets.find((set) => set.metadata.name === "nats");
+		const redisSet = statefulSets.find((set) => set.metadata.name === "redis");
+
+		it("no credential in the ConfigMap: no secret variable, no URL with a password", () => {
+			for (const map of configMaps) {
+				for (const [name, value] of Object.entries((map.data ?? {}) as Record<string, string>)) {
+					expect({ name, secret: SECRET_VARS.has(name) }).toEqual({ name, secret: false });
+					expect({ name, credentialsInUrl: URL_WITH_CREDENTIALS.test(String(value)) }).toEqual({ name, credentialsInUrl: false });
+				}
+			}
+		});
+
+		it("the Secret carries the NATS and Redis credentials, as placeholders only", () => {
+			const data = Object.assign({}, ...secrets.map((secret) => secret.stringData ?? {})) as Record<string, string>;
+			expect(Object.keys(data)).toEqual(expect.arrayContaining(["NATS_USER", "NATS_PASSWORD", "REDIS_PASSWORD", "MONGO_URI"]));
+			for (const name of ["NATS_PASSWORD", "REDIS_PASSWORD", "MONGO_URI"]) expect(data[name]).toContain("CHANGE-ME");
+		});
+
+		it("NATS and Redis run with authentication from the Secret", () => {
+			expect(natsSet && redisSet).toBeTruthy();
+			const natsConfig = ofKind("ConfigMap").find((map) => map.metadata.name === "nats-config")?.data?.["nats.conf"] as string;
+			expect(natsConfig).toMatch(/authorization\s*{[^}]*user:\s*\$NATS_USER[^}]*password:\s*\$NATS_PASSWORD/s);
+			expect(natsConfig).toMatch(/jetstream/);
+			const fromSecret = (set: Obj, name: string) => containersOf(set)[0].env.find((entry: Obj) => entry.name === name)?.valueFrom?.secretKeyRef?.name as string | undefined;
+			expect(fromSecret(natsSet!, "NATS_PASSWORD")).toBe("registry-secrets");
+			expect(fromSecret(redisSet!, "REDIS_PASSWORD")).toBe("registry-secrets");
+			expect(containersOf(redisSet!)[0].args.join(" ")).toContain("--requirepass $(REDIS_PASSWORD)");
+		});
+
+		it("a default-deny policy selects every pod of the namespace, for ingress and egress", () => {
+			const denyAll = networkPolicies.find((policy) => Object.keys(policy.spec.podSelector ?? {}).length === 0 || Object.keys(policy.spec.podSelector.matchLabels ?? {}).length === 0);
+			expect(denyAll).toBeDefined();
+			const all = networkPolicies.filter((policy) => Object.keys(policy.spec.podSelector?.matchLabels ?? {}).length === 0 && !policy.spec.ingress && !policy.spec.egress);
+			expect(all.flatMap((policy) => policy.spec.policyTypes)).toEqual(expect.arrayContaining(["Ingress", "Egress"]));
+		});
+
+		it.each(registryPods)("Deployment %s may reach NATS:4222, Redis:6379 and MongoDB:27017, and Prometheus may scrape its metrics port", (_name, deployment) => {
+			const labels = podLabels(deployment);
+			expect(allowedPorts(labels, "egress", toPods(podLabels(natsSet!)))).toContain(4222);
+			expect(allowedPorts(labels, "egress", toPods(podLabels(redisSet!)))).toContain(6379);
+			expect(allowedPorts(labels, "egress", (entry) => entry === undefined)).toContain(27017);
+			const metricsPort = Number(deployment.spec.template.metadata.annotations["prometheus.io/port"]);
+			expect(allowedPorts(labels, "ingress", fromNamespace("monitoring"))).toContain(metricsPort);
+		});
+
+		it.each(registryPods)("Deployment %s takes the API from the ingress controller only if it runs the gateway", (_name, deployment) => {
+			const fromIngress = allowedPorts(podLabels(deployment), "ingress", fromNamespace("ingress-nginx"));
+			if (k8sServicesEnv(deployment).includes("api")) expect(fromIngress).toContain(3000);
+			else expect(fromIngress).toEqual([]);
+		});
+
+		it("NATS and Redis take connections from the registry's pods only", () => {
+			const registry = podLabels(deployments[0]);
+			for (const [set, port] of [
+				[natsSet!, 4222],
+				[redisSet!, 6379],
+			] as const) {
+				expect(allowedPorts(podLabels(set), "ingress", toPods(registry))).toContain(port);
+				expect(allowedPorts(podLabels(set), "ingress", (entry) => entry === undefined || fromNamespace("ingress-nginx")(entry))).toEqual([]);
+			}
+		});
+	});
+
 	describe("docker-compose.yml", () => {
 		it("every registry container uses the same image and build", () => {
 			for (const [name, service] of registryContainers) {
@@ -345,6 +436,16 @@ describe("deployment files agree with the code", () => {
 			const [, seed] = oneShot[0];
 			expect((seed.command as string[]).join(" ")).toContain("dist/cli/seed.js");
 			for (const [name] of longRunning) expect(seed.depends_on?.[name]?.condition).toBe("service_healthy");
+		});
+
+		it("nats and redis require credentials, and every registry container has them", () => {
+			const services = compose.services as Record<string, Obj>;
+			expect((services.nats.command as string[]).join(" ")).toMatch(/--user \S+ --pass \S+/);
+			expect((services.redis.command as string[]).join(" ")).toMatch(/--requirepass \S+/);
+			for (const [name, service] of registryContainers) {
+				const environment = composeEnv(service);
+				expect({ name, credentials: ["NATS_USER", "NATS_PASSWORD", "REDIS_PASSWORD"].every((variable) => Boolean(environment[variable])) }).toEqual({ name, credentials: true });
+			}
 		});
 
 		it("the gateway container publishes port 3000", () => {

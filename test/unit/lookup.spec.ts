@@ -272,8 +272,7 @@ describe("channel adapter (src/platform/channels.ts)", () => {
 		expect(adapter.options).toMatchObject({
 			prefix: "registry-prod_eu",
 			nats: {
-				url: "nats://nats-1:4222,nats://nats-2:4222",
-				connectionOptions: { user: "user", pass: "s@cret" },
+				connectionOptions: { servers: ["nats-1:4222", "nats-2:4222"], user: "user", pass: "s@cret" },
 				consumerOptions: { config: { deliver_policy: "all" } },
 			},
 			deadLettering: { enabled: true },

@@ -12,7 +12,7 @@
  */
 import mongoose from "mongoose";
 import { resolveBatch, resolveModel } from "../model";
-import type { Collection, ModelSpec, Store, StoredDoc, WriteOp } from "../types";
+import type { Collection, ModelSpec, Store, StoredDoc, StoreUsage, WriteOp } from "../types";
 import { MongoCollection } from "./collection";
 import { ensureSchema } from "./schema";
 
@@ -91,6 +91,19 @@ export class MongoStore implements Store {
 			}
 			throw error;
 		}
+	}
+
+	/** dbStats: the database's storage, and (MongoDB 4.4+) its filesystem's use and size. */
+	async usage(): Promise<StoreUsage | null> {
+		if (this.closed) return null;
+		const stats = await this.db().command({ dbStats: 1 });
+		const total = typeof stats.fsTotalSize === "number" ? stats.fsTotalSize : null;
+		const used = typeof stats.fsUsedSize === "number" ? stats.fsUsedSize : null;
+		return {
+			sizeBytes: Number(stats.storageSize ?? 0) + Number(stats.indexSize ?? 0),
+			filesystemFreeBytes: total !== null && used !== null ? total - used : null,
+			filesystemSizeBytes: total,
+		};
 	}
 
 	async ping(): Promise<boolean> {

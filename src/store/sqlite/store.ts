@@ -10,7 +10,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { BACKSTOP_PAGES, walCheckpointer } from "../checkpointer";
 import { resolveBatch, resolveModel } from "../model";
-import type { Collection, ModelSpec, Store, StoredDoc, WriteOp } from "../types";
+import type { Collection, ModelSpec, Store, StoredDoc, StoreUsage, WriteOp } from "../types";
 import { SqliteCollection } from "./collection";
 import { createMetaTable, ensureSchema } from "./schema";
 
@@ -228,6 +228,18 @@ export class SqliteStore implements Store {
 				}
 			}
 		});
+	}
+
+	async usage(): Promise<StoreUsage | null> {
+		if (this.closed) return null;
+		const pages = Number(this.db.pragma("page_count", { simple: true })) * Number(this.db.pragma("page_size", { simple: true }));
+		if (this.location === ":memory:") return { sizeBytes: pages, filesystemFreeBytes: null, filesystemSizeBytes: null };
+		const wal = await fs.promises.stat(`${this.location}-wal`).then(
+			(stat) => stat.size,
+			() => 0,
+		);
+		const disk = await fs.promises.statfs(path.dirname(this.location));
+		return { sizeBytes: pages + wal, filesystemFreeBytes: disk.bavail * disk.bsize, filesystemSizeBytes: disk.blocks * disk.bsize };
 	}
 
 	async ping(): Promise<boolean> {

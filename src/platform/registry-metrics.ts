@@ -1,0 +1,88 @@
+/**
+ * The registry's own metrics, beside Moleculer's (GET /metrics; names with dots become
+ * underscores there: `registry.outbox.backlog` → `registry_outbox_backlog`). The alerting
+ * rules and the dashboard in k8s/monitoring/ read them; docs/operations.md "Monitoring" lists
+ * them. Each is registered on first use, so a broker with metrics off costs nothing.
+ */
+import type { ServiceBroker } from "moleculer";
+
+interface Definition {
+	type: "counter" | "gauge" | "histogram";
+	name: string;
+	labelNames: string[];
+	description: string;
+	unit?: string;
+	buckets?: number[];
+}
+
+export const REGISTRY_METRICS = {
+	outboxBacklog: { type: "gauge", name: "registry.outbox.backlog", labelNames: ["service", "outbox"], description: "Messages waiting in a transactional outbox (audit, notices, changes)" },
+	outboxOldestAge: {
+		type: "gauge",
+		name: "registry.outbox.oldest.age.seconds",
+		labelNames: ["service", "outbox"],
+		description: "Age of the oldest message waiting in an outbox (0 when empty)",
+	},
+	outboxFailures: { type: "counter", name: "registry.outbox.delivery.failures.total", labelNames: ["service", "outbox"], description: "Outbox relay runs whose delivery failed (retried later)" },
+	channelPending: {
+		type: "gauge",
+		name: "registry.channel.pending.messages",
+		labelNames: ["channel", "group"],
+		description: "Messages of a durable channel its consumer group has not yet acknowledged (JetStream num_pending + num_ack_pending)",
+	},
+	noticesPublished: { type: "counter", name: "registry.notices.published.total", labelNames: ["topic"], description: "Notices this process published" },
+	noticeDelay: {
+		type: "histogram",
+		name: "registry.notice.delay.seconds",
+		labelNames: [],
+		description: "Seconds from a notice's publication to this process having handled it",
+		buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+	},
+	noticesTrusted: { type: "gauge", name: "registry.notices.trusted", labelNames: [], description: "1 while this process hears every notice, 0 while it may miss some (holds no answers)" },
+	noticesResets: { type: "counter", name: "registry.notices.resets.total", labelNames: [], description: "Times this process may have missed notices and dropped every held answer" },
+	loginLockouts: { type: "counter", name: "registry.login.lockouts.total", labelNames: ["scope"], description: "Failed-login lockouts a gateway set (scope user or address)" },
+	processReplacementJobs: {
+		type: "counter",
+		name: "registry.process.replacement.jobs.total",
+		labelNames: ["state"],
+		description: "Process replacement jobs that ended, by final state (SUCCEEDED, FAILED, INTERRUPTED)",
+	},
+	storeSize: { type: "gauge", name: "registry.store.size.bytes", labelNames: ["service"], description: "Bytes a service's store takes (SQLite files, or MongoDB storage of its database)" },
+	storeFilesystemFree: { type: "gauge", name: "registry.store.filesystem.free.bytes", labelNames: ["service"], description: "Free bytes of the filesystem the store lives on" },
+	storeFilesystemSize: { type: "gauge", name: "registry.store.filesystem.size.bytes", labelNames: ["service"], description: "Size in bytes of the filesystem the store lives on" },
+} satisfies Record<string, Definition>;
+
+type Labels = Record<string, string | number>;
+
+interface MetricsRegistry {
+	getMetric(name: string): unknown;
+	register(definition: object): unknown;
+	increment(name: string, labels?: Labels | null, value?: number): void;
+	set(name: string, value: number, labels?: Labels | null): void;
+	observe(name: string, value: number, labels?: Labels | null): void;
+}
+
+function registryOf(broker: ServiceBroker, definition: Definition): MetricsRegistry | null {
+	if (!broker.isMetricsEnabled()) return null;
+	const registry = (broker as unknown as { metrics: MetricsRegistry }).metrics;
+	if (!registry.getMetric(definition.name)) registry.register({ ...definition, ...(definition.buckets ? { quantiles: false } : {}) });
+	return registry;
+}
+
+export function countMetric(broker: ServiceBroker, definition: Definition, labels: Labels = {}, value = 1): void {
+	registryOf(broker, definition)?.increment(definition.name, labels, value);
+}
+
+export function setMetric(broker: ServiceBroker, definition: Definition, value: number, labels: Labels = {}): void {
+	registryOf(broker, definition)?.set(definition.name, value, labels);
+}
+
+export function observeMetric(broker: ServiceBroker, definition: Definition, value: number, labels: Labels = {}): void {
+	registryOf(broker, definition)?.observe(definition.name, value, labels);
+}
+
+/** The `auth.locked` notice's key is `user:<digest>` or `addr:<digest>` (services/api/login-throttle.ts). */
+export function countLockout(broker: ServiceBroker, key: unknown): void {
+	if (typeof key !== "string") return;
+	countMetric(broker, REGISTRY_METRICS.loginLockouts, { scope: key.startsWith("addr:") ? "address" : "user" });
+}
