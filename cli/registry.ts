@@ -14,7 +14,7 @@ import fs from "node:fs";
 import { Command, CommanderError, Option } from "commander";
 import { Presets, SingleBar } from "cli-progress";
 import type { ServiceBroker } from "moleculer";
-import type { AccountSummary } from "../services/accounts/accounts.service";
+import { accountIdentifier, type AccountSummary } from "../services/accounts/accounts.service";
 import type { AccessPoint, AccessPointProvider, ServiceProvider } from "../src/contract/model";
 import type { Page } from "../src/contract/paging";
 import { importSeed } from "../src/exchange/seed";
@@ -82,12 +82,15 @@ const ACCOUNTS = { needs: ["accounts"], alsoOffline: ["accessPoints"] };
 async function addAccount(io: CliIO, username: string, options: { role: string; serviceProvider?: string; accessPointProvider?: string }): Promise<void> {
 	const password = await readNewPassword(io, username);
 	const summary = await withRegistry(io, ACCOUNTS, (broker) =>
+		// The same action and body as POST /rest/api/accounts.
 		broker.call<AccountSummary, object>("accounts.addAccount", {
-			username,
-			password,
-			role: options.role,
-			...(options.serviceProvider ? { serviceProvider: options.serviceProvider } : {}),
-			...(options.accessPointProvider ? { accessPointProvider: options.accessPointProvider } : {}),
+			body: {
+				username,
+				password,
+				role: options.role,
+				...(options.serviceProvider ? { serviceProvider: options.serviceProvider } : {}),
+				...(options.accessPointProvider ? { accessPointProvider: options.accessPointProvider } : {}),
+			},
 		}),
 	);
 	writeLine(
@@ -97,7 +100,11 @@ async function addAccount(io: CliIO, username: string, options: { role: string; 
 }
 
 async function disableAccount(io: CliIO, username: string): Promise<void> {
-	await withRegistry(io, ACCOUNTS, (broker) => broker.call("accounts.disableAccount", { username }));
+	await withRegistry(io, ACCOUNTS, (broker) =>
+		broker.call("accounts.disableAccount", { identifier: accountIdentifier(username) }).catch((error: { code?: number }) => {
+			throw error.code === 404 ? new CliFailure(`no account ${username}; nothing changed`) : error;
+		}),
+	);
 	writeLine(io.stderr, `account ${username} disabled`);
 }
 
@@ -107,7 +114,7 @@ async function resetPassword(io: CliIO, username: string): Promise<void> {
 		const accounts = await broker.call<AccountSummary[]>("accounts.listAccounts");
 		if (!accounts.some((account) => account.username === username)) throw new CliFailure(`no account ${username}; nothing changed`);
 		const password = await readNewPassword(io, username);
-		await broker.call("accounts.resetPassword", { username, password });
+		await broker.call("accounts.resetPassword", { identifier: accountIdentifier(username), body: { password } });
 	});
 	writeLine(io.stderr, `password of ${username} reset`);
 }
@@ -122,7 +129,7 @@ async function listAccounts(io: CliIO, options: { json?: boolean }): Promise<voi
 
 async function addServiceProvider(io: CliIO, title: string, options: { identifier?: string }): Promise<void> {
 	const provider = await withRegistry(io, { needs: ["accounts"] }, (broker) =>
-		broker.call<ServiceProvider, object>("accounts.addServiceProvider", { title, ...(options.identifier ? { identifier: options.identifier } : {}) }),
+		broker.call<ServiceProvider, object>("accounts.addServiceProvider", { body: { title, ...(options.identifier ? { identifier: options.identifier } : {}) } }),
 	);
 	writeLine(io.stdout, provider.identifier);
 	writeLine(io.stderr, `service provider "${provider.title}" added`);

@@ -439,7 +439,7 @@ async function disableAccounts(broker: ServiceBroker, file: string): Promise<num
 	let disabled = 0;
 	for (const account of accounts) {
 		if (wanted.has(account.username) && !account.disabled) {
-			await broker.call("accounts.disableAccount", { username: account.username });
+			await broker.call("accounts.disableAccount", { identifier: account.identifier });
 			disabled++;
 		}
 	}
