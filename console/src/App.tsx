@@ -1,5 +1,5 @@
 /** The console's frame: header with the signed-in account, navigation per role, the pages' routes. */
-import { AppShell, Button, Group, NavLink, Text, Title } from "@mantine/core";
+import { Button, Group, NavLink, Text, Title } from "@mantine/core";
 import { useState } from "react";
 import { Link, Redirect, Route, Router, Switch, useLocation } from "wouter";
 import type { Session } from "./api";
@@ -87,14 +87,14 @@ export function App() {
 	return (
 		<SessionContext.Provider value={{ session, setSession }}>
 			<Router base="/console">
-				<AppShell header={{ height: 60 }} navbar={{ width: 240, breakpoint: "sm" }} padding="md">
-					<AppShell.Header>
+				<div className="console-frame">
+					<header className="console-header">
 						<Header />
-					</AppShell.Header>
-					<AppShell.Navbar p="xs">
+					</header>
+					<div className="console-nav">
 						<Navigation />
-					</AppShell.Navbar>
-					<AppShell.Main>
+					</div>
+					<main className="console-main">
 						<Switch>
 							<Route path="/">
 								<LookupPage />
@@ -161,8 +161,8 @@ export function App() {
 								<Text>No such page.</Text>
 							</Route>
 						</Switch>
-					</AppShell.Main>
-				</AppShell>
+					</main>
+				</div>
 			</Router>
 		</SessionContext.Provider>
 	);

@@ -51,8 +51,19 @@ export async function withTag<T>(call: Promise<Answer>): Promise<{ value: T; eta
 	return { value, etag: answer.response.headers.get("ETag") };
 }
 
+/**
+ * Requests without the browser's own credentials (`credentials: "omit"`; the Authorization header
+ * is the client's). Besides sending no cookie, this keeps the browser from answering a 401's
+ * `WWW-Authenticate: Basic` with its own login prompt (Fetch standard: it prompts only when
+ * credentials are included): a wrong password is shown by the page, not by a browser dialog.
+ */
+function withoutBrowserCredentials(client: RegistryClient): RegistryClient {
+	client.use({ onRequest: ({ request }) => new Request(request, { credentials: "omit" }) });
+	return client;
+}
+
 export function anonymousClient(): RegistryClient {
-	return createRegistryClient(window.location.origin);
+	return withoutBrowserCredentials(createRegistryClient(window.location.origin));
 }
 
 export interface Session {
@@ -62,7 +73,7 @@ export interface Session {
 
 /** Signs in: the credentials are good when the caller's own account answers. */
 export async function signIn(credentials: Credentials): Promise<Session> {
-	const client = createRegistryClient(window.location.origin, credentials);
+	const client = withoutBrowserCredentials(createRegistryClient(window.location.origin, credentials));
 	const account = await ok<Account>(client.GET("/rest/api/account"));
 	return { client, account };
 }

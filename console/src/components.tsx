@@ -98,9 +98,9 @@ export function PagedTable<T>({
 	const sortBy = useCallback((field: string) => setSorting((before) => ({ field, descending: before.field === field ? !before.descending : false })), []);
 
 	return (
-		<div aria-busy={loading}>
+		<div aria-busy={loading} data-testid={`table-${caption}`}>
 			<FailureAlert failure={failure} title="Could not load" />
-			<Table striped highlightOnHover withTableBorder captionSide="top" data-testid={`table-${caption}`}>
+			<Table striped highlightOnHover withTableBorder captionSide="top">
 				<Table.Caption>{caption}</Table.Caption>
 				<Table.Thead>
 					<Table.Tr>

@@ -5,6 +5,7 @@
  * variables and classes come from its static CSS files (docs/console.md).
  */
 import "@mantine/core/styles.css";
+import "./console.css";
 import { MantineProvider } from "@mantine/core";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";

@@ -210,7 +210,7 @@ export function CatalogEditor({ onChanged, version }: { onChanged(): void; versi
 					</Group>
 				</Stack>
 			</form>
-			<Modal opened={confirming} onClose={() => setConfirming(false)} title="Delete this record?">
+			<Modal lockScroll={false} closeButtonProps={{ "aria-label": "Close" }} opened={confirming} onClose={() => setConfirming(false)} title="Delete this record?">
 				<Group>
 					<Button color="red" onClick={() => void remove()}>
 						Yes, delete

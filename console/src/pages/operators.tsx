@@ -1,5 +1,5 @@
 /** ADMIN and NETWORK_AUTHORITY: process replacement jobs; ADMIN: accounts and service providers. */
-import { Badge, Button, Checkbox, Group, Modal, PasswordInput, Progress, Select, Stack, Text, TextInput, Title } from "@mantine/core";
+import { Button, Checkbox, Group, Modal, PasswordInput, Progress, Select, Stack, Text, TextInput, Title } from "@mantine/core";
 import { useEffect, useState, type FormEvent } from "react";
 import { ok, sortParam, type Account, type Page, type Process } from "../api";
 import { FailureAlert, Notice, PagedTable, failureOf, useSignedIn } from "../components";
@@ -76,7 +76,9 @@ export function JobsPage() {
 				<Stack gap="xs" data-testid="job">
 					<Group>
 						<Text>{job.dryRun ? "Dry run" : "Replacement"}</Text>
-						<Badge data-testid="job-state">{job.state}</Badge>
+						<Text span fw={700} data-testid="job-state">
+							{job.state}
+						</Text>
 						<Text>{`${job.progress.done} of ${job.progress.total} participants`}</Text>
 					</Group>
 					<Progress value={percent} aria-label="Job progress" animated={job.state === "RUNNING"} />
@@ -186,7 +188,19 @@ export function AccountsPage() {
 					{ label: "Username", sort: "username", render: (row) => row.username },
 					{ label: "Role", sort: "role", render: (row) => row.role },
 					{ label: "Provider", render: (row) => row.serviceProvider ?? row.accessPointProvider ?? "" },
-					{ label: "State", render: (row) => (row.disabled ? <Badge color="gray">disabled</Badge> : <Badge color="teal">active</Badge>) },
+					{
+						label: "State",
+						render: (row) =>
+							row.disabled ? (
+								<Text span fw={700}>
+									disabled
+								</Text>
+							) : (
+								<Text span fw={700}>
+									active
+								</Text>
+							),
+					},
 					{
 						label: "Actions",
 						render: (row) => (
@@ -235,7 +249,13 @@ export function AccountsPage() {
 					{ label: "Identifier", render: (row) => row.identifier },
 				]}
 			/>
-			<Modal opened={resetting !== null} onClose={() => setResetting(null)} title={`New password for ${resetting?.username ?? ""}`}>
+			<Modal
+				lockScroll={false}
+				closeButtonProps={{ "aria-label": "Close" }}
+				opened={resetting !== null}
+				onClose={() => setResetting(null)}
+				title={`New password for ${resetting?.username ?? ""}`}
+			>
 				<form
 					onSubmit={(event) => {
 						event.preventDefault();

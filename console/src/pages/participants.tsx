@@ -90,7 +90,7 @@ export function ParticipantsPage() {
 					},
 				]}
 			/>
-			<Modal opened={deleting !== null} onClose={() => setDeleting(null)} title={`Delete ${deleting?.name ?? ""}?`}>
+			<Modal lockScroll={false} closeButtonProps={{ "aria-label": "Close" }} opened={deleting !== null} onClose={() => setDeleting(null)} title={`Delete ${deleting?.name ?? ""}?`}>
 				<p>The participant stops receiving documents through the registry.</p>
 				<Group>
 					<Button color="red" onClick={() => void remove()}>
@@ -143,6 +143,8 @@ function TransferDialog({ participant, onClose }: { participant: Participant; on
 	};
 	return (
 		<Modal
+			lockScroll={false}
+			closeButtonProps={{ "aria-label": "Close" }}
 			opened
 			onClose={() => onClose(key ? "Transfer started: the receiver completes it with the key." : undefined)}
 			title={`Transfer ${participant.name ?? participant.qualifiedIdentifier}`}

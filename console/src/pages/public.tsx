@@ -1,5 +1,5 @@
 /** Pages for anyone: the organization lookup, the catalog to browse, sign-in. */
-import { Badge, Button, Group, PasswordInput, Stack, Table, TextInput, Title } from "@mantine/core";
+import { Button, Group, PasswordInput, Stack, Table, Text, TextInput, Title } from "@mantine/core";
 import { useState, type FormEvent } from "react";
 import { useLocation } from "wouter";
 import { anonymousClient, ok, signIn, sortParam, type DocumentType, type Page, type Process } from "../api";
@@ -86,7 +86,19 @@ export function CatalogPage() {
 					{ label: "Title", sort: "title", render: (row) => row.title },
 					{ label: "Domain", sort: "domain", render: (row) => row.domain },
 					{ label: "Qualified identifier", sort: "qualifiedIdentifier", render: (row) => row.qualifiedIdentifier },
-					{ label: "State", render: (row) => (row.restricted ? <Badge color="orange">restricted</Badge> : <Badge color="teal">open</Badge>) },
+					{
+						label: "State",
+						render: (row) =>
+							row.restricted ? (
+								<Text span fw={700}>
+									restricted
+								</Text>
+							) : (
+								<Text span fw={700}>
+									open
+								</Text>
+							),
+					},
 					{ label: "Identifier", render: (row) => row.identifier },
 				]}
 			/>

@@ -1,5 +1,5 @@
 /** Transfers, the change feed, the audit trail, access points and the caller's own account. */
-import { Badge, Button, Code, Group, Stack, Table, Text, TextInput, Title } from "@mantine/core";
+import { Button, Code, Group, Stack, Table, Text, TextInput, Title } from "@mantine/core";
 import { useEffect, useState, type FormEvent } from "react";
 import { ok, sortParam, type Page } from "../api";
 import { CopyButton, FailureAlert, Notice, PagedTable, failureOf, useSignedIn } from "../components";
@@ -59,13 +59,25 @@ export function TransfersPage() {
 					{ label: "Participant", render: (row) => row.participant.qualifiedIdentifier },
 					{ label: "From", render: (row) => row.from.name ?? row.from.identifier },
 					{ label: "To", render: (row) => row.to.name ?? row.to.identifier },
-					{ label: "State", sort: "state", render: (row) => <Badge>{row.state}</Badge> },
+					{
+						label: "State",
+						sort: "state",
+						render: (row) => (
+							<Text span fw={700}>
+								{row.state}
+							</Text>
+						),
+					},
 					{ label: "Expires", sort: "expiresDate", render: (row) => row.expiresDate },
 					{ label: "Identifier", render: (row) => <Code>{row.identifier}</Code> },
 					{
 						label: "Actions",
 						render: (row) =>
-							row.state === "PENDING" && row.from.identifier === account.serviceProvider ? (
+							row.state === "PENDING" && row.to.identifier === account.serviceProvider ? (
+								<Button size="compact-sm" variant="subtle" onClick={() => setIdentifier(row.identifier)} aria-label={`Receive ${row.participant.qualifiedIdentifier}`}>
+									Receive
+								</Button>
+							) : row.state === "PENDING" && row.from.identifier === account.serviceProvider ? (
 								<Button
 									size="compact-sm"
 									variant="subtle"
