@@ -286,7 +286,7 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		await page.close();
 	});
 
-	test("a consented transfer: the sender starts it and sees the key once, the receiver completes it with the key", async () => {
+	test("a consented transfer: the sender starts it and sees the key once, the receiver completes it with the key, then deletes it after a confirmation", async () => {
 		const sender = await tab();
 		await signIn(sender, SP1.username, SP1.password as string);
 		await sender.getByRole("heading", { name: "Participants", level: 1 }).waitFor();
@@ -318,6 +318,17 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		await receiver.getByLabel("Search by name or organization number").fill(registered.organizationIdentifier);
 		await receiver.getByRole("button", { name: "Search" }).click();
 		await receiver.getByRole("cell", { name: registered.name, exact: true }).waitFor();
+		// Deleting asks first; "Keep it" keeps it, "Yes, delete" deletes it.
+		await receiver.getByRole("button", { name: `Delete ${registered.name}` }).click();
+		await receiver.getByRole("dialog").getByRole("button", { name: "Keep it" }).click();
+		await receiver.getByRole("cell", { name: registered.name, exact: true }).waitFor();
+		await receiver.getByRole("button", { name: `Delete ${registered.name}` }).click();
+		await receiver.getByRole("dialog").getByRole("button", { name: "Yes, delete" }).click();
+		await receiver
+			.getByRole("status")
+			.filter({ hasText: `${registered.name} deleted.` })
+			.waitFor();
+		await receiver.getByRole("cell", { name: registered.name, exact: true }).waitFor({ state: "detached" });
 
 		for (const [label, heading, name] of [
 			["Change feed", "Change feed", "changes"],
@@ -335,7 +346,7 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		await receiver.close();
 	});
 
-	test("an admin runs a dry run, then the real process replacement, each followed by its progress bar and its results per participant", async () => {
+	test("an admin runs a dry run, then the real process replacement, each followed by its progress bar and its results per participant; adds an account (a field error first) and disables it", async () => {
 		const page = await tab();
 		await signIn(page, ADMIN.username, ADMIN.password as string);
 		await page.getByRole("heading", { name: "Catalog", level: 1 }).waitFor();
@@ -367,6 +378,27 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		await navigate(page, "Accounts", "Accounts and service providers", "accounts");
 		await page.getByRole("cell", { name: SP1.username, exact: true }).waitFor();
 		await expectAccessible(page, "accounts");
+		// An account added with a too short password: the error at the field; then added, and disabled.
+		const username = `console-${process.pid}`;
+		await page.getByLabel("Username").fill(username);
+		const password = page.locator("form").filter({ hasText: "Add an account" }).locator("input[type=password]");
+		await password.fill("short");
+		await page.getByRole("textbox", { name: "Service provider identifier" }).fill(SP1.serviceProvider as string);
+		await page.getByRole("button", { name: "Add account" }).click();
+		await page.getByText("Too short or too long").waitFor();
+		await password.fill("a-long-enough-password");
+		await page.getByRole("button", { name: "Add account" }).click();
+		await page
+			.getByRole("status")
+			.filter({ hasText: `Account ${username} added.` })
+			.waitFor();
+		await page.getByRole("button", { name: `Disable ${username}` }).click();
+		await page
+			.getByRole("status")
+			.filter({ hasText: `${username} disabled.` })
+			.waitFor();
+		const refused = await rawRequest(url, { method: "GET", path: "/rest/api/account", headers: { Authorization: basic(username, "a-long-enough-password") } });
+		expect(refused.status).toBe(401);
 		await screenshot(page, "accounts");
 		await page.close();
 	});
