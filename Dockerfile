@@ -4,7 +4,7 @@
 # Stages: build (compile TypeScript), prod-deps (runtime node_modules, better-sqlite3 built
 # natively), runtime (no compiler, no devDependencies, non-root). docs/operations.md.
 
-# ---- build: devDependencies + tsc -> dist/ ---------------------------------------------
+# ---- build: devDependencies + tsc -> dist/, Vite -> dist/console (the web console) -----
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 # better-sqlite3 falls back to node-gyp when its prebuilt binary cannot be downloaded.
@@ -17,6 +17,7 @@ RUN npm ci --ignore-scripts --no-audit --no-fund \
  && npm rebuild better-sqlite3
 COPY . .
 RUN npm run build \
+ && npm run build:console \
  && mkdir -p seed
 
 # ---- prod-deps: only what `npm start` needs --------------------------------------------

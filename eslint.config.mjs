@@ -99,6 +99,12 @@ export default defineConfig(
 		},
 	},
 	{
+		// The web console (console/): browser code bundled by Vite; its tsconfig adds DOM and JSX.
+		name: "project/web-console",
+		files: ["console/src/**/*.{ts,tsx}"],
+		languageOptions: { globals: globals.browser },
+	},
+	{
 		name: "project/console-programs",
 		files: ["bench/**", "examples/**"],
 		rules: { "no-console": "off" },

@@ -14,8 +14,8 @@ import fs from "node:fs";
 import { Command, CommanderError, Option } from "commander";
 import { Presets, SingleBar } from "cli-progress";
 import type { ServiceBroker } from "moleculer";
-import type { AccountSummary } from "../services/accounts/accounts.service";
-import type { AccessPoint, AccessPointProvider, Caller, ServiceProvider } from "../src/contract/model";
+import { accountIdentifier, type AccountSummary } from "../services/accounts/accounts.service";
+import type { AccessPoint, AccessPointProvider, ServiceProvider } from "../src/contract/model";
 import type { Page } from "../src/contract/paging";
 import { importSeed } from "../src/exchange/seed";
 import { ACCOUNT_ROLES, parseSeed } from "../src/exchange/seed-file";
@@ -24,12 +24,11 @@ import { joinsCluster, withRegistry } from "./registry/connect";
 import { CliFailure, describeError, EXIT, PROCESS_IO, table, UsageError, writeLine, type CliIO } from "./registry/io";
 import { batchSize, exportRegistry, importRegistry, type Progress } from "./registry/ndjson";
 import { readNewPassword } from "./registry/password";
+import { AS_OPERATOR } from "./registry/operator";
 
 /** The services that own seed sections, and the lookup whose read model follows participants. */
 const SEED_OWNERS = ["accessPoints", "accounts", "catalog", "participants"];
 const REBUILD_TIMEOUT_MS = 30 * 60 * 1000;
-/** The caller the CLI names when it uses an API action: the operator (src/platform/permissions.ts checks every call's role). */
-const OPERATOR: Caller = { username: "registry-cli", role: "ADMIN" };
 
 function progressBar(io: CliIO, label: string): Progress {
 	// cli-progress draws only on a terminal; elsewhere (pipes, tests) it stays silent.
@@ -84,13 +83,20 @@ const ACCOUNTS = { needs: ["accounts"], alsoOffline: ["accessPoints"] };
 async function addAccount(io: CliIO, username: string, options: { role: string; serviceProvider?: string; accessPointProvider?: string }): Promise<void> {
 	const password = await readNewPassword(io, username);
 	const summary = await withRegistry(io, ACCOUNTS, (broker) =>
-		broker.call<AccountSummary, object>("accounts.addAccount", {
-			username,
-			password,
-			role: options.role,
-			...(options.serviceProvider ? { serviceProvider: options.serviceProvider } : {}),
-			...(options.accessPointProvider ? { accessPointProvider: options.accessPointProvider } : {}),
-		}),
+		// The same action and body as POST /rest/api/accounts.
+		broker.call<AccountSummary, object>(
+			"accounts.addAccount",
+			{
+				body: {
+					username,
+					password,
+					role: options.role,
+					...(options.serviceProvider ? { serviceProvider: options.serviceProvider } : {}),
+					...(options.accessPointProvider ? { accessPointProvider: options.accessPointProvider } : {}),
+				},
+			},
+			AS_OPERATOR,
+		),
 	);
 	writeLine(
 		io.stderr,
@@ -99,7 +105,11 @@ async function addAccount(io: CliIO, username: string, options: { role: string; 
 }
 
 async function disableAccount(io: CliIO, username: string): Promise<void> {
-	await withRegistry(io, ACCOUNTS, (broker) => broker.call("accounts.disableAccount", { username }));
+	await withRegistry(io, ACCOUNTS, (broker) =>
+		broker.call("accounts.disableAccount", { identifier: accountIdentifier(username) }, AS_OPERATOR).catch((error: { code?: number }) => {
+			throw error.code === 404 ? new CliFailure(`no account ${username}; nothing changed`) : error;
+		}),
+	);
 	writeLine(io.stderr, `account ${username} disabled`);
 }
 
@@ -109,7 +119,7 @@ async function resetPassword(io: CliIO, username: string): Promise<void> {
 		const accounts = await broker.call<AccountSummary[]>("accounts.listAccounts");
 		if (!accounts.some((account) => account.username === username)) throw new CliFailure(`no account ${username}; nothing changed`);
 		const password = await readNewPassword(io, username);
-		await broker.call("accounts.resetPassword", { username, password });
+		await broker.call("accounts.resetPassword", { identifier: accountIdentifier(username), body: { password } }, AS_OPERATOR);
 	});
 	writeLine(io.stderr, `password of ${username} reset`);
 }
@@ -124,7 +134,7 @@ async function listAccounts(io: CliIO, options: { json?: boolean }): Promise<voi
 
 async function addServiceProvider(io: CliIO, title: string, options: { identifier?: string }): Promise<void> {
 	const provider = await withRegistry(io, { needs: ["accounts"] }, (broker) =>
-		broker.call<ServiceProvider, object>("accounts.addServiceProvider", { title, ...(options.identifier ? { identifier: options.identifier } : {}) }),
+		broker.call<ServiceProvider, object>("accounts.addServiceProvider", { body: { title, ...(options.identifier ? { identifier: options.identifier } : {}) } }, AS_OPERATOR),
 	);
 	writeLine(io.stdout, provider.identifier);
 	writeLine(io.stderr, `service provider "${provider.title}" added`);
@@ -173,7 +183,7 @@ async function listAccessPoints(io: CliIO, options: { json?: boolean }): Promise
 		const all: AccessPoint[] = [];
 		for (let page = 0; ; page++) {
 			const pageRequest = { page, size: 1000, sort: [{ field: "title", direction: "asc" }] };
-			const found = await broker.call<Page<AccessPoint>, object>("accessPoints.find", { pageRequest }, { meta: { user: OPERATOR } });
+			const found = await broker.call<Page<AccessPoint>, object>("accessPoints.find", { pageRequest }, AS_OPERATOR);
 			all.push(...found.content);
 			if (found.last || found.content.length === 0) return all;
 		}

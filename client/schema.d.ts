@@ -468,6 +468,154 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/rest/api/account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's own account (role and provider)
+         * @description Roles: The caller's own account (role and provider): SERVICE_PROVIDER, ACCESS_POINT_PROVIDER, ADMIN, NETWORK_AUTHORITY.
+         */
+        get: operations["getOwnAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rest/api/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find accounts (paged)
+         * @description Roles: Find accounts (paged): ADMIN.
+         */
+        get: operations["findAccounts"];
+        put?: never;
+        /**
+         * Add account
+         * @description Roles: Add account: ADMIN.
+         */
+        post: operations["addAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rest/api/accounts/{identifier}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get account
+         * @description Roles: Get account: ADMIN.
+         */
+        get: operations["getAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rest/api/accounts/{identifier}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disable account (its credentials stop working at once)
+         * @description Roles: Disable account (its credentials stop working at once): ADMIN.
+         */
+        post: operations["disableAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rest/api/accounts/{identifier}/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set a new password for an account
+         * @description Roles: Set a new password for an account: ADMIN.
+         */
+        put: operations["resetPassword"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rest/api/service-providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find service providers (paged)
+         * @description Roles: Find service providers (paged): ADMIN.
+         */
+        get: operations["findServiceProviders"];
+        put?: never;
+        /**
+         * Add service provider
+         * @description Roles: Add service provider: ADMIN.
+         */
+        post: operations["addServiceProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rest/api/service-providers/{identifier}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get service provider
+         * @description Roles: Get service provider: ADMIN.
+         */
+        get: operations["getServiceProvider"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health/live": {
         parameters: {
             query?: never;
@@ -745,6 +893,32 @@ export interface components {
             /** @description More changes follow already */
             more: boolean;
         };
+        /** @description An account that may call the registry (never its password). Accounts over HTTP are the registry's extension (docs/decisions.md "Accounts over HTTP") */
+        Account: {
+            /** Format: uuid */
+            identifier: string;
+            username: string;
+            /** @enum {string} */
+            role: "SERVICE_PROVIDER" | "ACCESS_POINT_PROVIDER" | "ADMIN" | "NETWORK_AUTHORITY";
+            /**
+             * Format: uuid
+             * @description SERVICE_PROVIDER accounts: the provider they act for
+             */
+            serviceProvider?: string;
+            /** @description Only in the caller's own account (GET /rest/api/account): the title of its service provider */
+            serviceProviderTitle?: string;
+            /**
+             * Format: uuid
+             * @description ACCESS_POINT_PROVIDER accounts: their access point provider
+             */
+            accessPointProvider?: string;
+            disabled: boolean;
+        };
+        ServiceProvider: {
+            /** Format: uuid */
+            identifier: string;
+            title: string;
+        };
         /** @description A job replacing process `from` with `to` for every participant holding `from` (docs/decisions.md "Bulk jobs") */
         ProcessReplacementJob: {
             /** Format: uuid */
@@ -973,6 +1147,34 @@ export interface components {
              */
             to: string;
             dryRun?: boolean | null;
+        };
+        /** @description Required: must not be null (NotNull) */
+        accountFormDTO: {
+            /** @description Required: must not be empty (NotEmpty) */
+            username: string;
+            /** @description Required: must not be empty (NotEmpty) */
+            password: string;
+            /**
+             * @description Required: must not be null (NotNull)
+             * @enum {string}
+             */
+            role: "SERVICE_PROVIDER" | "ACCESS_POINT_PROVIDER" | "ADMIN" | "NETWORK_AUTHORITY";
+            /** Format: uuid */
+            serviceProvider?: string | null;
+            /** Format: uuid */
+            accessPointProvider?: string | null;
+        };
+        /** @description Required: must not be null (NotNull) */
+        passwordFormDTO: {
+            /** @description Required: must not be empty (NotEmpty) */
+            password: string;
+        };
+        /** @description Required: must not be null (NotNull) */
+        serviceProviderFormDTO: {
+            /** @description Required: must not be empty (NotEmpty) */
+            title: string;
+            /** Format: uuid */
+            identifier?: string | null;
         };
     };
     responses: {
@@ -2294,6 +2496,330 @@ export interface operations {
                         content?: components["schemas"]["ProcessReplacementResult"][];
                     };
                 };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getOwnAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's own account (role and provider) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.account.get.v1+json": components["schemas"]["Account"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    findAccounts: {
+        parameters: {
+            query?: {
+                /** @description Page to fetch; the first page is 0 */
+                page?: number;
+                /** @description Page size; larger values are clamped to 1000 */
+                size?: number;
+                /** @description property[,property…][,ASC|DESC], repeatable. Sortable: username, role */
+                sort?: string[];
+                /** @description Only accounts with this role */
+                role?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Find accounts (paged) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.accounts.find.v1+json": components["schemas"]["Page"] & {
+                        content?: components["schemas"]["Account"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    addAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.registry.accounts.add.v1+json": components["schemas"]["accountFormDTO"];
+                "application/json": components["schemas"]["accountFormDTO"];
+            };
+        };
+        responses: {
+            /** @description Add account */
+            201: {
+                headers: {
+                    /** @description Path of the created record */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.accounts.add.v1+json": components["schemas"]["Account"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag of this record read before: 304 without a body while it is still current */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description UUID */
+                identifier: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Get account */
+            200: {
+                headers: {
+                    /** @description The tag of this representation, for If-Match and If-None-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.accounts.get.v1+json": components["schemas"]["Account"];
+                };
+            };
+            /** @description Not modified: If-None-Match names the current ETag */
+            304: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    disableAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID */
+                identifier: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Disable account (its credentials stop working at once) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.accounts.disable.v1+json": components["schemas"]["Account"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    resetPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID */
+                identifier: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.registry.accounts.password.v1+json": components["schemas"]["passwordFormDTO"];
+                "application/json": components["schemas"]["passwordFormDTO"];
+            };
+        };
+        responses: {
+            /** @description Set a new password for an account */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.accounts.password.v1+json": components["schemas"]["Account"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    findServiceProviders: {
+        parameters: {
+            query?: {
+                /** @description Page to fetch; the first page is 0 */
+                page?: number;
+                /** @description Page size; larger values are clamped to 1000 */
+                size?: number;
+                /** @description property[,property…][,ASC|DESC], repeatable. Sortable: title */
+                sort?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Find service providers (paged) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.service-providers.find.v1+json": components["schemas"]["Page"] & {
+                        content?: components["schemas"]["ServiceProvider"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    addServiceProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.registry.service-providers.add.v1+json": components["schemas"]["serviceProviderFormDTO"];
+                "application/json": components["schemas"]["serviceProviderFormDTO"];
+            };
+        };
+        responses: {
+            /** @description Add service provider */
+            201: {
+                headers: {
+                    /** @description Path of the created record */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.service-providers.add.v1+json": components["schemas"]["ServiceProvider"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            406: components["responses"]["Error406"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getServiceProvider: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag of this record read before: 304 without a body while it is still current */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description UUID */
+                identifier: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Get service provider */
+            200: {
+                headers: {
+                    /** @description The tag of this representation, for If-Match and If-None-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.service-providers.get.v1+json": components["schemas"]["ServiceProvider"];
+                };
+            };
+            /** @description Not modified: If-None-Match names the current ETag */
+            304: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];

@@ -42,6 +42,7 @@ import {
 import { reasonsOf } from "../../src/exchange/seed";
 import type { SeedCounts } from "../../src/exchange/upserts";
 import { CliFailure, writeLine, type CliIO } from "./io";
+import { AS_OPERATOR } from "./operator";
 
 /** A long page or batch may take a while on a loaded registry. */
 const CALL_TIMEOUT_MS = 5 * 60 * 1000;
@@ -439,7 +440,7 @@ async function disableAccounts(broker: ServiceBroker, file: string): Promise<num
 	let disabled = 0;
 	for (const account of accounts) {
 		if (wanted.has(account.username) && !account.disabled) {
-			await broker.call("accounts.disableAccount", { username: account.username });
+			await broker.call("accounts.disableAccount", { identifier: account.identifier }, AS_OPERATOR);
 			disabled++;
 		}
 	}

@@ -4,8 +4,8 @@
  * serviceProviders and its audit outbox. Passwords are kept only as scrypt hashes
  * (src/platform/passwords.ts); audit records never carry them (src/platform/audit.ts redacts).
  *
- * The operator actions (addAccount, disableAccount, resetPassword, addServiceProvider,
- * listServiceProviders) are for the operator CLI; no HTTP operation reaches them.
+ * The operator actions (addAccount, disableAccount, resetPassword, addServiceProvider and the
+ * finds) answer the ADMIN's HTTP operations (tag "Accounts") and the operator CLI alike.
  * Nothing here is cached: the gateway caches verified credentials itself and drops them on
  * `accounts.changed`.
  */
@@ -16,14 +16,18 @@ import { OutboxMixin, type OutboxThis } from "../../mixins/outbox.mixin";
 import { DbMixin } from "../../mixins/db.mixin";
 import { AUDIT_OUTBOX_MODEL, auditRecord, auditWrite, type AuditRecord } from "../../src/platform/audit";
 import { NOTICE_OUTBOX_MODEL, NOTICES, noticeWrite } from "../../src/platform/notices";
-import { Conflict, NotFound, ValidationFailed, violation, type Violation } from "../../src/contract/errors";
-import type { Caller, ServiceProvider } from "../../src/contract/model";
+import { AccessDenied, Conflict, NotFound, ValidationFailed, violation, type Violation } from "../../src/contract/errors";
+import { MAX_PASSWORD_LENGTH, type AccountSummary, type Caller, type OwnAccount, type ServiceProvider } from "../../src/contract/model";
+import { SORTABLE } from "../../src/contract/operations";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageOf, type Page, type PageRequest, type SortableNames } from "../../src/contract/paging";
+import { ACCOUNT_FORM, PASSWORD_FORM, SERVICE_PROVIDER_FORM, type AccountForm, type ServiceProviderForm } from "../../src/contract/schemas";
+import { isDuplicateKey } from "../../src/store/errors";
 import { hashPassword, prepareDummyHash, spendVerificationTime, verifyPassword } from "../../src/platform/passwords";
 import { SeedRefused } from "../../src/exchange/seed";
-import { ACCOUNT_ROLES, MIN_PASSWORD_LENGTH, USERNAME_PATTERN, type AccountRole, type AccountSeed, type ServiceProviderSeed } from "../../src/exchange/seed-file";
+import { type AccountRole, type AccountSeed, type ServiceProviderSeed } from "../../src/exchange/seed-file";
 import { accountLinkReasons, referencesOutside, validateSeed } from "../../src/exchange/seed-validation";
 import { planUpserts, type SeedCounts } from "../../src/exchange/upserts";
-import type { Collection, ModelSpec, Store, StoredDoc, WriteOp } from "../../src/store/types";
+import type { Collection, Filter, ModelSpec, Store, StoredDoc, WriteOp } from "../../src/store/types";
 import { DEFAULT_MESSAGES } from "../../src/contract/validation";
 import { exportPageParams, keysetPage, linesOf, type AccountLine, type ExportPage, type ExportPageRequest } from "../../src/exchange/registry-export";
 import { newRecordIdentifier } from "../../src/platform/record-identifier";
@@ -42,15 +46,7 @@ export interface ServiceProviderRecord extends StoredDoc {
 	title: string;
 }
 
-/** An account as the operator CLI shows it: never the hash. */
-export interface AccountSummary {
-	identifier: string;
-	username: string;
-	role: AccountRole;
-	serviceProvider?: string;
-	accessPointProvider?: string;
-	disabled: boolean;
-}
+export type { AccountSummary };
 
 const USERNAME_INDEX = "username";
 
@@ -75,9 +71,6 @@ const SERVICE_PROVIDER_MODEL: ModelSpec = {
 	indexes: [{ name: "title", fields: ["title"] }],
 };
 
-/** Longer "passwords" are not checked at all: scrypt would hash them, but nobody has one. */
-const MAX_PASSWORD_LENGTH = 1024;
-
 interface AccountCollections {
 	accounts: Collection<AccountRecord>;
 	serviceProviders: Collection<ServiceProviderRecord>;
@@ -88,7 +81,7 @@ interface AccountsService extends Service, OutboxThis {
 	collections: AccountCollections;
 	linkViolations(ctx: RegistryContext<unknown>, account: AccountLinks): Promise<Violation[]>;
 	write(ops: WriteOp[], changed: AccountsChanged[]): Promise<void>;
-	existingAccount(username: string): Promise<AccountRecord>;
+	existingAccount(key: { username: string } | { identifier: string }): Promise<AccountRecord>;
 	changeAccount(ctx: RegistryContext<unknown>, operation: string, before: AccountRecord, after: AccountRecord): Promise<AccountSummary>;
 }
 
@@ -149,8 +142,19 @@ function audited(caller: Caller | null | undefined, operation: string, resource:
 	return auditWrite(auditRecord(caller, { operation, resource, resourceId: (after ?? before)?.identifier ?? "", before: image(before), after: image(after) }));
 }
 
-const USERNAME = { type: "string", pattern: USERNAME_PATTERN, messages: { stringPattern: "Pattern" } };
-const PASSWORD = { type: "string", min: MIN_PASSWORD_LENGTH, max: MAX_PASSWORD_LENGTH, messages: { stringMin: "Size", stringMax: "Size" } };
+/** A paged find's `pageRequest` (the gateway parsed it; the CLI may leave it out). */
+function pageRequestRule(sortable: SortableNames) {
+	return {
+		type: "object",
+		optional: true,
+		default: () => ({ page: 0, size: DEFAULT_PAGE_SIZE, sort: [] }),
+		props: {
+			page: { type: "number", integer: true, min: 0 },
+			size: { type: "number", integer: true, min: 1, max: MAX_PAGE_SIZE },
+			sort: { type: "array", items: { type: "object", props: { field: { type: "enum", values: Object.values(sortable) }, direction: { type: "enum", values: ["asc", "desc"] } } } },
+		},
+	};
+}
 
 type AccountSections = { serviceProviders?: ServiceProviderSeed[]; accounts?: AccountSeed[] };
 
@@ -240,34 +244,58 @@ const AccountsServiceSchema: ServiceSchema = {
 			},
 		},
 
-		// ---- operator actions ---------------------------------------------------------
+		// ---- the caller's own account, and the operators' actions ----------------------
+		// The HTTP operations (src/contract/operations.ts, tag "Accounts") and the operator CLI
+		// call these same actions with the same parameters: one way to change an account.
+
+		/** GET /rest/api/account: who the caller is (the console learns its role and provider here). */
+		getOwnAccount: {
+			async handler(this: AccountsService, ctx: RegistryContext<unknown>): Promise<OwnAccount> {
+				const caller = ctx.meta.user;
+				if (!caller) throw new AccessDenied();
+				const account = await this.existingAccount({ username: caller.username });
+				const provider = account.serviceProvider ? await this.collections.serviceProviders.get(account.serviceProvider) : null;
+				return { ...summaryOf(account), ...(provider ? { serviceProviderTitle: provider.title } : {}) };
+			},
+		},
+
+		findAccounts: {
+			params: { pageRequest: pageRequestRule(SORTABLE.accounts), role: { type: "string", optional: true } },
+			async handler(this: AccountsService, ctx: RegistryContext<{ pageRequest: PageRequest; role?: string }>): Promise<Page<AccountSummary>> {
+				const { page, size, sort } = ctx.params.pageRequest;
+				const filter: Filter = ctx.params.role ? { role: ctx.params.role } : {};
+				const [records, total] = await Promise.all([this.collections.accounts.find({ filter, sort, offset: page * size, limit: size }), this.collections.accounts.count({ filter })]);
+				return pageOf(records.map(summaryOf), total, ctx.params.pageRequest);
+			},
+		},
+
+		getAccount: {
+			params: { identifier: "uuid" },
+			async handler(this: AccountsService, ctx: RegistryContext<{ identifier: string }>): Promise<AccountSummary> {
+				return summaryOf(await this.existingAccount({ identifier: ctx.params.identifier.toLowerCase() }));
+			},
+		},
 
 		addAccount: {
-			visibility: "public",
-			params: {
-				username: USERNAME,
-				password: PASSWORD,
-				role: { type: "enum", values: ACCOUNT_ROLES },
-				serviceProvider: { type: "uuid", optional: true },
-				accessPointProvider: { type: "uuid", optional: true },
-			},
-			async handler(this: AccountsService, ctx: RegistryContext<AccountLinks & { username: string; password: string }>): Promise<AccountSummary> {
-				const violations = await this.linkViolations(ctx, ctx.params);
+			params: { body: ACCOUNT_FORM },
+			async handler(this: AccountsService, ctx: RegistryContext<{ body: AccountForm }>): Promise<AccountSummary> {
+				const { username, password, role } = ctx.params.body;
+				const links: AccountLinks = { role, serviceProvider: ctx.params.body.serviceProvider ?? undefined, accessPointProvider: ctx.params.body.accessPointProvider ?? undefined };
+				const violations = await this.linkViolations(ctx, links);
 				if (violations.length) throw new ValidationFailed(violations);
-				const { username, password, role } = ctx.params;
 				const account: AccountRecord = {
 					identifier: accountIdentifier(username),
 					username,
 					role,
-					serviceProvider: ctx.params.serviceProvider?.toLowerCase(),
-					accessPointProvider: ctx.params.accessPointProvider?.toLowerCase(),
+					serviceProvider: links.serviceProvider?.toLowerCase(),
+					accessPointProvider: links.accessPointProvider?.toLowerCase(),
 					passwordHash: await hashPassword(password),
 					disabled: false,
 				};
 				try {
 					await this.write([{ kind: "insert", collection: ACCOUNT_MODEL.collection, doc: account }, audited(ctx.meta.user, "addAccount", "account", null, account)], [{ username }]);
 				} catch (error) {
-					if ((error as { name?: string }).name === "DuplicateKey") throw new Conflict(`account ${username} already exists`);
+					if (isDuplicateKey(error)) throw new Conflict(`account ${username} already exists`);
 					throw error;
 				}
 				return summaryOf(account);
@@ -275,41 +303,58 @@ const AccountsServiceSchema: ServiceSchema = {
 		},
 
 		disableAccount: {
-			visibility: "public",
-			params: { username: "string" },
-			async handler(this: AccountsService, ctx: RegistryContext<{ username: string }>): Promise<AccountSummary> {
-				const before = await this.existingAccount(ctx.params.username);
+			params: { identifier: "uuid" },
+			async handler(this: AccountsService, ctx: RegistryContext<{ identifier: string }>): Promise<AccountSummary> {
+				const before = await this.existingAccount({ identifier: ctx.params.identifier.toLowerCase() });
 				return this.changeAccount(ctx, "disableAccount", before, { ...before, disabled: true });
 			},
 		},
 
 		resetPassword: {
-			visibility: "public",
-			params: { username: "string", password: PASSWORD },
-			async handler(this: AccountsService, ctx: RegistryContext<{ username: string; password: string }>): Promise<AccountSummary> {
-				const before = await this.existingAccount(ctx.params.username);
-				return this.changeAccount(ctx, "resetPassword", before, { ...before, passwordHash: await hashPassword(ctx.params.password) });
+			params: { identifier: "uuid", body: PASSWORD_FORM },
+			async handler(this: AccountsService, ctx: RegistryContext<{ identifier: string; body: { password: string } }>): Promise<AccountSummary> {
+				const before = await this.existingAccount({ identifier: ctx.params.identifier.toLowerCase() });
+				return this.changeAccount(ctx, "resetPassword", before, { ...before, passwordHash: await hashPassword(ctx.params.body.password) });
+			},
+		},
+
+		findServiceProviders: {
+			params: { pageRequest: pageRequestRule(SORTABLE.serviceProviders) },
+			async handler(this: AccountsService, ctx: RegistryContext<{ pageRequest: PageRequest }>): Promise<Page<ServiceProvider>> {
+				const { page, size, sort } = ctx.params.pageRequest;
+				const [records, total] = await Promise.all([this.collections.serviceProviders.find({ sort, offset: page * size, limit: size }), this.collections.serviceProviders.count()]);
+				return pageOf(records.map(serviceProviderOf), total, ctx.params.pageRequest);
+			},
+		},
+
+		/** GET /rest/api/service-providers/{identifier}: 404 when absent (getServiceProvider answers null, for the other services). */
+		getServiceProviderRecord: {
+			params: { identifier: "uuid" },
+			async handler(this: AccountsService, ctx: RegistryContext<{ identifier: string }>): Promise<ServiceProvider> {
+				const record = await this.collections.serviceProviders.get(ctx.params.identifier.toLowerCase());
+				if (!record) throw NotFound.instance("service provider", ctx.params.identifier);
+				return serviceProviderOf(record);
 			},
 		},
 
 		addServiceProvider: {
-			visibility: "public",
-			params: { title: { type: "string", empty: false, max: 1000 }, identifier: { type: "uuid", optional: true } },
-			async handler(this: AccountsService, ctx: RegistryContext<{ title: string; identifier?: string }>): Promise<ServiceProvider> {
-				const provider: ServiceProviderRecord = { identifier: ctx.params.identifier?.toLowerCase() ?? newRecordIdentifier(), title: ctx.params.title };
+			params: { body: SERVICE_PROVIDER_FORM },
+			async handler(this: AccountsService, ctx: RegistryContext<{ body: ServiceProviderForm }>): Promise<ServiceProvider> {
+				const provider: ServiceProviderRecord = { identifier: ctx.params.body.identifier?.toLowerCase() ?? newRecordIdentifier(), title: ctx.params.body.title };
 				try {
 					await this.write(
 						[{ kind: "insert", collection: SERVICE_PROVIDER_MODEL.collection, doc: provider }, audited(ctx.meta.user, "addServiceProvider", "serviceProvider", null, provider)],
 						[{ serviceProvider: provider.identifier }],
 					);
 				} catch (error) {
-					if ((error as { name?: string }).name === "DuplicateKey") throw new Conflict(`service provider ${provider.identifier} already exists`);
+					if (isDuplicateKey(error)) throw new Conflict(`service provider ${provider.identifier} already exists`);
 					throw error;
 				}
 				return serviceProviderOf(provider);
 			},
 		},
 
+		/** Operator CLI `service-providers list`: every provider by title. */
 		listServiceProviders: {
 			visibility: "public",
 			async handler(this: AccountsService): Promise<ServiceProvider[]> {
@@ -356,9 +401,9 @@ const AccountsServiceSchema: ServiceSchema = {
 			return [];
 		},
 
-		async existingAccount(this: AccountsService, username: string): Promise<AccountRecord> {
-			const account = await this.collections.accounts.findOne({ username });
-			if (!account) throw NotFound.instance("account", username);
+		async existingAccount(this: AccountsService, key: { username: string } | { identifier: string }): Promise<AccountRecord> {
+			const account = "username" in key ? await this.collections.accounts.findOne({ username: key.username }) : await this.collections.accounts.get(key.identifier);
+			if (!account) throw NotFound.instance("account", "username" in key ? key.username : key.identifier);
 			return account;
 		},
 

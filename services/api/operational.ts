@@ -1,7 +1,8 @@
 /**
  * What the gateway answers without credentials and outside the operations table: OPTIONS
  * (a path's methods, RFC 9110), health and metrics (src/platform/operational-server.ts), the
- * interactive API docs and the OpenAPI document (decisions §1, docs/client-guide.md). Each
+ * interactive API docs, the OpenAPI document (decisions §1, docs/client-guide.md) and the web
+ * console (services/api/console-assets.ts). Each
  * answer here sets the common headers itself; the pipeline writes its own.
  */
 import type http from "node:http";
@@ -12,6 +13,7 @@ import { setCommonHeaders } from "../../src/contract/response-headers";
 import { prometheusFormatter } from "../../src/platform/metrics";
 import { answerOperational } from "../../src/platform/operational-server";
 import { serveApiDocs } from "./api-docs";
+import { consoleAssets } from "./console-assets";
 import { methodsOf } from "./routes";
 
 export type OperationalAnswer = (req: http.IncomingMessage, res: http.ServerResponse, path: string) => boolean | Promise<void>;
@@ -19,6 +21,7 @@ export type OperationalAnswer = (req: http.IncomingMessage, res: http.ServerResp
 export function operationalAnswers(broker: ServiceBroker, registryVersion: string): OperationalAnswer {
 	const prometheus = prometheusFormatter(broker);
 	let openApiText: string | undefined;
+	const webConsole = consoleAssets();
 	return (req, res, path) => {
 		if (req.method === "OPTIONS") {
 			const allowed = methodsOf(path);
@@ -34,6 +37,7 @@ export function operationalAnswers(broker: ServiceBroker, registryVersion: strin
 		if (req.method !== "GET" && req.method !== "HEAD") return false;
 		if (path === "/docs" || path.startsWith("/docs/")) setCommonHeaders(res);
 		if (serveApiDocs(req, res, path)) return true;
+		if (webConsole.serve(req, res, path)) return true;
 		if (path === `${API_BASE}/openapi.json`) {
 			setCommonHeaders(res);
 			openApiText ??= JSON.stringify(openApiDocument(registryVersion));

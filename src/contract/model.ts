@@ -7,6 +7,30 @@
 export type Role = "SERVICE_PROVIDER" | "ACCESS_POINT_PROVIDER" | "ADMIN" | "NETWORK_AUTHORITY" | "ANONYMOUS";
 export const ROLES: Role[] = ["SERVICE_PROVIDER", "ACCESS_POINT_PROVIDER", "ADMIN", "NETWORK_AUTHORITY", "ANONYMOUS"];
 
+/** The role an account has (never ANONYMOUS). */
+export type AccountRole = Exclude<Role, "ANONYMOUS">;
+export const ACCOUNT_ROLES: AccountRole[] = ["SERVICE_PROVIDER", "ACCESS_POINT_PROVIDER", "ADMIN", "NETWORK_AUTHORITY"];
+/** A Basic-auth user name cannot hold a colon (RFC 7617); whitespace would be invisible in a header. */
+export const USERNAME_PATTERN = /^[^\s:]{1,100}$/;
+export const MIN_PASSWORD_LENGTH = 12;
+/** Longer "passwords" are not checked at all: scrypt would hash them, but nobody has one. */
+export const MAX_PASSWORD_LENGTH = 1024;
+
+/** An account as the operators (HTTP and CLI) see it: never its password hash. */
+export interface AccountSummary {
+	identifier: string;
+	username: string;
+	role: AccountRole;
+	serviceProvider?: string;
+	accessPointProvider?: string;
+	disabled: boolean;
+}
+
+/** The caller's own account (GET /rest/api/account): its summary and the title of its service provider. */
+export interface OwnAccount extends AccountSummary {
+	serviceProviderTitle?: string;
+}
+
 /** The authenticated caller (ctx.meta.user); undefined for anonymous calls. Kept small: it travels with every call. */
 export interface Caller {
 	username: string;

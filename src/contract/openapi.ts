@@ -6,7 +6,18 @@
  */
 import { answersLocation, OPERATIONS, API_BASE, type Operation } from "./operations";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./paging";
-import { ADD_PARTICIPANT_FORM, COMPLETE_TRANSFER_FORM, DOCUMENT_TYPE_FORM, PROCESS_FORM, PROCESS_REPLACEMENT_FORM, START_TRANSFER_FORM, UPDATE_PARTICIPANT_FORM } from "./schemas";
+import {
+	ACCOUNT_FORM,
+	ADD_PARTICIPANT_FORM,
+	COMPLETE_TRANSFER_FORM,
+	PASSWORD_FORM,
+	SERVICE_PROVIDER_FORM,
+	DOCUMENT_TYPE_FORM,
+	PROCESS_FORM,
+	PROCESS_REPLACEMENT_FORM,
+	START_TRANSFER_FORM,
+	UPDATE_PARTICIPANT_FORM,
+} from "./schemas";
 import { RESOURCE_SCHEMAS } from "./resource-schemas";
 import { DEFAULT_MESSAGES } from "./validation";
 
@@ -22,6 +33,9 @@ export const FORMS: Record<string, Rule> = {
 	startTransferFormDTO: START_TRANSFER_FORM,
 	completeTransferFormDTO: COMPLETE_TRANSFER_FORM,
 	processReplacementFormDTO: PROCESS_REPLACEMENT_FORM,
+	accountFormDTO: ACCOUNT_FORM,
+	passwordFormDTO: PASSWORD_FORM,
+	serviceProviderFormDTO: SERVICE_PROVIDER_FORM,
 };
 
 const REQUIRED_MESSAGE_CODES = new Set(["NotNull", "NotEmpty"]);
@@ -48,6 +62,9 @@ export function ruleToJsonSchema(rule: Rule): { schema: JsonSchema; required: bo
 			break;
 		case "boolean":
 			schema = { type: "boolean" };
+			break;
+		case "enum":
+			schema = { type: "string", enum: rule.values };
 			break;
 		case "number":
 			schema = { type: rule.integer === true ? "integer" : "number" };

@@ -34,6 +34,8 @@ export const SORTABLE = {
 	events: { at: "at", operation: "operation" },
 	transfers: { createdDate: "createdAt", expiresDate: "expiresAt", state: "state" },
 	processReplacements: { startedDate: "startedDate", state: "state" },
+	accounts: { username: "username", role: "role" },
+	serviceProviders: { title: "title" },
 	processReplacementResults: { outcome: "outcome", "participant.qualifiedIdentifier": "participant.qualifiedIdentifier" },
 	participants: {
 		name: "name",
@@ -351,6 +353,57 @@ export const OPERATIONS: Operation[] = [
 		roles: OPERATORS, action: "participants.findProcessReplacementResults", status: 200, sortable: SORTABLE.processReplacementResults,
 		queryParams: { outcome: { type: "string", description: "Only results with this outcome: REPLACED, WOULD_REPLACE, REFUSED or UNCHANGED" } },
 		response: { schema: "ProcessReplacementResult", paged: true },
+	},
+	// Accounts and service providers (docs/decisions.md "Accounts over HTTP"): the caller's own account, and the operator CLI's account commands for ADMIN
+	{
+		id: "getOwnAccount", summary: "The caller's own account (role and provider)", tag: "Accounts", extension: true,
+		method: "GET", path: "/account", mediaTypes: [mediaType("account", "get")], pathParams: {},
+		roles: ALL_AUTHENTICATED, action: "accounts.getOwnAccount", status: 200, response: { schema: "Account" },
+	},
+	{
+		id: "findAccounts", summary: "Find accounts (paged)", tag: "Accounts", extension: true,
+		method: "GET", path: "/accounts", mediaTypes: [mediaType("accounts", "find")], pathParams: {},
+		roles: ["ADMIN"], action: "accounts.findAccounts", status: 200, sortable: SORTABLE.accounts,
+		queryParams: { role: { type: "string", description: "Only accounts with this role" } },
+		response: { schema: "Account", paged: true },
+	},
+	{
+		id: "getAccount", summary: "Get account", tag: "Accounts", extension: true,
+		method: "GET", path: "/accounts/:identifier", mediaTypes: [mediaType("accounts", "get")], pathParams: { identifier: "uuid" },
+		roles: ["ADMIN"], action: "accounts.getAccount", status: 200, entityTag: true, response: { schema: "Account" },
+	},
+	{
+		id: "addAccount", summary: "Add account", tag: "Accounts", extension: true,
+		method: "POST", path: "/accounts", mediaTypes: [mediaType("accounts", "add")], pathParams: {},
+		roles: ["ADMIN"], action: "accounts.addAccount", status: 201, body: { objectName: "accountFormDTO" }, refusals: [409],
+		response: { schema: "Account" },
+	},
+	{
+		id: "disableAccount", summary: "Disable account (its credentials stop working at once)", tag: "Accounts", extension: true,
+		method: "POST", path: "/accounts/:identifier/disable", mediaTypes: [mediaType("accounts", "disable")], pathParams: { identifier: "uuid" },
+		roles: ["ADMIN"], action: "accounts.disableAccount", status: 200, response: { schema: "Account" },
+	},
+	{
+		id: "resetPassword", summary: "Set a new password for an account", tag: "Accounts", extension: true,
+		method: "PUT", path: "/accounts/:identifier/password", mediaTypes: [mediaType("accounts", "password")], pathParams: { identifier: "uuid" },
+		roles: ["ADMIN"], action: "accounts.resetPassword", status: 200, body: { objectName: "passwordFormDTO" }, response: { schema: "Account" },
+	},
+	{
+		id: "findServiceProviders", summary: "Find service providers (paged)", tag: "Accounts", extension: true,
+		method: "GET", path: "/service-providers", mediaTypes: [mediaType("service-providers", "find")], pathParams: {},
+		roles: ["ADMIN"], action: "accounts.findServiceProviders", status: 200, sortable: SORTABLE.serviceProviders,
+		response: { schema: "ServiceProvider", paged: true },
+	},
+	{
+		id: "getServiceProvider", summary: "Get service provider", tag: "Accounts", extension: true,
+		method: "GET", path: "/service-providers/:identifier", mediaTypes: [mediaType("service-providers", "get")], pathParams: { identifier: "uuid" },
+		roles: ["ADMIN"], action: "accounts.getServiceProviderRecord", status: 200, entityTag: true, response: { schema: "ServiceProvider" },
+	},
+	{
+		id: "addServiceProvider", summary: "Add service provider", tag: "Accounts", extension: true,
+		method: "POST", path: "/service-providers", mediaTypes: [mediaType("service-providers", "add")], pathParams: {},
+		roles: ["ADMIN"], action: "accounts.addServiceProvider", status: 201, body: { objectName: "serviceProviderFormDTO" }, refusals: [409],
+		response: { schema: "ServiceProvider" },
 	},
 ];
 

@@ -168,6 +168,21 @@ export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 			more: { type: "boolean", description: "More changes follow already" },
 		},
 	},
+	Account: {
+		type: "object",
+		description: 'An account that may call the registry (never its password). Accounts over HTTP are the registry\'s extension (docs/decisions.md "Accounts over HTTP")',
+		required: ["identifier", "username", "role", "disabled"],
+		properties: {
+			identifier: uuid,
+			username: text,
+			role: { type: "string", enum: ["SERVICE_PROVIDER", "ACCESS_POINT_PROVIDER", "ADMIN", "NETWORK_AUTHORITY"] },
+			serviceProvider: { ...uuid, description: "SERVICE_PROVIDER accounts: the provider they act for" },
+			serviceProviderTitle: { type: "string", description: "Only in the caller's own account (GET /rest/api/account): the title of its service provider" },
+			accessPointProvider: { ...uuid, description: "ACCESS_POINT_PROVIDER accounts: their access point provider" },
+			disabled: { type: "boolean" },
+		},
+	},
+	ServiceProvider: { type: "object", required: ["identifier", "title"], properties: { identifier: uuid, title: text } },
 	ProcessReplacementJob: {
 		type: "object",
 		description: 'A job replacing process `from` with `to` for every participant holding `from` (docs/decisions.md "Bulk jobs")',

@@ -7,7 +7,7 @@
 import { isValidPhoneNumber } from "libphonenumber-js";
 import type { CountryCode } from "libphonenumber-js";
 import { env } from "../config/settings";
-import type { Reference } from "./model";
+import { ACCOUNT_ROLES, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, USERNAME_PATTERN, type AccountRole, type Reference } from "./model";
 import { rules } from "./validation";
 
 /** A request body: an object whose unknown fields are dropped. */
@@ -133,4 +133,39 @@ export interface DocumentTypeForm {
 	qualifiedIdentifier?: string | null;
 	visible?: boolean | null;
 	processes?: Reference[] | null;
+}
+
+/**
+ * Accounts and service providers (docs/decisions.md "Accounts over HTTP", the registry's
+ * extension): what an ADMIN sends to add an account, to set its password, to add a provider.
+ * The operator CLI calls the same actions with the same bodies.
+ */
+export const ACCOUNT_FORM = form({
+	username: rules.notEmptyString({ pattern: USERNAME_PATTERN, messages: { stringPattern: "Pattern" } }),
+	password: rules.notEmptyString({ min: MIN_PASSWORD_LENGTH, max: MAX_PASSWORD_LENGTH, messages: { stringMin: "Size", stringMax: "Size" } }),
+	role: { type: "enum", values: ACCOUNT_ROLES, messages: { required: "NotNull", enumValue: "Pattern" } },
+	serviceProvider: { type: "uuid", optional: true, nullable: true, messages: { uuid: "Pattern" } },
+	accessPointProvider: { type: "uuid", optional: true, nullable: true, messages: { uuid: "Pattern" } },
+});
+
+export const PASSWORD_FORM = form({
+	password: rules.notEmptyString({ min: MIN_PASSWORD_LENGTH, max: MAX_PASSWORD_LENGTH, messages: { stringMin: "Size", stringMax: "Size" } }),
+});
+
+export const SERVICE_PROVIDER_FORM = form({
+	title: rules.notEmptyString({ max: 1000 }),
+	identifier: { type: "uuid", optional: true, nullable: true, messages: { uuid: "Pattern" } },
+});
+
+export interface AccountForm {
+	username: string;
+	password: string;
+	role: AccountRole;
+	serviceProvider?: string | null;
+	accessPointProvider?: string | null;
+}
+
+export interface ServiceProviderForm {
+	title: string;
+	identifier?: string | null;
 }

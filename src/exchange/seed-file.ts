@@ -5,7 +5,7 @@
  * What a file must satisfy beyond its shape is in seed-validation.ts.
  */
 import { ADD_PARTICIPANT_FORM, CONTACT_SCHEMA, DOCUMENT_TYPE_FORM, PROCESS_FORM } from "../contract/schemas";
-import type { Contact, Role } from "../contract/model";
+import { ACCOUNT_ROLES, MIN_PASSWORD_LENGTH, USERNAME_PATTERN, type AccountRole, type Contact } from "../contract/model";
 import { rules } from "../contract/validation";
 import type { DocumentTypeForm, ProcessForm } from "../contract/schemas";
 
@@ -41,7 +41,7 @@ export interface CapabilitySeed {
 }
 export type ProcessSeed = ProcessForm & { identifier: string };
 export type DocumentTypeSeed = DocumentTypeForm & { identifier: string };
-export type AccountRole = Exclude<Role, "ANONYMOUS">;
+export type { AccountRole } from "../contract/model";
 export interface AccountSeed {
 	username: string;
 	/** Exactly one of password and passwordHash. */
@@ -96,10 +96,8 @@ const uuid = (extra: Schema = {}): Schema => ({ type: "uuid", messages: { requir
 const title = () => rules.notEmptyString({ max: 1000 });
 const formProps = (form: { props: Schema }) => strictly(form.props);
 
-export const ACCOUNT_ROLES: AccountRole[] = ["SERVICE_PROVIDER", "ACCESS_POINT_PROVIDER", "ADMIN", "NETWORK_AUTHORITY"];
-/** A Basic-auth user name cannot hold a colon (RFC 7617); whitespace would be invisible in a header. */
-export const USERNAME_PATTERN = /^[^\s:]{1,100}$/;
-export const MIN_PASSWORD_LENGTH = 12;
+// The account vocabulary is the contract's (the accounts operations validate with it too).
+export { ACCOUNT_ROLES, MIN_PASSWORD_LENGTH, USERNAME_PATTERN };
 
 export const SEED_ITEM_SCHEMAS: Record<SeedSection, Schema> = {
 	serviceProviders: item({ identifier: uuid(), title: title() }),

@@ -240,6 +240,12 @@ function validBody(objectName: string): Record<string, unknown> {
 		case "processReplacementFormDTO":
 			// A process nobody holds: the job ends at once and changes no participant after its 202.
 			return { from: UNHELD_PROCESS, to: ORDERING, dryRun: true };
+		case "accountFormDTO":
+			return { username: unique("fuzz-account"), password: "fuzz-password-long-enough", role: "NETWORK_AUTHORITY" };
+		case "passwordFormDTO":
+			return { password: "fuzz-password-long-enough" };
+		case "serviceProviderFormDTO":
+			return { title: unique("Fuzz service provider") };
 		default:
 			throw new Error(`no valid body for ${objectName}`);
 	}
@@ -253,6 +259,9 @@ const FIELDS: Record<string, string[]> = {
 	startTransferFormDTO: ["participant", "serviceProviderIdentifier", "effectiveDate", "validDays"],
 	completeTransferFormDTO: ["key"],
 	processReplacementFormDTO: ["from", "to", "dryRun"],
+	accountFormDTO: ["username", "password", "role", "serviceProvider", "accessPointProvider"],
+	passwordFormDTO: ["password"],
+	serviceProviderFormDTO: ["title", "identifier"],
 };
 const EXTRA_KEYS = [
 	"$set",

@@ -174,6 +174,19 @@ const CASES: Case[] = [
 	{ id: "findProcessReplacements", call: () => ({ authorization: AUTHORITY, query: { sort: "startedDate", size: "5" } }) },
 	{ id: "getProcessReplacement", call: () => ({ authorization: ADMIN, params: { identifier: state.job } }) },
 	{ id: "findProcessReplacementResults", call: () => ({ authorization: AUTHORITY, params: { identifier: state.job }, query: { outcome: "WOULD_REPLACE", size: "50" } }) },
+	{ id: "getOwnAccount", call: () => ({ authorization: SP1 }) },
+	{ id: "findAccounts", call: () => ({ authorization: ADMIN, query: { sort: "username", size: "5" } }) },
+	{
+		id: "addAccount",
+		call: () => ({ authorization: ADMIN, body: { username: "openapi-test-account", password: "openapi-test-password", role: "SERVICE_PROVIDER", serviceProvider: FJORDNETT } }),
+		after: (body) => (state.account = body.identifier),
+	},
+	{ id: "getAccount", call: () => ({ authorization: ADMIN, params: { identifier: state.account } }) },
+	{ id: "resetPassword", call: () => ({ authorization: ADMIN, params: { identifier: state.account }, body: { password: "another-openapi-password" } }) },
+	{ id: "disableAccount", call: () => ({ authorization: ADMIN, params: { identifier: state.account } }) },
+	{ id: "findServiceProviders", call: () => ({ authorization: ADMIN, query: { sort: "title,DESC", size: "5" } }) },
+	{ id: "addServiceProvider", call: () => ({ authorization: ADMIN, body: { title: "OpenAPI Test Provider" } }), after: (body) => (state.serviceProvider = body.identifier) },
+	{ id: "getServiceProvider", call: () => ({ authorization: ADMIN, params: { identifier: state.serviceProvider } }) },
 ];
 
 /** The first event of a Server-Sent Events answer, read until it arrives; the stream is then closed. */

@@ -100,6 +100,11 @@ async function newDocumentType(): Promise<string> {
 	return (await created(json({ method: "POST", path: "/document-types" }, admin, "application/vnd.registry.document-types.add.v1+json", body))).identifier;
 }
 
+async function newAccount(): Promise<string> {
+	const body = { username: unique("roles-account"), password: "roles-account-password", role: "NETWORK_AUTHORITY" };
+	return (await created(json({ method: "POST", path: "/accounts" }, admin, "application/vnd.registry.accounts.add.v1+json", body))).identifier;
+}
+
 async function newProcess(): Promise<string> {
 	const name = unique("roles-process");
 	const body = { domain: "Roles", title: name, qualifiedIdentifier: `cenbii-procid-ubl::${name}`, visible: true };
@@ -177,6 +182,7 @@ function builders(): Record<string, Builder> {
 	const sent = sharedOr(() => newTransfer(sp1, demoAccount("SERVICE_PROVIDER", 1).serviceProvider as string));
 	const received = sharedOr(() => newTransfer(sp2, demoAccount("SERVICE_PROVIDER", 0).serviceProvider as string));
 	const job = sharedOr(newJob);
+	const account = sharedOr(newAccount);
 	const mediaOf = (id: string) => (OPERATIONS.find((operation) => operation.id === id) as Operation).mediaTypes[0];
 	const get = (id: string, path: string) => async (authorization: string | undefined) => json({ method: "GET", path }, authorization, mediaOf(id));
 	return {
@@ -254,6 +260,17 @@ function builders(): Record<string, Builder> {
 		getProcessReplacement: async (authorization) => json({ method: "GET", path: `${JOBS}/${await job(false)}` }, authorization, mediaOf("getProcessReplacement")),
 		findProcessReplacementResults: async (authorization) =>
 			json({ method: "GET", path: `${JOBS}/${await job(false)}/results?outcome=REFUSED` }, authorization, mediaOf("findProcessReplacementResults")),
+		getOwnAccount: get("getOwnAccount", "/account"),
+		findAccounts: get("findAccounts", "/accounts?sort=username&size=5"),
+		getAccount: async (authorization) => json({ method: "GET", path: `/accounts/${await account(false)}` }, authorization, mediaOf("getAccount")),
+		addAccount: async (authorization) =>
+			json({ method: "POST", path: "/accounts" }, authorization, mediaOf("addAccount"), { username: unique("roles-add-account"), password: "roles-account-password", role: "ADMIN" }),
+		disableAccount: async (authorization, fresh) => json({ method: "POST", path: `/accounts/${await account(fresh)}/disable` }, authorization, mediaOf("disableAccount")),
+		resetPassword: async (authorization, fresh) =>
+			json({ method: "PUT", path: `/accounts/${await account(fresh)}/password` }, authorization, mediaOf("resetPassword"), { password: "another-roles-password" }),
+		findServiceProviders: get("findServiceProviders", "/service-providers?sort=title"),
+		getServiceProvider: get("getServiceProvider", `/service-providers/${TRANSFER_TARGET}`),
+		addServiceProvider: async (authorization) => json({ method: "POST", path: "/service-providers" }, authorization, mediaOf("addServiceProvider"), { title: unique("Roles provider") }),
 	};
 }
 

@@ -16,6 +16,7 @@ import util from "node:util";
 import { Loggers, type LoggerConfig, type ServiceBroker } from "moleculer";
 import { brokerOptions } from "../../moleculer.config";
 import { createRegistryBroker } from "../../services";
+import { accountIdentifier } from "../../services/accounts/accounts.service";
 import { OPERATIONS } from "../../src/contract/operations";
 import { importSeed } from "../../src/exchange/seed";
 import { STACK_FRAME, rawRequest, socketRequest, type RawAnswer, type RawRequest } from "../support/raw-http";
@@ -151,10 +152,10 @@ test("requests with right and wrong credentials, bodies with passwords, and ever
 
 test("the operator's account actions with passwords: added, reset, refused", async () => {
 	const operator = { meta: { user: { username: "operator-cli", role: "ADMIN" } } };
-	await broker.call("accounts.addAccount", { username: "secrets-test-user", password: OPERATOR_PASSWORD, role: "NETWORK_AUTHORITY" }, operator);
-	await broker.call("accounts.resetPassword", { username: "secrets-test-user", password: RESET_PASSWORD }, operator);
-	await expect(broker.call("accounts.resetPassword", { username: "secrets-test-user", password: SHORT_PASSWORD }, operator)).rejects.toMatchObject({ code: 422 });
-	await expect(broker.call("accounts.addAccount", { username: "secrets-test-user", password: OPERATOR_PASSWORD, role: "ADMIN" }, operator)).rejects.toMatchObject({ code: 409 });
+	await broker.call("accounts.addAccount", { body: { username: "secrets-test-user", password: OPERATOR_PASSWORD, role: "NETWORK_AUTHORITY" } }, operator);
+	await broker.call("accounts.resetPassword", { identifier: accountIdentifier("secrets-test-user"), body: { password: RESET_PASSWORD } }, operator);
+	await expect(broker.call("accounts.resetPassword", { identifier: accountIdentifier("secrets-test-user"), body: { password: SHORT_PASSWORD } }, operator)).rejects.toMatchObject({ code: 422 });
+	await expect(broker.call("accounts.addAccount", { body: { username: "secrets-test-user", password: OPERATOR_PASSWORD, role: "ADMIN" } }, operator)).rejects.toMatchObject({ code: 409 });
 	const reset = credential("secrets-test-user", RESET_PASSWORD);
 	expect((await send("the reset password works", { method: "GET", path: "/rest/api/accessPoints", headers: { Authorization: reset } })).status).toBe(200);
 	expect((await send("the old one does not", { method: "GET", path: "/rest/api/accessPoints", headers: { Authorization: credential("secrets-test-user", OPERATOR_PASSWORD) } })).status).toBe(401);

@@ -6,7 +6,7 @@ process.env.DATA_DIR = ":memory:";
 
 import { Errors, ServiceBroker, type Service } from "moleculer";
 import AccessPointsService from "../../services/access-points/access-points.service";
-import AccountsService, { type AccountSummary } from "../../services/accounts/accounts.service";
+import AccountsService, { accountIdentifier, type AccountSummary } from "../../services/accounts/accounts.service";
 import type { Caller, ServiceProvider } from "../../src/contract/model";
 import { hashPassword } from "../../src/platform/passwords";
 import type { Collection, StoredDoc } from "../../src/store/types";
@@ -96,10 +96,10 @@ describe("service providers", () => {
 	});
 
 	test("addServiceProvider adds one (its identifier may be given), refuses a taken identifier, and listServiceProviders sorts by title", async () => {
-		const added = await broker.call<ServiceProvider, object>("accounts.addServiceProvider", { title: "Midgard Faktura", identifier: "11111111-0000-4000-8000-0000000000a3" });
+		const added = await broker.call<ServiceProvider, object>("accounts.addServiceProvider", { body: { title: "Midgard Faktura", identifier: "11111111-0000-4000-8000-0000000000a3" } });
 		expect(added).toEqual({ identifier: "11111111-0000-4000-8000-0000000000a3", title: "Midgard Faktura" });
 		expect(accountChanges).toEqual([{ serviceProvider: added.identifier }]);
-		expect((await rejection(broker.call("accounts.addServiceProvider", { title: "Again", identifier: added.identifier }))).code).toBe(409);
+		expect((await rejection(broker.call("accounts.addServiceProvider", { body: { title: "Again", identifier: added.identifier } }))).code).toBe(409);
 		const titles = (await broker.call<ServiceProvider[]>("accounts.listServiceProviders")).map((provider) => provider.title);
 		expect(titles).toEqual(["alpha invoicing", "Midgard Faktura", "Zeta Billing"]);
 	});
@@ -107,7 +107,7 @@ describe("service providers", () => {
 
 describe("operator actions", () => {
 	test("addAccount creates an account that can authenticate; its answer and its audit record carry no hash", async () => {
-		const account = await broker.call<AccountSummary, object>("accounts.addAccount", { username: "authority", password: "authority-password", role: "NETWORK_AUTHORITY" });
+		const account = await broker.call<AccountSummary, object>("accounts.addAccount", { body: { username: "authority", password: "authority-password", role: "NETWORK_AUTHORITY" } });
 		expect(account).toEqual({ identifier: expect.any(String), username: "authority", role: "NETWORK_AUTHORITY", disabled: false });
 		expect(await authenticate("authority", "authority-password")).toEqual({ username: "authority", role: "NETWORK_AUTHORITY" });
 		expect(accountChanges).toEqual([{ username: "authority" }]);
@@ -117,18 +117,18 @@ describe("operator actions", () => {
 	});
 
 	test("a username that is taken is a 409", async () => {
-		const error = await rejection(broker.call("accounts.addAccount", { username: "sp1", password: "another-password", role: "ADMIN" }));
+		const error = await rejection(broker.call("accounts.addAccount", { body: { username: "sp1", password: "another-password", role: "ADMIN" } }));
 		expect(error.code).toBe(409);
 	});
 
 	test("the role decides the link: a service provider account needs an existing service provider, others may not name one", async () => {
-		const add = (params: object) => rejection(broker.call("accounts.addAccount", { username: "linked", password: "linked-password", ...params }));
+		const add = (params: object) => rejection(broker.call("accounts.addAccount", { body: { username: "linked", password: "linked-password", ...params } }));
 		const violations = (error: { data?: unknown }) => (error.data as { violations: { field: string; code: string }[] }).violations;
 		expect(violations(await add({ role: "SERVICE_PROVIDER" }))).toEqual([expect.objectContaining({ field: "serviceProvider", code: "NotNull" })]);
 		expect(violations(await add({ role: "SERVICE_PROVIDER", serviceProvider: UNKNOWN }))).toEqual([expect.objectContaining({ field: "serviceProvider", code: "Exists" })]);
 		expect(violations(await add({ role: "ACCESS_POINT_PROVIDER", accessPointProvider: UNKNOWN }))).toEqual([expect.objectContaining({ field: "accessPointProvider", code: "Exists" })]);
 		expect(violations(await add({ role: "ADMIN", serviceProvider: SP1 }))).toEqual([expect.objectContaining({ field: "serviceProvider", code: "Null" })]);
-		expect(await broker.call("accounts.addAccount", { username: "linked", password: "linked-password", role: "ACCESS_POINT_PROVIDER", accessPointProvider: APP1 })).toMatchObject({
+		expect(await broker.call("accounts.addAccount", { body: { username: "linked", password: "linked-password", role: "ACCESS_POINT_PROVIDER", accessPointProvider: APP1 } })).toMatchObject({
 			accessPointProvider: APP1,
 		});
 	});
@@ -139,35 +139,35 @@ describe("operator actions", () => {
 			{ username: "role", password: "long-enough-password", role: "ANONYMOUS" },
 			{ username: "a:b", password: "long-enough-password", role: "ADMIN" },
 		]) {
-			expect(await rejection(broker.call("accounts.addAccount", params))).toBeInstanceOf(Errors.ValidationError);
+			expect(await rejection(broker.call("accounts.addAccount", { body: params }))).toBeInstanceOf(Errors.ValidationError);
 		}
 	});
 
 	test("a disabled account no longer authenticates", async () => {
-		await broker.call("accounts.addAccount", { username: "leaver", password: "leaver-password", role: "ADMIN" });
+		await broker.call("accounts.addAccount", { body: { username: "leaver", password: "leaver-password", role: "ADMIN" } });
 		accountChanges.length = 0;
-		expect(await broker.call("accounts.disableAccount", { username: "leaver" })).toMatchObject({ username: "leaver", disabled: true });
+		expect(await broker.call("accounts.disableAccount", { identifier: accountIdentifier("leaver") })).toMatchObject({ username: "leaver", disabled: true });
 		expect(accountChanges).toEqual([{ username: "leaver" }]);
 		expect(await authenticate("leaver", "leaver-password")).toBeNull();
 	});
 
 	test("resetPassword replaces the password: the old one fails, the new one works", async () => {
-		await broker.call("accounts.addAccount", { username: "forgetful", password: "old-password-1", role: "ADMIN" });
-		await broker.call("accounts.resetPassword", { username: "forgetful", password: "new-password-2" });
+		await broker.call("accounts.addAccount", { body: { username: "forgetful", password: "old-password-1", role: "ADMIN" } });
+		await broker.call("accounts.resetPassword", { identifier: accountIdentifier("forgetful"), body: { password: "new-password-2" } });
 		expect(await authenticate("forgetful", "old-password-1")).toBeNull();
 		expect(await authenticate("forgetful", "new-password-2")).toMatchObject({ username: "forgetful" });
 	});
 
 	test("disabling or resetting an unknown account is a 404", async () => {
-		expect((await rejection(broker.call("accounts.disableAccount", { username: "ghost" }))).code).toBe(404);
-		expect((await rejection(broker.call("accounts.resetPassword", { username: "ghost", password: "whatever-password" }))).code).toBe(404);
+		expect((await rejection(broker.call("accounts.disableAccount", { identifier: accountIdentifier("ghost") }))).code).toBe(404);
+		expect((await rejection(broker.call("accounts.resetPassword", { identifier: accountIdentifier("ghost"), body: { password: "whatever-password" } }))).code).toBe(404);
 	});
 });
 
 describe("seed import", () => {
 	test("a second import of the same accounts changes nothing, and keeps an operator's disabling", async () => {
 		await broker.call("accounts.importSeed", { accounts: [{ username: "seasonal", password: "seasonal-password", role: "ADMIN" }] });
-		await broker.call("accounts.disableAccount", { username: "seasonal" });
+		await broker.call("accounts.disableAccount", { identifier: accountIdentifier("seasonal") });
 		const audits = await auditOutbox().count();
 		const counts = await broker.call("accounts.importSeed", { ...seed, accounts: [...seed.accounts, { username: "seasonal", password: "seasonal-password", role: "ADMIN" }] });
 		expect(counts).toEqual({ serviceProviders: { created: 0, updated: 0, unchanged: 2 }, accounts: { created: 0, updated: 0, unchanged: 4 } });

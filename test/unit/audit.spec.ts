@@ -12,6 +12,7 @@ import type { AuditRecord } from "../../src/platform/audit";
 import { eventsFilter } from "../../services/audit/audit-query";
 import { instantBound } from "../../src/contract/dates";
 import { createRegistryBroker, loadServiceSchema } from "../../services";
+import { accountIdentifier } from "../../services/accounts/accounts.service";
 import type { Caller, Participant } from "../../src/contract/model";
 import { OutboxRelay, type OutboxMessage } from "../../src/platform/outbox-relay";
 import type { Page } from "../../src/contract/paging";
@@ -222,7 +223,7 @@ describe("audit trail of the registry (in memory)", () => {
 	});
 
 	test("no record carries a password or its hash", async () => {
-		await call("accounts.resetPassword", { username: "sp2", password: "a-new-password-1234" }, admin);
+		await call("accounts.resetPassword", { identifier: accountIdentifier("sp2"), body: { password: "a-new-password-1234" } }, admin);
 		const records = await eventually(async () => {
 			const found = (await events(broker, admin, { operation: "resetPassword" })).content;
 			return found.length ? found : undefined;
@@ -307,7 +308,7 @@ describe("audit trail of the registry (in memory)", () => {
 	});
 
 	test("an account change arrives; a SERVICE_PROVIDER does not see it", async () => {
-		await call("accounts.addAccount", { username: "auditor-test", password: "long-enough-password", role: "NETWORK_AUTHORITY" }, admin);
+		await call("accounts.addAccount", { body: { username: "auditor-test", password: "long-enough-password", role: "NETWORK_AUTHORITY" } }, admin);
 		const [record] = await eventually(async () => {
 			const found = (await events(broker, admin, { operation: "addAccount" })).content;
 			return found.length ? found : undefined;

@@ -408,7 +408,7 @@ describe("the built CLI", () => {
 		expect(list.stdout).toMatch(/^sp1\s+SERVICE_PROVIDER\s+11111111-0000-4000-8000-000000000001\s+no$/m);
 		const unknown = spawnSync(process.execPath, [cli, "accounts", "disable", "nobody"], { env, encoding: "utf8", timeout: 60000 });
 		expect(unknown.status).toBe(1);
-		expect(unknown.stderr).toContain("registry: account instance with identifier nobody cannot be found");
+		expect(unknown.stderr).toContain("registry: no account nobody; nothing changed");
 		expect(unknown.stderr).not.toMatch(/\s+at /);
 	});
 

@@ -1,0 +1,120 @@
+/**
+ * The web console at /console (issue 22; docs/console.md): the files Vite built into
+ * dist/console, answered with their Content-Type. Files under /console/assets/ carry a content
+ * hash in their names and may be cached for a year; index.html (and every client-side route,
+ * which answers it) is never cached. Every answer keeps the registry's common security headers,
+ * and the console's pages add a Content-Security-Policy allowing only the console's own scripts
+ * and styles (no inline script or style) and requests to this origin only.
+ */
+import fs from "node:fs";
+import type http from "node:http";
+import path from "node:path";
+import { setCommonHeaders } from "../../src/contract/response-headers";
+
+export const CONSOLE_PATH = "/console";
+
+export const CONSOLE_CSP = [
+	"default-src 'none'",
+	"script-src 'self'",
+	"style-src 'self'",
+	"img-src 'self' data:",
+	"font-src 'self'",
+	"connect-src 'self'",
+	"manifest-src 'self'",
+	"base-uri 'none'",
+	"form-action 'self'",
+	"frame-ancestors 'none'",
+].join("; ");
+
+const TYPES: Record<string, string> = {
+	".html": "text/html; charset=utf-8",
+	".js": "text/javascript; charset=utf-8",
+	".css": "text/css; charset=utf-8",
+	".svg": "image/svg+xml",
+	".png": "image/png",
+	".ico": "image/x-icon",
+	".woff2": "font/woff2",
+	".json": "application/json",
+};
+
+const IMMUTABLE = "public, max-age=31536000, immutable";
+
+/**
+ * dist/console of this checkout or image, found upwards from this file: from the sources
+ * (ts-jest) and from dist/services/api alike (dist/ has a package.json of its own, so that is no
+ * landmark).
+ */
+function consoleDirectory(): string {
+	for (let directory = __dirname; ; directory = path.dirname(directory)) {
+		const candidate = path.join(directory, "dist", "console");
+		if (fs.existsSync(candidate)) return candidate;
+		if (path.dirname(directory) === directory) return path.resolve(__dirname, "..", "..", "dist", "console");
+	}
+}
+
+export interface ConsoleAssets {
+	/** Answers GET/HEAD under /console; false for any other path. */
+	serve(req: http.IncomingMessage, res: http.ServerResponse, urlPath: string): boolean;
+}
+
+export function consoleAssets(directory = consoleDirectory()): ConsoleAssets {
+	const root = path.resolve(directory);
+	const files = new Map<string, Buffer>();
+	const read = (file: string): Buffer | null => {
+		let content = files.get(file);
+		if (content) return content;
+		try {
+			content = fs.readFileSync(file);
+		} catch {
+			return null;
+		}
+		files.set(file, content);
+		return content;
+	};
+
+	return {
+		serve(req, res, urlPath) {
+			if (urlPath !== CONSOLE_PATH && !urlPath.startsWith(`${CONSOLE_PATH}/`)) return false;
+			if (req.method !== "GET" && req.method !== "HEAD") return false;
+			setCommonHeaders(res);
+			res.setHeader("Content-Security-Policy", CONSOLE_CSP);
+			res.setHeader("Referrer-Policy", "no-referrer");
+			const send = (status: number, type: string, body: Buffer | string) => {
+				res.statusCode = status;
+				res.setHeader("Content-Type", type);
+				res.setHeader("Content-Length", Buffer.byteLength(body));
+				res.end(req.method === "HEAD" ? undefined : body);
+			};
+			let relative: string;
+			try {
+				relative = decodeURIComponent(urlPath.slice(CONSOLE_PATH.length)).replace(/^\/+/, "");
+			} catch {
+				send(400, "text/plain; charset=utf-8", "Bad path\n");
+				return true;
+			}
+			const file = path.resolve(root, relative);
+			// A hashed asset: the file itself, or 404 (never index.html in its place: a stale page would run a missing script).
+			if (relative.startsWith("assets/")) {
+				const content = file.startsWith(root + path.sep) ? read(file) : null;
+				const type = TYPES[path.extname(file)];
+				if (!content || !type) {
+					send(404, "text/plain; charset=utf-8", "Not found\n");
+					return true;
+				}
+				res.setHeader("Cache-Control", IMMUTABLE);
+				res.removeHeader("Pragma");
+				res.removeHeader("Expires");
+				send(200, type, content);
+				return true;
+			}
+			// Any other path is a route of the console's own (client-side routing): its page.
+			const index = read(path.join(root, "index.html"));
+			if (!index) {
+				send(404, "text/plain; charset=utf-8", "The console is not built in this installation: run `npm run build:console` (npm ci does it).\n");
+				return true;
+			}
+			send(200, TYPES[".html"], index);
+			return true;
+		},
+	};
+}

@@ -1,0 +1,414 @@
+/**
+ * The web console at /console (issue 22) end to end in a real browser: Debian's chromium driven
+ * by playwright-core (no browser download), against the registry started as `npm start` starts
+ * it (node dist/server.js --demo-when-empty, a fresh DATA_DIR, a free port), with a lowered
+ * AUTH_USER_MAX_FAILURES so that the lockout comes after a few wrong passwords.
+ *
+ * Every page is checked with axe-core (@axe-core/playwright): no serious or critical violation.
+ * The page runs under the console's Content-Security-Policy: a refused script or style (a
+ * "Content Security Policy" console message), a script error or a request to anything but the
+ * registry fails the suite.
+ *
+ * Without /usr/bin/chromium this suite is skipped with a message, except in CI (CI=true), where
+ * .ci/run installs chromium and the suite must run. It needs the built console (dist/console,
+ * `npm run build:console`; npm ci builds it).
+ *
+ * CONSOLE_SCREENSHOTS=<folder> also saves a screenshot of the main pages there
+ * (`npm run docs:screenshot` writes docs/images/console-*.png, the README's pictures).
+ */
+import AxeBuilder from "@axe-core/playwright";
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { freePort } from "../../src/platform/local-network";
+import { organizationNumberSource } from "../support/bulk";
+import { rawRequest } from "../support/raw-http";
+import { basic, demoAccount } from "../support/registry";
+
+const CHROMIUM = "/usr/bin/chromium";
+const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const ROOT = path.join(__dirname, "..", "..");
+const BUILT = path.join(ROOT, "dist", "console", "index.html");
+const MAX_FAILURES = 3;
+const SP1 = demoAccount("SERVICE_PROVIDER", 0);
+const SP2 = demoAccount("SERVICE_PROVIDER", 1);
+const ADMIN = demoAccount("ADMIN");
+const LOOKUP_ORGANIZATION = "iso6523-actorid-upis::0192:991825827";
+const organizationNumber = organizationNumberSource(61_000_000);
+
+const available = fs.existsSync(CHROMIUM);
+if (!available && process.env.CI === "true") {
+	throw new Error(`${CHROMIUM} is missing; in CI the console test must run (.ci/run installs chromium)`);
+}
+if (!available) {
+	// eslint-disable-next-line no-console
+	console.log(`web console test skipped: ${CHROMIUM} not found (install it with: apt-get install -y chromium)`);
+}
+const describeWithBrowser = available ? describe : describe.skip;
+// A test drives several pages of a registry on a machine that may be busy.
+jest.setTimeout(180000);
+
+describeWithBrowser("the web console at /console in headless Chromium", () => {
+	let child: ChildProcess;
+	let dataDir: string;
+	let userDataDir: string;
+	let url: string;
+	let context: BrowserContext;
+	const output: string[] = [];
+	/** Requests the pages made to anything but the registry, CSP refusals, script errors. */
+	const foreign: string[] = [];
+	const policyViolations: string[] = [];
+	const pageErrors: string[] = [];
+	/** Milliseconds from navigation until each page was usable, for docs/console.md. */
+	const usableAfter: Record<string, number> = {};
+	/** The participant the service provider registers, edits and transfers. */
+	const registered = { organizationIdentifier: organizationNumber(), name: `Konsoll Test AS ${process.pid}` };
+
+	beforeAll(async () => {
+		if (!fs.existsSync(BUILT)) throw new Error(`${BUILT} is missing: run npm run build:console (npm ci runs it)`);
+		const port = await freePort();
+		dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "registry-console-data-"));
+		const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: "warn", AUTH_USER_MAX_FAILURES: String(MAX_FAILURES) };
+		for (const name of ["TRANSPORTER", "CACHER", "MONGO_URI", "SERVICES", "NAMESPACE", "REGISTRY_SEED", "RATE_LIMIT", "NODE_ID"]) delete env[name];
+		// As `npm start` starts it.
+		child = spawn(process.execPath, [path.join(ROOT, "dist", "server.js"), "--demo-when-empty"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+		child.stdout?.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+		child.stderr?.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+		url = `http://127.0.0.1:${port}`;
+		for (;;) {
+			if (child.exitCode !== null) throw new Error(`the registry exited (${child.exitCode}):\n${output.join("")}`);
+			const ready = await rawRequest(url, { method: "GET", path: "/health/ready", timeoutMs: 2000 }).catch(() => null);
+			if (ready?.status === 200) break;
+			await new Promise((resolve) => setTimeout(resolve, 100));
+		}
+		userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "registry-console-chromium-"));
+		context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 900 } });
+		await context.route("**/*", (route) => {
+			const requested = route.request().url();
+			if (requested.startsWith(url) || requested.startsWith("data:")) return route.continue();
+			foreign.push(requested);
+			return route.abort();
+		});
+	}, 120000);
+
+	afterAll(async () => {
+		await context?.close();
+		if (child && child.exitCode === null) {
+			const exited = new Promise((resolve) => child.once("exit", resolve));
+			child.kill("SIGTERM");
+			await exited;
+		}
+		for (const directory of [userDataDir, dataDir]) if (directory) fs.rmSync(directory, { recursive: true, force: true });
+		// eslint-disable-next-line no-console
+		console.log(`console pages usable after (ms): ${JSON.stringify(usableAfter)}`);
+	});
+
+	/** A new tab: its own session (the credentials live in the tab's memory only). */
+	async function tab(): Promise<Page> {
+		const page = await context.newPage();
+		page.on("pageerror", (error) => pageErrors.push(String(error)));
+		page.on("console", (message) => {
+			if (/Content Security Policy|Refused to (apply|load|execute)/i.test(message.text())) policyViolations.push(message.text());
+		});
+		return page;
+	}
+
+	/** Goes to a console path and waits until `ready` is visible; remembers how long that took. */
+	async function open(page: Page, consolePath: string, ready: string, name: string): Promise<void> {
+		const started = Date.now();
+		const response = await page.goto(`${url}/console${consolePath}`);
+		expect(response?.status()).toBe(200);
+		await page.getByRole("heading", { name: ready, level: 1 }).waitFor();
+		usableAfter[name] = Date.now() - started;
+	}
+
+	/** Client-side navigation (keeps the tab's session). */
+	async function navigate(page: Page, label: string, heading: string, name: string): Promise<void> {
+		const started = Date.now();
+		await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: label, exact: true }).click();
+		await page.getByRole("heading", { name: heading, level: 1 }).waitFor();
+		await page
+			.locator("[aria-busy=true]")
+			.first()
+			.waitFor({ state: "detached" })
+			.catch(() => undefined);
+		usableAfter[name] = Date.now() - started;
+	}
+
+	async function expectAccessible(page: Page, what: string): Promise<void> {
+		const results = await new AxeBuilder({ page }).analyze();
+		const serious = results.violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical");
+		expect({ page: what, violations: serious.map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(" ")).join(", ")})`) }).toEqual({
+			page: what,
+			violations: [],
+		});
+	}
+
+	async function screenshot(page: Page, name: string): Promise<void> {
+		if (!process.env.CONSOLE_SCREENSHOTS) return;
+		const folder = path.resolve(process.env.CONSOLE_SCREENSHOTS);
+		fs.mkdirSync(folder, { recursive: true });
+		await page.screenshot({ path: path.join(folder, `console-${name}.png`) });
+	}
+
+	async function signIn(page: Page, username: string, password: string): Promise<void> {
+		await open(page, "/sign-in", "Sign in", "sign-in");
+		await page.getByLabel("Username").fill(username);
+		await page.locator("input[type=password]").fill(password);
+		await page.locator("form").getByRole("button", { name: "Sign in" }).click();
+	}
+
+	const alert = (page: Page) => page.getByRole("alert");
+
+	test("anyone looks up an organization's processes and browses the catalog, sorted and paged on the server", async () => {
+		const page = await tab();
+		await open(page, "/", "Organization lookup", "lookup");
+		await expectAccessible(page, "lookup");
+		await page.getByLabel("Organization (qualified identifier)").fill(LOOKUP_ORGANIZATION);
+		await page.getByRole("button", { name: "Look up" }).click();
+		const table = page.getByRole("table").filter({ hasText: "Processes the organization receives" });
+		await table.getByRole("cell", { name: "Peppol BIS Billing 3.0" }).waitFor();
+		await screenshot(page, "lookup");
+
+		await open(page, "/catalog", "Catalog", "catalog");
+		const processes = page.getByTestId("table-Processes");
+		await processes.getByRole("cell", { name: "Peppol BIS Billing 3.0" }).waitFor();
+		await processes.getByRole("button", { name: /^Title/ }).click();
+		await processes.locator("th[aria-sort=descending]").waitFor();
+		// Z to A from the server: the first row becomes the last title.
+		await processes.locator("tbody tr").first().filter({ hasText: "Peppol BIS Self-Billing 3.0" }).waitFor();
+		// Ten per page: the second page comes from the server.
+		await processes.getByText(/in all, page 1 of 2/).waitFor();
+		await processes.getByRole("button", { name: "2", exact: true }).click();
+		await processes.getByText(/in all, page 2 of 2/).waitFor();
+		await expectAccessible(page, "catalog");
+		await page.close();
+	});
+
+	test("a wrong password is refused plainly; after the limit the lockout says how long to wait (429 with Retry-After)", async () => {
+		const page = await tab();
+		const username = demoAccount("ACCESS_POINT_PROVIDER").username;
+		await signIn(page, username, "not-the-password");
+		await alert(page).filter({ hasText: "Wrong username or password" }).waitFor();
+		await expectAccessible(page, "sign-in");
+		// The form works from the keyboard: Enter in the password field submits it again.
+		for (let attempt = 2; attempt <= MAX_FAILURES + 1; attempt++) {
+			// One attempt at a time: while one is answered the button is busy and Enter submits nothing.
+			await page.locator("form button[type=submit]:not([disabled]):not([data-loading])").waitFor();
+			const answered = page.waitForResponse((response) => response.url().endsWith("/rest/api/account"));
+			await page.locator("input[type=password]").press("Enter");
+			await answered;
+		}
+		await alert(page)
+			.filter({ hasText: /Too many attempts\. Try again in \d+ seconds?\./ })
+			.waitFor();
+		await expect(alert(page).getAttribute("data-status")).resolves.toBe("429");
+		// The right password does not help during the lockout.
+		await page.locator("input[type=password]").fill(demoAccount("ACCESS_POINT_PROVIDER").password as string);
+		await page.locator("form").getByRole("button", { name: "Sign in" }).click();
+		await alert(page)
+			.filter({ hasText: /Too many attempts/ })
+			.waitFor();
+		await page.close();
+	});
+
+	test("a service provider registers a participant: a bad phone number is shown at its field, corrected, and the participant is in the list", async () => {
+		const page = await tab();
+		await signIn(page, SP1.username, SP1.password as string);
+		await page.getByRole("heading", { name: "Participants", level: 1 }).waitFor();
+		await expect(page.getByTestId("signed-in").innerText()).resolves.toContain(`${SP1.username} (SERVICE_PROVIDER)`);
+		await page.getByRole("cell", { name: "Nordlys Regnskap AS", exact: true }).waitFor();
+		await expectAccessible(page, "participants");
+		await screenshot(page, "participants");
+
+		await page.getByRole("link", { name: "Register a participant" }).click();
+		await page.getByRole("heading", { name: "Register a participant", level: 1 }).waitFor();
+		await page.getByLabel("Organization number").fill(registered.organizationIdentifier);
+		await page.getByLabel("Name", { exact: true }).fill(registered.name);
+		await page.getByLabel("Contact name").fill("Kari Nordmann");
+		await page.getByLabel("Contact e-mail").fill("kari@example.no");
+		const phone = page.getByLabel("Contact phone number");
+		await phone.fill("12");
+		await page.getByRole("button", { name: "Register" }).click();
+		await page.getByText("Not a valid phone number").waitFor();
+		await expect(phone.getAttribute("aria-invalid")).resolves.toBe("true");
+		// The error is the phone field's own description, not only somewhere on the page.
+		const describedBy = (await phone.getAttribute("aria-describedby")) ?? "";
+		await expect(page.locator(`[id="${describedBy.split(" ").find((id) => id.includes("error")) ?? describedBy}"]`).innerText()).resolves.toContain("Not a valid phone number");
+		await expectAccessible(page, "participant form with errors");
+		await screenshot(page, "register-errors");
+
+		await phone.fill("+47 22 33 44 55");
+		await page.getByRole("button", { name: "Register" }).click();
+		await page.getByRole("heading", { name: "Participants", level: 1 }).waitFor();
+		await page.getByLabel("Search by name or organization number").fill(registered.organizationIdentifier);
+		await page.getByRole("button", { name: "Search" }).click();
+		await page.getByRole("cell", { name: registered.name, exact: true }).waitFor();
+		await page.close();
+	});
+
+	test("editing while another client changes the participant shows the conflict instead of overwriting it", async () => {
+		const page = await tab();
+		await signIn(page, SP1.username, SP1.password as string);
+		await page.getByRole("heading", { name: "Participants", level: 1 }).waitFor();
+		const qualified = `iso6523-actorid-upis::0192:${registered.organizationIdentifier}`;
+		await page.goto(`${url}/console/participants/${encodeURIComponent(qualified)}/edit`);
+		// A full page load forgets the session (it lives in memory only): sign in again, then edit.
+		await page.getByRole("heading", { name: "Sign in", level: 1 }).waitFor();
+		await page.getByLabel("Username").fill(SP1.username);
+		await page.locator("input[type=password]").fill(SP1.password as string);
+		await page.locator("form").getByRole("button", { name: "Sign in" }).click();
+		await page.getByRole("heading", { name: "Participants", level: 1 }).waitFor();
+		await page.getByLabel("Search by name or organization number").fill(registered.organizationIdentifier);
+		await page.getByRole("button", { name: "Search" }).click();
+		await page.getByRole("link", { name: `Edit ${registered.name}` }).click();
+		await page.getByRole("heading", { name: `Edit ${registered.name}`, level: 1 }).waitFor();
+		await expect(page.getByLabel("Contact name").inputValue()).resolves.toBe("Kari Nordmann");
+
+		// Another client changes it meanwhile.
+		const authorization = basic(SP1.username, SP1.password as string);
+		const media = "application/vnd.registry.participants.update.v1+json";
+		const current = await rawRequest(url, { method: "GET", path: `/rest/api/participants/${qualified}`, headers: { Authorization: authorization } });
+		const changed = await rawRequest(url, {
+			method: "PUT",
+			path: `/rest/api/participants/${qualified}`,
+			headers: { Authorization: authorization, "Content-Type": media, Accept: media, "If-Match": String(current.headers.etag) },
+			body: JSON.stringify({ processes: [], contact: { name: "Ola Nordmann", email: "ola@example.no", phoneNumber: "+47 22 33 44 56" } }),
+		});
+		expect(changed.status).toBe(200);
+
+		await page.getByLabel("Contact name").fill("Kari Konsoll");
+		await page.getByRole("button", { name: "Save changes" }).click();
+		await alert(page).filter({ hasText: "Someone else changed this record" }).waitFor();
+		await expect(alert(page).getAttribute("data-status")).resolves.toBe("412");
+		await expectAccessible(page, "participant form with a conflict");
+		const after = await rawRequest(url, { method: "GET", path: `/rest/api/participants/${qualified}`, headers: { Authorization: authorization } });
+		expect(JSON.parse(after.text).contact.name).toBe("Ola Nordmann");
+		await page.close();
+	});
+
+	test("a consented transfer: the sender starts it and sees the key once, the receiver completes it with the key, then deletes it after a confirmation", async () => {
+		const sender = await tab();
+		await signIn(sender, SP1.username, SP1.password as string);
+		await sender.getByRole("heading", { name: "Participants", level: 1 }).waitFor();
+		await sender.getByLabel("Search by name or organization number").fill(registered.organizationIdentifier);
+		await sender.getByRole("button", { name: "Search" }).click();
+		await sender.getByRole("button", { name: `Transfer ${registered.name}` }).click();
+		const dialog = sender.getByRole("dialog");
+		await dialog.getByLabel("Receiving service provider (identifier)").fill(SP2.serviceProvider as string);
+		await dialog.getByRole("button", { name: "Start transfer" }).click();
+		const key = (await dialog.getByTestId("transfer-key").innerText()).trim();
+		expect(key).toMatch(/^[0-9A-Z-]{10,}$/);
+		await dialog.getByRole("button", { name: "Copy key" }).waitFor();
+		await expectAccessible(sender, "transfer key dialog");
+		await screenshot(sender, "transfer-key");
+		await dialog.getByRole("button", { name: "Done" }).click();
+		await navigate(sender, "Transfers", "Transfers", "transfers");
+		await sender.getByRole("cell", { name: "PENDING" }).first().waitFor();
+		await expectAccessible(sender, "transfers");
+
+		const receiver = await tab();
+		await signIn(receiver, SP2.username, SP2.password as string);
+		await receiver.getByRole("heading", { name: "Participants", level: 1 }).waitFor();
+		await navigate(receiver, "Transfers", "Transfers", "transfers (receiver)");
+		await receiver.getByRole("button", { name: `Receive iso6523-actorid-upis::0192:${registered.organizationIdentifier}` }).click();
+		await receiver.getByLabel("Key").fill(key);
+		await receiver.getByRole("button", { name: "Complete transfer" }).click();
+		await receiver.getByRole("status").filter({ hasText: "Transfer completed" }).waitFor();
+		await navigate(receiver, "Participants", "Participants", "participants (receiver)");
+		await receiver.getByLabel("Search by name or organization number").fill(registered.organizationIdentifier);
+		await receiver.getByRole("button", { name: "Search" }).click();
+		await receiver.getByRole("cell", { name: registered.name, exact: true }).waitFor();
+		// Deleting asks first; "Keep it" keeps it, "Yes, delete" deletes it.
+		await receiver.getByRole("button", { name: `Delete ${registered.name}` }).click();
+		await receiver.getByRole("dialog").getByRole("button", { name: "Keep it" }).click();
+		await receiver.getByRole("cell", { name: registered.name, exact: true }).waitFor();
+		await receiver.getByRole("button", { name: `Delete ${registered.name}` }).click();
+		await receiver.getByRole("dialog").getByRole("button", { name: "Yes, delete" }).click();
+		await receiver
+			.getByRole("status")
+			.filter({ hasText: `${registered.name} deleted.` })
+			.waitFor();
+		await receiver.getByRole("cell", { name: registered.name, exact: true }).waitFor({ state: "detached" });
+
+		for (const [label, heading, name] of [
+			["Change feed", "Change feed", "changes"],
+			["Audit trail", "Audit trail", "audit"],
+			["Access points", "Access points", "access points"],
+			["Your account", "Your account", "account"],
+		]) {
+			await navigate(receiver, label, heading, name);
+			await expectAccessible(receiver, name);
+		}
+		await receiver.getByRole("button", { name: "Sign out" }).click();
+		await receiver.getByRole("heading", { name: "Organization lookup", level: 1 }).waitFor();
+		await expect(receiver.getByRole("link", { name: "Participants" }).count()).resolves.toBe(0);
+		await sender.close();
+		await receiver.close();
+	});
+
+	test("an admin runs a dry run, then the real process replacement, each followed by its progress bar and its results per participant; adds an account (a field error first) and disables it", async () => {
+		const page = await tab();
+		await signIn(page, ADMIN.username, ADMIN.password as string);
+		await page.getByRole("heading", { name: "Catalog", level: 1 }).waitFor();
+		await expectAccessible(page, "catalog (editor)");
+		await navigate(page, "Process replacement", "Process replacement", "jobs");
+		await expectAccessible(page, "jobs");
+
+		const choose = async (label: string, option: string) => {
+			await page.locator("input").and(page.getByLabel(label)).click();
+			await page.getByRole("option", { name: option, exact: true }).click();
+		};
+		await choose("Replace process", "Peppol BIS Self-Billing 3.0");
+		await choose("With process", "Peppol BIS Order only 3.0");
+		await page.getByRole("button", { name: "Start dry run" }).click();
+		const job = page.getByTestId("job");
+		await job.getByTestId("job-state").filter({ hasText: "SUCCEEDED" }).waitFor();
+		await job.getByRole("progressbar", { name: "Job progress" }).waitFor();
+		await job.getByRole("cell", { name: "WOULD_REPLACE" }).first().waitFor();
+		await expectAccessible(page, "jobs (dry run)");
+
+		await page.getByLabel("Dry run").uncheck();
+		await page.getByRole("button", { name: "Start replacement" }).click();
+		await job.getByText("Replacement", { exact: true }).waitFor();
+		await job.getByTestId("job-state").filter({ hasText: "SUCCEEDED" }).waitFor();
+		await expect(job.getByRole("progressbar", { name: "Job progress" }).getAttribute("aria-valuenow")).resolves.toBe("100");
+		await job.getByRole("cell", { name: "REPLACED" }).first().waitFor();
+		await screenshot(page, "jobs");
+
+		await navigate(page, "Accounts", "Accounts and service providers", "accounts");
+		await page.getByRole("cell", { name: SP1.username, exact: true }).waitFor();
+		await expectAccessible(page, "accounts");
+		// An account added with a too short password: the error at the field; then added, and disabled.
+		const username = `console-${process.pid}`;
+		await page.getByLabel("Username").fill(username);
+		const password = page.locator("form").filter({ hasText: "Add an account" }).locator("input[type=password]");
+		await password.fill("short");
+		await page.getByRole("textbox", { name: "Service provider identifier" }).fill(SP1.serviceProvider as string);
+		await page.getByRole("button", { name: "Add account" }).click();
+		await page.getByText("Too short or too long").waitFor();
+		await password.fill("a-long-enough-password");
+		await page.getByRole("button", { name: "Add account" }).click();
+		await page
+			.getByRole("status")
+			.filter({ hasText: `Account ${username} added.` })
+			.waitFor();
+		await page.getByRole("button", { name: `Disable ${username}` }).click();
+		await page
+			.getByRole("status")
+			.filter({ hasText: `${username} disabled.` })
+			.waitFor();
+		const refused = await rawRequest(url, { method: "GET", path: "/rest/api/account", headers: { Authorization: basic(username, "a-long-enough-password") } });
+		expect(refused.status).toBe(401);
+		await screenshot(page, "accounts");
+		await page.close();
+	});
+
+	test("no page needed anything outside the registry, broke its Content-Security-Policy or raised a script error", () => {
+		expect(foreign).toEqual([]);
+		expect(policyViolations).toEqual([]);
+		expect(pageErrors).toEqual([]);
+	});
+});
