@@ -86,9 +86,4 @@ export class Authenticator {
 		await this.throttle.recordSuccess(username);
 		return verified.caller;
 	}
-
-	/** An account changed: any remembered credential may be revoked. */
-	forgetCredentials(): void {
-		this.credentials.clear();
-	}
 }
