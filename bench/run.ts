@@ -19,7 +19,7 @@
  * Throughputs are measured in rounds that alternate the baseline and the registry, so both
  * see the same machine; a ratio is the median of the rounds' ratios, each round against the
  * baseline round just before it (this machine's speed drifts within minutes). Options: --rounds N, --duration S, --only a,b (lookup, auth,
- * distributed, finds, writes, memory), --million (the 1,000,000-participant run of
+ * hot (the hot reads only), hooks (what each hook costs), distributed, finds, writes, memory), --million (the 1,000,000-participant run of
  * docs/performance.md: finds and lookup only).
  */
 import { execFileSync } from "node:child_process";
@@ -84,6 +84,8 @@ interface Figure {
 	unit: string;
 	/** Against the baseline's figure of the same kind. */
 	ratio?: number;
+	/** What `ratio` is of, when not the bare node:http baseline. */
+	ratioOf?: string;
 	target?: string;
 	pass?: boolean;
 	detail?: string;
@@ -99,7 +101,7 @@ function format(value: number, unit: string): string {
 }
 
 function line(figure: Figure): string {
-	const ratio = figure.ratio === undefined ? "" : ` (${figure.ratio.toFixed(2)}x of baseline)`;
+	const ratio = figure.ratio === undefined ? "" : ` (${figure.ratio.toFixed(2)}x of ${figure.ratioOf ?? "baseline"})`;
 	const target = figure.target ? `   [target ${figure.target}] ${figure.pass === false ? "MISSED" : "ok"}` : "";
 	return `${figure.name}: ${format(figure.value, figure.unit)} ${figure.unit}${ratio}${target}`;
 }
@@ -570,6 +572,7 @@ function sideFigure(name: string, rounds: Map<string, SideRounds>, side: string,
 		value: median(results.map((result) => result.requestsPerSecond)),
 		unit: "req/s",
 		ratio,
+		ratioOf: LIMIT,
 		target: targets || undefined,
 		pass: targets ? (minRatio === undefined || ratio >= minRatio) && (maxP99 === undefined || p99 < maxP99) : undefined,
 		detail:
@@ -819,6 +822,14 @@ async function runMillion(options: Options, work: Workload): Promise<void> {
 
 // ---- main --------------------------------------------------------------------------------
 
+/** Each hook's cost per request, measured in a process of its own (bench/hook-costs.ts). */
+function runHookCosts(): void {
+	note("what each hook costs per request (in-process loop, the registry with demo data, METRICS on)");
+	const output = execFileSync(process.execPath, [path.join(__dirname, "hook-costs.js")], { encoding: "utf8", env: { ...process.env, LOG_LEVEL: "warn" } });
+	const costs = JSON.parse(output.trim().split("\n").pop() as string) as Record<string, number>;
+	for (const [name, micros] of Object.entries(costs)) report({ name, value: micros, unit: "µs/request" });
+}
+
 function machine(): string {
 	const git = (() => {
 		try {
@@ -840,10 +851,11 @@ async function main(): Promise<void> {
 		await runMillion(options, work);
 	} else {
 		const want = (name: string) => !options.only || options.only.has(name);
-		const needs = ["lookup", "auth", "finds", "memory", "distributed", "writes"].some(want);
+		const needs = ["lookup", "auth", "hot", "finds", "memory", "distributed", "writes"].some(want);
 		const data: Sizes = needs ? { large: await ensureData(options, options.large), small: await ensureData(options, options.small) } : { large: "", small: "" };
 		if (want("memory")) await runMemoryAndStart();
-		if (["lookup", "auth"].some(want)) await runHotReads(options, data, work, want);
+		if (want("hooks")) runHookCosts();
+		if (["lookup", "auth", "hot"].some(want)) await runHotReads(options, data, work, (name) => want(name) || want("hot"));
 		if (["lookup", "auth", "finds", "memory"].some(want)) await runOneProcess(options, data, work, want);
 		if (["lookup", "finds"].some(want)) await runGrowth(options, data, work, want);
 		if (want("writes")) await runWrites(options, data, work);

@@ -131,6 +131,7 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 			},
 		],
 		qsOptions: QUERY_OPTIONS,
+		optimizeOrder: false,
 		logRequest: null,
 		logResponse: null,
 		logRequestParams: null,

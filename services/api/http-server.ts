@@ -28,9 +28,14 @@ export class GatewayServer {
 	private draining = false;
 
 	constructor(handlers: RequestHandlers) {
+		const inFlight = this.inFlight;
+		// One listener function for every answer (no closure per request): the answer is `this`.
+		function answered(this: http.ServerResponse): void {
+			inFlight.delete(this);
+		}
 		this.server = http.createServer((req, res) => {
-			this.inFlight.add(res);
-			res.once("close", () => this.inFlight.delete(res));
+			inFlight.add(res);
+			res.on("close", answered);
 			// A request that still reaches a draining gateway (an open keep-alive connection) is answered, and its connection closed.
 			if (this.draining) res.setHeader("Connection", "close");
 			const url = req.url ?? "/";

@@ -26,7 +26,20 @@ export interface OperationCallParts {
 }
 
 export class OperationCalls {
+	/** Where each held operation's action runs, found once (a service does not move between processes). */
+	private readonly places = new Map<string, { service: string; type: "local" | "remote" }>();
+
 	constructor(private readonly parts: OperationCallParts) {}
+
+	private placeOf(action: string): { service: string; type: "local" | "remote" } {
+		let place = this.places.get(action);
+		if (!place) {
+			const service = action.slice(0, action.indexOf("."));
+			place = { service, type: this.parts.broker.getLocalService(service) ? "local" : "remote" };
+			this.places.set(action, place);
+		}
+		return place;
+	}
 
 	/**
 	 * Answers the request whose hooks all passed. Synchronous for a held answer; a failure is
@@ -44,12 +57,9 @@ export class OperationCalls {
 		const operation = state.operation as Operation;
 		if ("notFound" in held) writeError(req, res, NotFound.organization(state.path.qualifiedIdentifier.text), state);
 		else writeAnswer(req, res, state, true, held.parts);
-		const { broker } = this.parts;
 		const ctx = req.$ctx;
-		const [seconds, nanoseconds] = process.hrtime(req.$startTime);
-		const milliseconds = seconds * 1e3 + nanoseconds / 1e6;
-		const service = operation.action.slice(0, operation.action.indexOf("."));
-		countHeldAnswer(broker, service, operation.action, ctx.service?.fullName ?? "api", ctx.level + 1, broker.getLocalService(service) ? "local" : "remote", milliseconds);
+		const { service, type } = this.placeOf(operation.action);
+		countHeldAnswer(this.parts.broker, service, operation.action, ctx.service?.fullName ?? "api", ctx.level + 1, type);
 		if (ctx.tracing) ctx.finishSpan(ctx.startSpan(`action '${operation.action}'`, { tags: { action: operation.action, held: true } } as never));
 	}
 

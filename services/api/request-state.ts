@@ -31,8 +31,6 @@ export interface RequestState {
 export interface GatewayRequest extends IncomingMessage {
 	$ctx: Context<unknown, Record<string, unknown>>;
 	$params: { query: Record<string, unknown>; params: Record<string, string>; body?: unknown };
-	/** When moleculer-web took the request (`process.hrtime()`). */
-	$startTime: [number, number];
 	/** The URL as received (moleculer-web makes `url` relative to the route). */
 	originalUrl?: string;
 	state?: RequestState;

@@ -11,10 +11,15 @@ import type { OperationAlias } from "./request-state";
 
 const GROUPS = groupOperations(OPERATIONS);
 
-/** `"GET /processes": { group, handler }`, … for the route at API_BASE. */
+/**
+ * `"GET /processes": { group, handler }`, … for the route at API_BASE; the groups with held
+ * answers (the hot reads) first: moleculer-web tries the aliases in order (its `optimizeOrder`
+ * is off: no two of the table's paths match the same URL, so the order only decides how soon).
+ */
 export function operationAliases(handler: OperationAlias["handler"]): Record<string, OperationAlias> {
 	const aliases: Record<string, OperationAlias> = {};
-	for (const group of GROUPS) {
+	const hotFirst = [...GROUPS].sort((a, b) => Number(b.operations.some((operation) => operation.held)) - Number(a.operations.some((operation) => operation.held)));
+	for (const group of hotFirst) {
 		aliases[`${group.method} ${group.path}`] = { group, handler };
 		if (group.method === "GET") aliases[`HEAD ${group.path}`] = { group, handler };
 	}
