@@ -15,7 +15,9 @@ process.once("message", async (answer: { status: number; headers: [string, strin
 	const headers = answer.headers.filter(([name]) => !["date", "connection", "keep-alive", "content-length", "transfer-encoding", "x-request-id"].includes(name.toLowerCase()));
 	headers.push(["Content-Length", String(body.length)]);
 	const head = headers.flat();
-	const broker = new ServiceBroker({ logger: false });
+	// BENCH_LIMIT_METRICS=true: the same with moleculer's own request metrics and context tracking on, as the registry runs.
+	const withMetrics = process.env.BENCH_LIMIT_METRICS === "true";
+	const broker = new ServiceBroker({ logger: false, metrics: { enabled: withMetrics }, tracking: { enabled: withMetrics } });
 	const writeAnswer = (_req: unknown, res: ServerResponse) => {
 		res.writeHead(answer.status, head);
 		res.end(body);

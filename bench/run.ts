@@ -7,15 +7,21 @@
  * and the run exits non-zero when a target is missed. Not a test: nothing here runs in CI.
  *
  * What it runs, each server in its own process and every load from a separate process
- * (autocannon, or a one-connection client for latencies in microseconds):
+ * (wrk for the hot reads, autocannon for the rest, or a one-connection client for latencies in
+ * microseconds):
  *   - the baseline: a bare node:http server answering a captured lookup answer (bytes and
- *     headers) from memory;
+ *     headers) from memory; beside it for the hot reads, the "moleculer-web limit": a bare
+ *     moleculer-web gateway whose alias writes the same bytes (bench/moleculer-web-limit.ts);
  *   - the registry as `node dist/server.js` on generated data (npm run bench:data's
  *     generator; 10,000 and 100,000 participants, cached under bench/results/data);
- *   - the hot reads (lookup, authenticated read) with k8s/configmap.yaml's settings, with and
- *     without RATE_LIMIT, in one process and in the topology of k8s/ (one process per
- *     Deployment, SERVICES as k8s/ sets them) over the local NATS and Redis with a namespace of
- *     their own, removed afterwards; /metrics must count every lookup sent.
+ *   - the hot reads (lookup, authenticated read) with wrk (`apt-get install wrk`): one thread
+ *     pinned to one core, every server pinned to the other, with k8s/configmap.yaml's settings
+ *     (RATE_LIMIT set high enough not to refuse the bench, METRICS on), in one process and in the
+ *     topology of k8s/ (one process per Deployment, SERVICES as k8s/ sets them) over the local
+ *     NATS and Redis with a namespace of their own, removed afterwards; /metrics must count
+ *     every request sent (`api.rest`). autocannon, one Node process, saturates at about the
+ *     bare server's rate: its ratios near 1.0 measured the client;
+ *   - `--only hooks`: what each of the gateway's hooks costs per request (bench/hook-costs.ts).
  * Throughputs are measured in rounds that alternate the baseline and the registry, so both
  * see the same machine; a ratio is the median of the rounds' ratios, each round against the
  * baseline round just before it (this machine's speed drifts within minutes). Options: --rounds N, --duration S, --only a,b (lookup, auth,
@@ -564,6 +570,7 @@ function sideFigure(name: string, rounds: Map<string, SideRounds>, side: string,
 	const { results, cpuMicros } = rounds.get(side) as SideRounds;
 	const toLimit = roundRatios(rounds, side, LIMIT);
 	const toBare = roundRatios(rounds, side, BARE);
+	const toLimitWithMetrics = rounds.has(LIMIT_METRICS) ? median(roundRatios(rounds, side, LIMIT_METRICS)) : NaN;
 	const ratio = median(toLimit);
 	const p99 = median(results.map((result) => result.latency.p99));
 	const targets = [minRatio !== undefined ? `≥ ${minRatio.toFixed(2)}x of the moleculer-web limit` : "", maxP99 !== undefined ? `p99 < ${maxP99} ms` : ""].filter(Boolean).join(", ");
@@ -577,13 +584,16 @@ function sideFigure(name: string, rounds: Map<string, SideRounds>, side: string,
 		pass: targets ? (minRatio === undefined || ratio >= minRatio) && (maxP99 === undefined || p99 < maxP99) : undefined,
 		detail:
 			`wrk, 1 thread on core ${CLIENT_CORE}, servers on core ${SERVER_CORE}, 64 connections; median of the rounds' ratios: ${ratio.toFixed(2)}x of the moleculer-web limit ` +
-			`(${toLimit.map((value) => value.toFixed(2)).join(", ")}), ${median(toBare).toFixed(2)}x of bare node:http (${toBare.map((value) => value.toFixed(2)).join(", ")}); ` +
+			`(${toLimit.map((value) => value.toFixed(2)).join(", ")}), ${median(toBare).toFixed(2)}x of bare node:http (${toBare.map((value) => value.toFixed(2)).join(", ")}), ` +
+			`${toLimitWithMetrics.toFixed(2)}x of the ${LIMIT_METRICS}; ` +
 			`median p50 ${median(results.map((result) => result.latency.p50))} ms, p99 ${p99} ms; server CPU ${median(cpuMicros).toFixed(1)} µs/request`,
 	};
 }
 
 const BARE = "bare node:http";
 const LIMIT = "moleculer-web limit";
+/** The same with moleculer's own request metrics and context tracking on (METRICS on, as the registry runs): for reading, no target. */
+const LIMIT_METRICS = "moleculer-web limit, METRICS on";
 
 /**
  * The two hot reads (the anonymous lookup and a service provider's read of its participant)
@@ -605,6 +615,7 @@ async function runHotReads(options: Options, data: Sizes, work: Workload, want: 
 	const clusterReachable = (await reachable(NATS_URL)) && (await reachable(REDIS_URL));
 	let bare: BaselineServer | null = null;
 	let limit: BaselineServer | null = null;
+	let limitWithMetrics: BaselineServer | null = null;
 	try {
 		for (const distributed of [false, true]) {
 			const setup = distributed ? "k8s topology" : "one process";
@@ -629,16 +640,18 @@ async function runHotReads(options: Options, data: Sizes, work: Workload, want: 
 			const gateway = (cluster?.gateway ?? single) as RegistryProcess;
 			const registryPids = (cluster?.processes ?? [gateway]).map((entry) => entry.child.pid as number);
 			try {
-				if (!bare || !limit) {
+				if (!bare || !limit || !limitWithMetrics) {
 					const answer = await capture(gateway.url, paths[0], lookupHeaders);
 					bare = await startBaseline(answer);
 					limit = await startMoleculerWebLimit(answer);
-					for (const server of [bare, limit]) pinToServerCore(server.child.pid as number);
+					limitWithMetrics = await startMoleculerWebLimit(answer, true);
+					for (const server of [bare, limit, limitWithMetrics]) pinToServerCore(server.child.pid as number);
 				}
 				for (const pid of registryPids) pinToServerCore(pid);
 				const sides = (registry: string): Side[] => [
 					{ name: BARE, url: (bare as BaselineServer).url, pids: [(bare as BaselineServer).child.pid as number] },
 					{ name: LIMIT, url: (limit as BaselineServer).url, pids: [(limit as BaselineServer).child.pid as number] },
+					{ name: LIMIT_METRICS, url: (limitWithMetrics as BaselineServer).url, pids: [(limitWithMetrics as BaselineServer).child.pid as number] },
 					{ name: registry, url: gateway.url, pids: registryPids },
 				];
 				for (const [kind, kindPaths, headers, minRatio] of [
@@ -653,7 +666,10 @@ async function runHotReads(options: Options, data: Sizes, work: Workload, want: 
 					const counted = (await requestsCounted(gateway.url, "api.rest")) - before;
 					const sent = (rounds.get(label) as SideRounds).results.reduce((sum, result) => sum + result.total, 0);
 					report(sideFigure(`${label}, ${setup}`, rounds, label, minRatio, 10));
-					if (kind === "lookup" && !distributed) report(sideFigure(`${LIMIT} (beside the lookup)`, rounds, LIMIT, undefined, undefined));
+					if (kind === "lookup" && !distributed) {
+						report(sideFigure(`${LIMIT} (beside the lookup)`, rounds, LIMIT, undefined, undefined));
+						report(sideFigure(`${LIMIT_METRICS} (beside the lookup)`, rounds, LIMIT_METRICS, undefined, undefined));
+					}
 					report(metricsFigure(`${label} requests counted in /metrics, ${setup}`, "api.rest", sent, counted));
 				}
 			} finally {
@@ -663,6 +679,7 @@ async function runHotReads(options: Options, data: Sizes, work: Workload, want: 
 	} finally {
 		await bare?.stop();
 		await limit?.stop();
+		await limitWithMetrics?.stop();
 		removeWrkFiles();
 	}
 }

@@ -151,14 +151,14 @@ export function startBaseline(answer: { status: number; headers: [string, string
 	return startAnswering("baseline-server.js", answer);
 }
 
-/** The bare moleculer-web gateway whose alias writes `answer` from memory (bench/moleculer-web-limit.ts). */
-export function startMoleculerWebLimit(answer: { status: number; headers: [string, string][]; body: string }): Promise<BaselineServer> {
-	return startAnswering("moleculer-web-limit.js", answer);
+/** The bare moleculer-web gateway whose alias writes `answer` from memory (bench/moleculer-web-limit.ts); `metrics`: with moleculer's request metrics on. */
+export function startMoleculerWebLimit(answer: { status: number; headers: [string, string][]; body: string }, metrics = false): Promise<BaselineServer> {
+	return startAnswering("moleculer-web-limit.js", answer, { ...process.env, BENCH_LIMIT_METRICS: String(metrics) });
 }
 
-function startAnswering(script: string, answer: { status: number; headers: [string, string][]; body: string }): Promise<BaselineServer> {
+function startAnswering(script: string, answer: { status: number; headers: [string, string][]; body: string }, env: NodeJS.ProcessEnv = process.env): Promise<BaselineServer> {
 	return new Promise((resolve, reject) => {
-		const child = fork(path.join(__dirname, "..", script), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+		const child = fork(path.join(__dirname, "..", script), [], { stdio: ["ignore", "inherit", "inherit", "ipc"], env });
 		child.once("message", (message: { port?: number; error?: string }) => {
 			if (!message.port) return reject(new Error(message.error ?? "baseline failed"));
 			resolve({
