@@ -153,7 +153,7 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 
 		/**
 		 * GET /rest/api/changes as Server-Sent Events (services/api/change-stream.ts). Local to this
-		 * gateway (the stream is this process's object): the pipeline calls it like any action.
+		 * gateway (the stream is this process's object): the alias handler calls it like any action.
 		 */
 		followChanges: {
 			visibility: "protected",

@@ -1,7 +1,7 @@
 /**
  * The gateway's HTTP server: health, metrics, the API docs and OPTIONS are answered without
- * credentials (services/api/operational.ts); everything else goes through the request
- * pipeline. Every answer carries the common no-cache and security headers (spec rule 4),
+ * credentials (services/api/operational.ts); everything else goes to moleculer-web
+ * (`this.express()` of the api service, middleware mode). Every answer carries the common no-cache and security headers (spec rule 4),
  * written by whoever answers. It tracks the requests in flight for a graceful stop (`drain`).
  */
 import http from "node:http";

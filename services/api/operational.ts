@@ -2,7 +2,9 @@
  * What the gateway answers without credentials and outside the operations table: OPTIONS
  * (a path's methods, RFC 9110), health and metrics (src/platform/operational-server.ts), the
  * interactive API docs and the OpenAPI document (decisions §1, docs/client-guide.md). Each
- * answer here sets the common headers itself; the pipeline writes its own.
+ * answer here sets the common headers itself; the API's answers are written by respond.ts.
+ * Answered before moleculer-web: it would take an OPTIONS as the method its
+ * Access-Control-Request-Method names (GET when none). A console's assets (issue 22) belong here.
  */
 import type http from "node:http";
 import type { ServiceBroker } from "moleculer";
