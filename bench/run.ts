@@ -7,19 +7,25 @@
  * and the run exits non-zero when a target is missed. Not a test: nothing here runs in CI.
  *
  * What it runs, each server in its own process and every load from a separate process
- * (autocannon, or a one-connection client for latencies in microseconds):
+ * (wrk for the hot reads, autocannon for the rest, or a one-connection client for latencies in
+ * microseconds):
  *   - the baseline: a bare node:http server answering a captured lookup answer (bytes and
- *     headers) from memory;
+ *     headers) from memory; beside it for the hot reads, the "moleculer-web limit": a bare
+ *     moleculer-web gateway whose alias writes the same bytes (bench/moleculer-web-limit.ts);
  *   - the registry as `node dist/server.js` on generated data (npm run bench:data's
  *     generator; 10,000 and 100,000 participants, cached under bench/results/data);
- *   - the hot reads (lookup, authenticated read) with k8s/configmap.yaml's settings, with and
- *     without RATE_LIMIT, in one process and in the topology of k8s/ (one process per
- *     Deployment, SERVICES as k8s/ sets them) over the local NATS and Redis with a namespace of
- *     their own, removed afterwards; /metrics must count every lookup sent.
+ *   - the hot reads (lookup, authenticated read) with wrk (`apt-get install wrk`): one thread
+ *     pinned to one core, every server pinned to the other, with k8s/configmap.yaml's settings
+ *     (RATE_LIMIT set high enough not to refuse the bench, METRICS on), in one process and in the
+ *     topology of k8s/ (one process per Deployment, SERVICES as k8s/ sets them) over the local
+ *     NATS and Redis with a namespace of their own, removed afterwards; /metrics must count
+ *     every request sent (`api.rest`). autocannon, one Node process, saturates at about the
+ *     bare server's rate: its ratios near 1.0 measured the client;
+ *   - `--only hooks`: what each of the gateway's hooks costs per request (bench/hook-costs.ts).
  * Throughputs are measured in rounds that alternate the baseline and the registry, so both
  * see the same machine; a ratio is the median of the rounds' ratios, each round against the
  * baseline round just before it (this machine's speed drifts within minutes). Options: --rounds N, --duration S, --only a,b (lookup, auth,
- * distributed, finds, writes, memory), --million (the 1,000,000-participant run of
+ * hot (the hot reads only), hooks (what each hook costs), distributed, finds, writes, memory), --million (the 1,000,000-participant run of
  * docs/performance.md: finds and lookup only).
  */
 import { execFileSync } from "node:child_process";
@@ -33,7 +39,8 @@ import { createGenerator, GENERATOR_VERSION, nameWords, qualifiedIdentifier, typ
 import type { LatencyResult, LoadResult } from "./lib/load-client";
 import { loadParticipants, readDemoSeed, ROOT } from "./lib/load";
 import { reachable } from "../src/platform/local-network";
-import { NATS_URL, REDIS_URL, rssOf, runLoad, startBaseline, startCluster, startRegistry, type BaselineServer, type RegistryProcess } from "./lib/processes";
+import { NATS_URL, REDIS_URL, rssOf, runLoad, startBaseline, startCluster, startMoleculerWebLimit, startRegistry, type BaselineServer, type RegistryProcess } from "./lib/processes";
+import { CLIENT_CORE, pinToServerCore, removeWrkFiles, runWrk, SERVER_CORE, wrkMissing, type WrkResult } from "./lib/wrk";
 
 // ---- options -----------------------------------------------------------------------------
 
@@ -83,6 +90,8 @@ interface Figure {
 	unit: string;
 	/** Against the baseline's figure of the same kind. */
 	ratio?: number;
+	/** What `ratio` is of, when not the bare node:http baseline. */
+	ratioOf?: string;
 	target?: string;
 	pass?: boolean;
 	detail?: string;
@@ -98,7 +107,7 @@ function format(value: number, unit: string): string {
 }
 
 function line(figure: Figure): string {
-	const ratio = figure.ratio === undefined ? "" : ` (${figure.ratio.toFixed(2)}x of baseline)`;
+	const ratio = figure.ratio === undefined ? "" : ` (${figure.ratio.toFixed(2)}x of ${figure.ratioOf ?? "baseline"})`;
 	const target = figure.target ? `   [target ${figure.target}] ${figure.pass === false ? "MISSED" : "ok"}` : "";
 	return `${figure.name}: ${format(figure.value, figure.unit)} ${figure.unit}${ratio}${target}`;
 }
@@ -495,21 +504,6 @@ async function requestsCounted(url: string, action: string): Promise<number> {
 	return total;
 }
 
-/** A comparison whose every request must also be counted in the gateway's request metrics (within 1%). */
-async function countedComparison(
-	options: Options,
-	baseline: BaselineServer,
-	gateway: RegistryProcess,
-	action: string,
-	paths: string[],
-	headers: Record<string, string>,
-): Promise<{ comparison: Comparison; counted: number }> {
-	const before = await requestsCounted(gateway.url, action);
-	const comparison = await compare(options, baseline, gateway.url, paths, headers, gateway.child.pid);
-	const counted = (await requestsCounted(gateway.url, action)) - before;
-	return { comparison, counted };
-}
-
 function metricsFigure(name: string, action: string, answered: number, counted: number): Figure {
 	const gap = Math.abs(counted - answered) / Math.max(1, answered);
 	return {
@@ -522,35 +516,118 @@ function metricsFigure(name: string, action: string, answered: number, counted: 
 	};
 }
 
+/** One server measured with wrk: its URL and the processes pinned to the server core. */
+interface Side {
+	name: string;
+	url: string;
+	pids: number[];
+}
+
+interface SideRounds {
+	results: WrkResult[];
+	/** Server CPU per answered request, per round (µs), summed over the side's processes. */
+	cpuMicros: number[];
+}
+
+/** The median of a list (the lower middle of an even one). */
+function median(values: number[]): number {
+	const sorted = [...values].sort((a, b) => a - b);
+	return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
 /**
- * The two hot reads (the anonymous lookup and a service provider's read of its participant),
- * each against the bare node:http baseline, with the ConfigMap's settings (METRICS on), with and
- * without RATE_LIMIT, in one process and in the k8s topology (one process per Deployment, over
- * the local NATS and Redis). Every request takes the gateway's one pipeline; /metrics must count
- * every lookup the bench sent.
+ * wrk rounds, every side once per round, the order alternating from round to round (the first
+ * side first, then last), so that every side sees the same machine; each ratio is the median
+ * of the rounds' ratios.
+ */
+async function wrkRounds(options: Options, sides: Side[], paths: string[], headers: Record<string, string>): Promise<Map<string, SideRounds>> {
+	const rounds = new Map<string, SideRounds>(sides.map((side) => [side.name, { results: [], cpuMicros: [] }]));
+	for (let round = 0; round < options.rounds; round++) {
+		const order = round % 2 === 0 ? sides : [...sides].reverse();
+		const parts: string[] = [];
+		for (const side of order) {
+			const before = side.pids.reduce((sum, pid) => sum + cpuMillis(pid), 0);
+			const result = await runWrk({ url: side.url, paths, headers, connections: 64, duration: options.duration });
+			const cpu = ((side.pids.reduce((sum, pid) => sum + cpuMillis(pid), 0) - before) * 1000) / Math.max(1, result.total);
+			const entry = rounds.get(side.name) as SideRounds;
+			entry.results.push(result);
+			entry.cpuMicros.push(cpu);
+			parts.push(`${side.name} ${Math.round(result.requestsPerSecond)} req/s (p99 ${result.latency.p99} ms, ${cpu.toFixed(0)} µs CPU)`);
+			if (result.non2xx > 0 || result.socketErrors > 0) parts.push(`! ${side.name}: ${result.non2xx} non-2xx, ${result.socketErrors} socket errors`);
+		}
+		console.log(`    round ${round + 1}: ${parts.join("; ")}; load ${load()}`);
+	}
+	return rounds;
+}
+
+function roundRatios(rounds: Map<string, SideRounds>, subject: string, reference: string): number[] {
+	const of = (name: string) => (rounds.get(name) as SideRounds).results;
+	return of(subject).map((result, index) => result.requestsPerSecond / of(reference)[index].requestsPerSecond);
+}
+
+/** A side's figure: its median ratio to the moleculer-web limit (the target), beside its ratio to bare node:http in the same rounds. */
+function sideFigure(name: string, rounds: Map<string, SideRounds>, side: string, minRatio: number | undefined, maxP99: number | undefined): Figure {
+	const { results, cpuMicros } = rounds.get(side) as SideRounds;
+	const toLimit = roundRatios(rounds, side, LIMIT);
+	const toBare = roundRatios(rounds, side, BARE);
+	const toLimitWithMetrics = rounds.has(LIMIT_METRICS) ? median(roundRatios(rounds, side, LIMIT_METRICS)) : NaN;
+	const ratio = median(toLimit);
+	const p99 = median(results.map((result) => result.latency.p99));
+	const targets = [minRatio !== undefined ? `≥ ${minRatio.toFixed(2)}x of the moleculer-web limit` : "", maxP99 !== undefined ? `p99 < ${maxP99} ms` : ""].filter(Boolean).join(", ");
+	return {
+		name,
+		value: median(results.map((result) => result.requestsPerSecond)),
+		unit: "req/s",
+		ratio,
+		ratioOf: LIMIT,
+		target: targets || undefined,
+		pass: targets ? (minRatio === undefined || ratio >= minRatio) && (maxP99 === undefined || p99 < maxP99) : undefined,
+		detail:
+			`wrk, 1 thread on core ${CLIENT_CORE}, servers on core ${SERVER_CORE}, 64 connections; median of the rounds' ratios: ${ratio.toFixed(2)}x of the moleculer-web limit ` +
+			`(${toLimit.map((value) => value.toFixed(2)).join(", ")}), ${median(toBare).toFixed(2)}x of bare node:http (${toBare.map((value) => value.toFixed(2)).join(", ")}), ` +
+			`${toLimitWithMetrics.toFixed(2)}x of the ${LIMIT_METRICS}; ` +
+			`median p50 ${median(results.map((result) => result.latency.p50))} ms, p99 ${p99} ms; server CPU ${median(cpuMicros).toFixed(1)} µs/request`,
+	};
+}
+
+const BARE = "bare node:http";
+const LIMIT = "moleculer-web limit";
+/** The same with moleculer's own request metrics and context tracking on (METRICS on, as the registry runs): for reading, no target. */
+const LIMIT_METRICS = "moleculer-web limit, METRICS on";
+
+/**
+ * The two hot reads (the anonymous lookup and a service provider's read of its participant)
+ * with wrk, beside bare node:http and the moleculer-web limit in the same rounds, with the
+ * ConfigMap's settings (METRICS on), with RATE_LIMIT set high enough not to refuse the bench,
+ * in one process and in the k8s topology (one process per Deployment, over the local NATS and
+ * Redis). Every request takes the gateway's hooks; /metrics must count every request sent.
  */
 async function runHotReads(options: Options, data: Sizes, work: Workload, want: (name: string) => boolean): Promise<void> {
+	const missing = wrkMissing();
+	if (missing) {
+		report({ name: "hot reads", value: 0, unit: "req/s", target: "≥ 0.90x", pass: false, detail: `not measured: ${missing}` });
+		return;
+	}
 	const lookupHeaders = { accept: LOOKUP_ACCEPT };
 	const readHeaders = { accept: "application/vnd.registry.participants.get.v1+json", authorization: work.sp1Auth };
 	const paths = work.lookupPaths(options.large);
 	const readPaths = work.readPaths(options.large);
 	const clusterReachable = (await reachable(NATS_URL)) && (await reachable(REDIS_URL));
-	const setups: { name: string; distributed: boolean; rateLimited: boolean }[] = [];
-	for (const distributed of [false, true])
-		for (const rateLimited of [true, false])
-			setups.push({ name: `${distributed ? "k8s topology" : "one process"}, ${rateLimited ? "RATE_LIMIT set" : "no RATE_LIMIT"}`, distributed, rateLimited });
-	let baseline: BaselineServer | null = null;
+	let bare: BaselineServer | null = null;
+	let limit: BaselineServer | null = null;
+	let limitWithMetrics: BaselineServer | null = null;
 	try {
-		for (const setup of setups) {
-			if (setup.distributed && !want("distributed")) continue;
-			if (setup.distributed && !clusterReachable) {
-				report({ name: `lookup, ${setup.name}`, value: 0, unit: "req/s", target: "≥ 0.90x", pass: false, detail: `not measured: NATS (${NATS_URL}) or Redis (${REDIS_URL}) unreachable` });
+		for (const distributed of [false, true]) {
+			const setup = distributed ? "k8s topology" : "one process";
+			if (distributed && !want("distributed")) continue;
+			if (distributed && !clusterReachable) {
+				report({ name: `lookup, ${setup}`, value: 0, unit: "req/s", target: "≥ 0.90x", pass: false, detail: `not measured: NATS (${NATS_URL}) or Redis (${REDIS_URL}) unreachable` });
 				continue;
 			}
-			const env = configMapEnv(setup.rateLimited);
-			const topology = setup.distributed ? k8sTopology() : null;
+			const env = configMapEnv(true);
+			const topology = distributed ? k8sTopology() : null;
 			note(
-				`hot reads, ${setup.name}, ${options.large.toLocaleString("en-US")} participants${
+				`hot reads, ${setup}, RATE_LIMIT ${env.RATE_LIMIT}/min, METRICS on, ${options.large.toLocaleString("en-US")} participants${
 					topology
 						? `: ${Object.entries(topology)
 								.map(([name, services]) => `${name}=${services}`)
@@ -561,25 +638,49 @@ async function runHotReads(options: Options, data: Sizes, work: Workload, want: 
 			const cluster = topology ? await startCluster(topology, data.large, env) : null;
 			const single = cluster ? null : await startRegistry("hot-reads", { ...env, DATA_DIR: data.large });
 			const gateway = (cluster?.gateway ?? single) as RegistryProcess;
+			const registryPids = (cluster?.processes ?? [gateway]).map((entry) => entry.child.pid as number);
 			try {
-				baseline ??= await startBaseline(await capture(gateway.url, paths[0], lookupHeaders));
-				if (want("lookup")) {
-					await warmEvery(gateway.url, paths, lookupHeaders);
-					const { comparison, counted } = await countedComparison(options, baseline, gateway, "lookup.organizationProcesses", paths, lookupHeaders);
-					report(ratioFigure(`lookup, ${setup.name}`, comparison, 0.9, setup.distributed ? undefined : { maxP99: 10 }));
-					report(metricsFigure(`lookups counted in /metrics, ${setup.name}`, "lookup.organizationProcesses", comparison.answered, counted));
+				if (!bare || !limit || !limitWithMetrics) {
+					const answer = await capture(gateway.url, paths[0], lookupHeaders);
+					bare = await startBaseline(answer);
+					limit = await startMoleculerWebLimit(answer);
+					limitWithMetrics = await startMoleculerWebLimit(answer, true);
+					for (const server of [bare, limit, limitWithMetrics]) pinToServerCore(server.child.pid as number);
 				}
-				if (want("auth")) {
-					await warmEvery(gateway.url, readPaths, readHeaders);
-					const { comparison } = await countedComparison(options, baseline, gateway, "participants.get", readPaths, readHeaders);
-					report(ratioFigure(`authenticated read (sp1), ${setup.name}`, comparison, 0.7));
+				for (const pid of registryPids) pinToServerCore(pid);
+				const sides = (registry: string): Side[] => [
+					{ name: BARE, url: (bare as BaselineServer).url, pids: [(bare as BaselineServer).child.pid as number] },
+					{ name: LIMIT, url: (limit as BaselineServer).url, pids: [(limit as BaselineServer).child.pid as number] },
+					{ name: LIMIT_METRICS, url: (limitWithMetrics as BaselineServer).url, pids: [(limitWithMetrics as BaselineServer).child.pid as number] },
+					{ name: registry, url: gateway.url, pids: registryPids },
+				];
+				for (const [kind, kindPaths, headers, minRatio] of [
+					["lookup", paths, lookupHeaders, 0.9],
+					["auth", readPaths, readHeaders, 0.8],
+				] as const) {
+					if (!want(kind)) continue;
+					const label = kind === "lookup" ? "lookup" : "authenticated read (sp1)";
+					await warmEvery(gateway.url, [...kindPaths], headers);
+					const before = await requestsCounted(gateway.url, "api.rest");
+					const rounds = await wrkRounds(options, sides(label), [...kindPaths], headers);
+					const counted = (await requestsCounted(gateway.url, "api.rest")) - before;
+					const sent = (rounds.get(label) as SideRounds).results.reduce((sum, result) => sum + result.total, 0);
+					report(sideFigure(`${label}, ${setup}`, rounds, label, minRatio, 10));
+					if (kind === "lookup" && !distributed) {
+						report(sideFigure(`${LIMIT} (beside the lookup)`, rounds, LIMIT, undefined, undefined));
+						report(sideFigure(`${LIMIT_METRICS} (beside the lookup)`, rounds, LIMIT_METRICS, undefined, undefined));
+					}
+					report(metricsFigure(`${label} requests counted in /metrics, ${setup}`, "api.rest", sent, counted));
 				}
 			} finally {
 				await (cluster ?? single)?.stop();
 			}
 		}
 	} finally {
-		await baseline?.stop();
+		await bare?.stop();
+		await limit?.stop();
+		await limitWithMetrics?.stop();
+		removeWrkFiles();
 	}
 }
 
@@ -738,6 +839,14 @@ async function runMillion(options: Options, work: Workload): Promise<void> {
 
 // ---- main --------------------------------------------------------------------------------
 
+/** Each hook's cost per request, measured in a process of its own (bench/hook-costs.ts). */
+function runHookCosts(): void {
+	note("what each hook costs per request (in-process loop, the registry with demo data, METRICS on)");
+	const output = execFileSync(process.execPath, [path.join(__dirname, "hook-costs.js")], { encoding: "utf8", env: { ...process.env, LOG_LEVEL: "warn" } });
+	const costs = JSON.parse(output.trim().split("\n").pop() as string) as Record<string, number>;
+	for (const [name, micros] of Object.entries(costs)) report({ name, value: micros, unit: "µs/request" });
+}
+
 function machine(): string {
 	const git = (() => {
 		try {
@@ -759,10 +868,11 @@ async function main(): Promise<void> {
 		await runMillion(options, work);
 	} else {
 		const want = (name: string) => !options.only || options.only.has(name);
-		const needs = ["lookup", "auth", "finds", "memory", "distributed", "writes"].some(want);
+		const needs = ["lookup", "auth", "hot", "finds", "memory", "distributed", "writes"].some(want);
 		const data: Sizes = needs ? { large: await ensureData(options, options.large), small: await ensureData(options, options.small) } : { large: "", small: "" };
 		if (want("memory")) await runMemoryAndStart();
-		if (["lookup", "auth"].some(want)) await runHotReads(options, data, work, want);
+		if (want("hooks")) runHookCosts();
+		if (["lookup", "auth", "hot"].some(want)) await runHotReads(options, data, work, (name) => want(name) || want("hot"));
 		if (["lookup", "auth", "finds", "memory"].some(want)) await runOneProcess(options, data, work, want);
 		if (["lookup", "finds"].some(want)) await runGrowth(options, data, work, want);
 		if (want("writes")) await runWrites(options, data, work);

@@ -1009,7 +1009,8 @@ export interface components {
                 defaultMessage: string;
                 objectName: string;
                 field: string;
-                rejectedValue: unknown;
+                /** @description The value sent when it is a string; null when missing; any other value as its JSON text (decisions §8) */
+                rejectedValue: string | null;
                 bindingFailure: boolean;
                 code: string;
                 arguments: {

@@ -148,8 +148,17 @@ export interface BaselineServer {
 
 /** The bare node:http server answering `answer` from memory (bench/baseline-server.ts). */
 export function startBaseline(answer: { status: number; headers: [string, string][]; body: string }): Promise<BaselineServer> {
+	return startAnswering("baseline-server.js", answer);
+}
+
+/** The bare moleculer-web gateway whose alias writes `answer` from memory (bench/moleculer-web-limit.ts); `metrics`: with moleculer's request metrics on. */
+export function startMoleculerWebLimit(answer: { status: number; headers: [string, string][]; body: string }, metrics = false): Promise<BaselineServer> {
+	return startAnswering("moleculer-web-limit.js", answer, { ...process.env, BENCH_LIMIT_METRICS: String(metrics) });
+}
+
+function startAnswering(script: string, answer: { status: number; headers: [string, string][]; body: string }, env: NodeJS.ProcessEnv = process.env): Promise<BaselineServer> {
 	return new Promise((resolve, reject) => {
-		const child = fork(path.join(__dirname, "..", "baseline-server.js"), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+		const child = fork(path.join(__dirname, "..", script), [], { stdio: ["ignore", "inherit", "inherit", "ipc"], env });
 		child.once("message", (message: { port?: number; error?: string }) => {
 			if (!message.port) return reject(new Error(message.error ?? "baseline failed"));
 			resolve({
@@ -163,7 +172,7 @@ export function startBaseline(answer: { status: number; headers: [string, string
 					}),
 			});
 		});
-		child.once("exit", (code) => reject(new Error(`baseline exited with ${code}`)));
+		child.once("exit", (code) => reject(new Error(`${script} exited with ${code}`)));
 		child.send(answer);
 	});
 }

@@ -1,19 +1,34 @@
 /**
- * The gateway (architecture "The gateway"): the registry's HTTP API in front of the domain
- * services. Every request takes one pipeline (services/api/pipeline.ts), built from the
- * operations table (src/contract/operations.ts); this file wires it: the HTTP server, the
- * credential cache and login throttle, the rate limit, the held answers, and the notices that
- * keep them honest. It holds no business rules.
+ * The gateway (architecture "The gateway"): a moleculer-web `ApiGateway` in front of the domain
+ * services. Follow a request from here (docs/internals.md "The request path"):
+ *
+ *   http-server.ts   the node:http server (graceful drain, parser errors); operational.ts answers
+ *                    health, metrics, the API docs and OPTIONS before moleculer-web
+ *   moleculer-web    the `api.rest` action (metrics, tracing); the route at /rest/api matches an
+ *                    alias generated from the operations table (routes.ts); unrouted: 404/405
+ *   authenticate     hook: Basic, the credential cache, the login throttle (401, 429)
+ *   authorize        hook: path form, Accept, Content-Type, roles, the rate limit (400, 406, 415, 401, 403, 429)
+ *   alias handler    held answer, else bind, Idempotency-Key, the action through ctx.call, the answer (operation-call.ts)
+ *   onError          the spec's error body with the common headers, for every refusal and failure
+ *
+ * It holds no business rules.
  */
+import type { ServerResponse } from "node:http";
 import type { Readable } from "node:stream";
-import type { Context, Service, ServiceBroker, ServiceSchema } from "moleculer";
+import ApiGateway from "moleculer-web";
+import type { Service, ServiceBroker, ServiceSchema } from "moleculer";
 import { REGISTRY_VERSION, SHUTDOWN_TIMEOUT_MS } from "../../src/config/runtime";
 import { envNumber, env } from "../../src/config/settings";
 import { parseCursor, type ChangePage } from "../../src/contract/changes";
+import { AccessDenied, RegistryError, TypeMismatch, Unauthenticated } from "../../src/contract/errors";
 import type { Caller } from "../../src/contract/model";
+import { checkContentType, parsePathValues, responseMediaType, selectByAccept, selectByPathForm } from "../../src/contract/negotiation";
+import { API_BASE } from "../../src/contract/operations";
+import type { RegistryContext } from "../../src/platform/context";
 import { NOTICES, NOTICES_RESET, noticesOf } from "../../src/platform/notices";
-import { Authenticator, type VerifiedCredential } from "./authenticate";
-import { clientAddress, trustedProxies } from "./client-address";
+import { Authenticator, tooManyRequests, type VerifiedCredential } from "./authenticate";
+import { QUERY_OPTIONS } from "./bind";
+import { clientAddress, trustedProxies, type TrustedProxies } from "./client-address";
 import { MemoryCounters, RedisCounters, type Counters } from "./counters";
 import { CredentialCache } from "./credential-cache";
 import { HeldAnswers } from "./held-answers";
@@ -22,9 +37,11 @@ import { ChangeStreams } from "./change-stream";
 import { Idempotency, MemoryKeyEntries, RedisKeyEntries } from "./idempotency";
 import { LoginThrottle } from "./login-throttle";
 import { operationalAnswers } from "./operational";
-import { RequestPipeline } from "./pipeline";
+import { OperationCalls } from "./operation-call";
 import { RateLimiter } from "./rate-limit";
-import { requestIdOf, writeError } from "./respond";
+import type { GatewayRequest, OperationAlias } from "./request-state";
+import { writeError } from "./respond";
+import { methodsOf, operationAliases } from "./routes";
 
 interface GatewaySettings {
 	/** The port listened on, known once started (PORT; 0 picks a free port, as tests do). */
@@ -39,11 +56,16 @@ interface GatewayThis extends Service<GatewaySettings> {
 	server: GatewayServer;
 	credentials: CredentialCache<VerifiedCredential>;
 	throttle: LoginThrottle;
+	authenticator: Authenticator;
+	trusted: TrustedProxies;
 	rateLimiter: RateLimiter;
 	held: HeldAnswers;
-	pipeline: RequestPipeline;
+	operationCalls: OperationCalls;
 	changeStreams: ChangeStreams;
 	drain(timeoutMs: number): Promise<void>;
+	/** moleculer-web's middleware-mode handler (`this.express()`) and its error path. */
+	express(): (req: GatewayRequest, res: ServerResponse, next: (error?: unknown) => void) => void;
+	sendError(req: GatewayRequest, res: ServerResponse, error: unknown): void;
 }
 
 interface OrganizationNotice {
@@ -51,7 +73,6 @@ interface OrganizationNotice {
 	serviceProviders?: unknown;
 }
 
-/** Gateways share counters in the cacher's Redis when there is one (login throttle, rate limit). */
 /** A change stream reads the feed this often when no `changes.recorded` notice woke it. */
 const CHANGE_STREAM_POLL_MS = 5000;
 /** Proxies commonly close a connection quiet for 30-60 s. */
@@ -61,24 +82,84 @@ function redisOf(broker: ServiceBroker): import("ioredis").default | null {
 	return (broker.cacher as unknown as { client?: import("ioredis").default } | null)?.client ?? null;
 }
 
+/** The alias handler of every operation, run once both hooks passed (never calls `next()` without an error: moleculer-web would answer 500). */
+function serveOperation(this: GatewayThis, req: GatewayRequest, res: ServerResponse, next: (error?: unknown) => void): void {
+	this.operationCalls.serve(req, res, req.state!, next);
+}
+
+/** The request's path as received, without the query. */
+function pathOf(req: GatewayRequest): string {
+	const url = req.originalUrl ?? req.url ?? "";
+	const question = url.indexOf("?");
+	return question === -1 ? url : url.slice(0, question);
+}
+
+/** moleculer-web's own refusal when it matches a route (a path value not validly percent-encoded), in the contract's terms. */
+function fromMoleculerWeb(error: unknown): unknown {
+	if ((error as { type?: unknown } | null)?.type === "UNABLE_DECODE_PARAM") return new TypeMismatch("A path parameter is not validly percent-encoded");
+	return error;
+}
+
+/** A request no alias matched: 405 with Allow when the path has other methods, else 404. */
+function notRouted(req: GatewayRequest): RegistryError {
+	const path = pathOf(req);
+	const allowed = methodsOf(path);
+	if (allowed.length > 0) return new RegistryError(405, "HttpRequestMethodNotSupportedException", `Request method '${req.method}' is not supported`, { allow: allowed });
+	return new RegistryError(404, "NotFoundException", `No endpoint ${req.method} ${path}`);
+}
+
 const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 	name: "api",
+	mixins: [ApiGateway as Partial<ServiceSchema>],
 
 	settings: {
+		// Middleware mode: the gateway's own node:http server (http-server.ts) passes requests to `this.express()`.
+		server: false,
 		port: undefined,
 		heldLookups: 250_000,
 		heldParticipantReads: 50_000,
-	},
+		routes: [
+			{
+				path: API_BASE,
+				aliases: operationAliases(serveOperation),
+				mappingPolicy: "restrict",
+				mergeParams: false,
+				authentication: true,
+				authorization: true,
+				// The registry's own body reading (bind.ts), after authorization; moleculer-web's parsers run before it.
+				bodyParsers: false,
+				logging: false,
+			},
+		],
+		qsOptions: QUERY_OPTIONS,
+		optimizeOrder: false,
+		logRequest: null,
+		logResponse: null,
+		logRequestParams: null,
+		logRouteRegistration: null,
+		/** Every refusal and failure, routed or not, in the spec's error body with the common headers. */
+		onError(this: GatewayThis, req: GatewayRequest, res: ServerResponse, error: unknown) {
+			const status = writeError(req, res, fromMoleculerWeb(error), req.state);
+			if (status >= 500) this.logger.error(`${req.method} ${pathOf(req)} failed:`, error);
+		},
+		// The routes (with the operations table) stay off the service's INFO on the transporter.
+		$secureSettings: ["routes"],
+	} as GatewaySettings,
 
 	actions: {
+		// moleculer-web's route-changing actions are public: any node on the transporter could change the routes.
+		addRoute: false,
+		removeRoute: false,
+		listAliases: false,
+
 		/**
 		 * GET /rest/api/changes as Server-Sent Events (services/api/change-stream.ts). Local to this
-		 * gateway (the stream is this process's object): the pipeline calls it like any action.
+		 * gateway (the stream is this process's object): the alias handler calls it like any action.
 		 */
 		followChanges: {
 			visibility: "protected",
 			params: { after: { type: "string", optional: true, max: 100 }, lastEventId: { type: "string", optional: true, max: 100 } },
-			handler(this: GatewayThis, ctx: Context<{ after?: string; lastEventId?: string }, { user?: Caller | null }>): Readable {
+			handler(this: GatewayThis, ctx: RegistryContext<{ after?: string; lastEventId?: string }>): Readable {
 				const after = ctx.params.lastEventId !== undefined ? parseCursor("Last-Event-ID", ctx.params.lastEventId) : parseCursor("after", ctx.params.after);
 				return this.changeStreams.open(ctx.meta.user as Caller, after);
 			},
@@ -118,6 +199,38 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 	},
 
 	methods: {
+		/**
+		 * moleculer-web's `authentication` hook: who is calling (its answer becomes `ctx.meta.user`).
+		 * The request's state starts here, with the path values parsed once.
+		 */
+		authenticate(this: GatewayThis, ctx: RegistryContext, route: unknown, req: GatewayRequest, res: ServerResponse, alias: OperationAlias): Caller | null | Promise<Caller | null> {
+			const address = clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], this.trusted);
+			req.state = { group: alias.group, path: parsePathValues(req.$params.params), address, caller: null, operation: null, mediaType: "", validated: undefined };
+			return this.authenticator.authenticate(req, address);
+		},
+
+		/**
+		 * moleculer-web's `authorization` hook: admit, choose the operation (path form, Accept),
+		 * check its Content-Type and roles, take from the rate limit. Nothing here waits.
+		 */
+		authorize(this: GatewayThis, ctx: RegistryContext, route: unknown, req: GatewayRequest): void {
+			const state = req.state!;
+			const caller = (state.caller = ctx.meta.user ?? null);
+			const operations = state.group.operations;
+			if (!caller && operations.every((operation) => !operation.roles.includes("ANONYMOUS"))) throw new Unauthenticated();
+			const accept = req.headers.accept;
+			const operation = (state.operation = selectByAccept(selectByPathForm(operations, state.path.participant), accept));
+			if (operation.body) checkContentType(operation, req.headers["content-type"]);
+			if (!caller && !operation.roles.includes("ANONYMOUS")) throw new Unauthenticated();
+			if (caller && !operation.roles.includes(caller.role)) throw new AccessDenied();
+			// Not moleculer-web's `rateLimit`: it runs before authentication, keys on the address and asks its store every request.
+			if (this.rateLimiter.enabled) {
+				const wait = this.rateLimiter.take(caller ? `user:${caller.username}` : `addr:${state.address}`);
+				if (wait > 0) throw tooManyRequests(wait, `Rate limit of ${this.rateLimiter.perMinute} requests per minute exceeded`);
+			}
+			state.mediaType = responseMediaType(operation, accept);
+		},
+
 		/** server.ts drains on SIGTERM before the broker stops. */
 		async drain(this: GatewayThis, timeoutMs: number): Promise<void> {
 			this.changeStreams.endAll();
@@ -153,8 +266,8 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 			onSyncError: (error) => this.logger.warn("rate limit: sharing with the other gateways failed:", String(error)),
 		});
 		this.held = new HeldAnswers({ lookups: this.settings.heldLookups, participantReads: this.settings.heldParticipantReads });
-		const trusted = trustedProxies(env("TRUST_PROXY"));
-		const authenticator = new Authenticator(this.credentials, this.throttle, (username, password) =>
+		this.trusted = trustedProxies(env("TRUST_PROXY"));
+		this.authenticator = new Authenticator(this.credentials, this.throttle, (username, password) =>
 			this.broker.call<Caller | null, { username: string; password: string }>("accounts.authenticate", { username, password }, { caller: "api" } as never),
 		);
 		this.changeStreams = new ChangeStreams({
@@ -165,24 +278,23 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 			onReadError: (error) => this.logger.warn("change stream: reading the feed failed (retrying):", String(error)),
 		});
 		const keyEntries = redis ? new RedisKeyEntries(redis, `registry-${namespace}-idempotency:`) : new MemoryKeyEntries();
-		this.pipeline = new RequestPipeline({
+		this.operationCalls = new OperationCalls({
 			broker: this.broker,
-			authenticator,
-			rateLimiter: this.rateLimiter,
 			held: this.held,
 			idempotency: new Idempotency(keyEntries, (error) => this.logger.warn("idempotency keys unavailable (adds run without them):", String(error))),
-			clientAddress: (req) => clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], trusted),
-			onServerError: (req, error) => this.logger.error(`${req.method} ${req.url} failed:`, error),
+			onServerError: (req, error) => this.logger.error(`${req.method} ${req.originalUrl ?? req.url} failed:`, error),
 		});
 	},
 
 	async started(this: GatewayThis) {
 		const operational = operationalAnswers(this.broker, REGISTRY_VERSION);
+		const gateway = this.express();
 		this.server = new GatewayServer({
 			operational,
-			api: (req, res, path) => this.pipeline.handle(req, res, path),
+			// moleculer-web calls `next()` for a request no route took (middleware mode).
+			api: (req, res) => gateway(req as GatewayRequest, res, () => this.sendError(req as GatewayRequest, res, notRouted(req as GatewayRequest))),
 			failed: (req, res, error) => {
-				if (writeError(req, res, requestIdOf(req), error) >= 500) this.logger.error(`${req.method} ${req.url} failed:`, error);
+				if (writeError(req, res, error) >= 500) this.logger.error(`${req.method} ${req.url} failed:`, error);
 			},
 		});
 		this.settings.port = await this.server.listen(envNumber("PORT"));
@@ -192,6 +304,10 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 
 	async stopped(this: GatewayThis) {
 		this.rateLimiter.stop();
+		// moleculer-web answers `$services.changed` with a debounced broadcast (for auto-aliases, unused here): none after the stop.
+		const self = this as unknown as { regenerateAllAutoAliases?: { (): void; cancel(): void } };
+		self.regenerateAllAutoAliases?.cancel();
+		self.regenerateAllAutoAliases = Object.assign(() => undefined, { cancel: () => undefined });
 		// server.ts drains on SIGTERM before the broker stops; a broker stopped otherwise (tests, the CLI) drains here.
 		if (this.server) await this.drain(SHUTDOWN_TIMEOUT_MS);
 	},

@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
-import { RegistryError } from "../../src/contract/errors";
+import { RegistryError, Unauthenticated } from "../../src/contract/errors";
 import type { Caller } from "../../src/contract/model";
 import type { CredentialCache } from "./credential-cache";
 import type { LoginThrottle } from "./login-throttle";
@@ -18,10 +18,6 @@ export interface VerifiedCredential {
 	userDigest: string;
 }
 
-export function unauthorized(message: string): RegistryError {
-	return new RegistryError(401, "AuthenticationException", message);
-}
-
 export function tooManyRequests(retryAfterSeconds: number, message: string): RegistryError {
 	return new RegistryError(429, "TooManyRequestsException", message, { retryAfter: retryAfterSeconds });
 }
@@ -29,10 +25,10 @@ export function tooManyRequests(retryAfterSeconds: number, message: string): Reg
 /** `Basic base64(user:password)` → its parts; anything else is a 401. */
 export function parseBasic(header: string): { username: string; password: string } {
 	const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
-	if (!match) throw unauthorized("Authorization header must use the Basic scheme");
+	if (!match) throw new Unauthenticated("Authorization header must use the Basic scheme");
 	const decoded = Buffer.from(match[1], "base64").toString("utf8");
 	const colon = decoded.indexOf(":");
-	if (colon < 0) throw unauthorized("Malformed Basic credentials");
+	if (colon < 0) throw new Unauthenticated("Malformed Basic credentials");
 	return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
@@ -81,14 +77,9 @@ export class Authenticator {
 		});
 		if (!verified) {
 			await this.throttle.recordFailure(username, address);
-			throw unauthorized("Bad credentials");
+			throw new Unauthenticated("Bad credentials");
 		}
 		await this.throttle.recordSuccess(username);
 		return verified.caller;
-	}
-
-	/** An account changed: any remembered credential may be revoked. */
-	forgetCredentials(): void {
-		this.credentials.clear();
 	}
 }

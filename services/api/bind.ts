@@ -6,7 +6,6 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import bodyParser from "body-parser";
-import qs from "qs";
 import { bodyError } from "../../src/contract/error-body";
 import { RegistryError, TypeMismatch, ValidationFailed } from "../../src/contract/errors";
 import { isEntityTagList } from "../../src/contract/entity-tags";
@@ -14,16 +13,16 @@ import { pathParamsToActionParams } from "../../src/contract/negotiation";
 import type { Operation } from "../../src/contract/operations";
 import { parsePageRequest } from "../../src/contract/paging";
 import { jsonDepthExceeds, longArrayPath, MAX_ARRAY_ITEMS, MAX_JSON_DEPTH } from "./json-depth";
+import type { RequestState } from "./request-state";
 
-/** Duplicate query parameters become arrays; bracket syntax builds no objects (`a[b]=1` is a parameter named `a[b]`). */
-const QUERY_OPTIONS = { depth: 0, parameterLimit: 100, arrayLimit: 50 };
+/**
+ * How moleculer-web parses the query string (its `qsOptions` setting): duplicate parameters
+ * become arrays; bracket syntax builds no objects (`a[b]=1` is a parameter named `a[b]`).
+ */
+export const QUERY_OPTIONS = { depth: 0, parameterLimit: 100, arrayLimit: 50 };
 
+// Not moleculer-web's `bodyParsers`: they would read the body before authorization.
 const jsonBody = bodyParser.json({ limit: "1mb", strict: false, type: () => true });
-
-export function parseQuery(url: string): Record<string, unknown> {
-	const question = url.indexOf("?", 1);
-	return question === -1 ? {} : (qs.parse(url.slice(question + 1), QUERY_OPTIONS) as Record<string, unknown>);
-}
 
 /** A body that stops arriving for this long is refused (a chunk can announce more bytes than the client ever sends). */
 const BODY_IDLE_MS = 5000;
@@ -82,10 +81,11 @@ function operationQuery(operation: Operation, query: Record<string, unknown>): R
 	return out;
 }
 
-export async function bindParams(req: IncomingMessage, res: ServerResponse, operation: Operation, pathValues: Record<string, string>): Promise<Record<string, unknown>> {
-	const params: Record<string, unknown> = pathParamsToActionParams(operation, pathValues);
+/** The action's params of the request's operation; `query` is the query string as moleculer-web parsed it. */
+export async function bindParams(req: IncomingMessage, res: ServerResponse, state: RequestState, query: Record<string, unknown>): Promise<Record<string, unknown>> {
+	const operation = state.operation as Operation;
+	const params: Record<string, unknown> = pathParamsToActionParams(operation, state.path);
 	if (operation.sortable || operation.queryParams) {
-		const query = parseQuery(req.url ?? "");
 		if (operation.sortable) params.pageRequest = parsePageRequest(query, operation.sortable);
 		Object.assign(params, operationQuery(operation, query));
 	}

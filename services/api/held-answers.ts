@@ -2,7 +2,7 @@
  * Answers the gateway holds for its two hottest reads (docs/internals.md "Held answers"): the
  * organization lookup (per visibility and organization, 404s included) and a service
  * provider's read of its participant by qualified identifier (per provider and organization).
- * The pipeline consults them after authorization and the rate limit, and fills them from the
+ * The gateway's alias handler consults them after authorization and the rate limit, and fills them from the
  * full path's own answer bytes, so a held answer is what the full path answers.
  *
  * Never stale: every process hears every change as a notice (src/platform/notices.ts) and the
@@ -10,8 +10,8 @@
  * is not kept (`begin`/`settle`), and the callee answers only once it has heard every notice
  * the gateway had heard when it called (HEARD_NOTICES_META).
  */
-import { parseParticipantIdentifier } from "../../src/contract/identifiers";
 import type { Caller } from "../../src/contract/model";
+import type { PathValue } from "../../src/contract/negotiation";
 import type { Operation } from "../../src/contract/operations";
 
 /** A held answer: the answer's JSON parts (services/api/answer-body.ts), or "no such organization". */
@@ -72,9 +72,6 @@ export interface HeldAnswerLimits {
 	participantReads: number;
 }
 
-const LOOKUP_OPERATION = "findOrganizationProcesses";
-const PARTICIPANT_READ_OPERATION = "getParticipantByQualifiedIdentifier";
-
 export class HeldAnswers {
 	private readonly lookups: HeldAnswerMap;
 	private readonly participantReads: HeldAnswerMap;
@@ -84,15 +81,15 @@ export class HeldAnswers {
 		this.participantReads = new HeldAnswerMap(limits.participantReads);
 	}
 
-	/** The slot of a request, or null when its answer is never held. */
-	slotOf(operation: Operation, caller: Caller | null, pathValues: Record<string, string>): HoldSlot | null {
-		if (operation.id === LOOKUP_OPERATION) {
-			const organization = parseParticipantIdentifier(pathValues.qualifiedIdentifier ?? "");
+	/** The slot of a request (the operations table's `held` column), or null when its answer is never held. */
+	slotOf(operation: Operation, caller: Caller | null, pathValues: Record<string, PathValue>): HoldSlot | null {
+		if (operation.held === "lookup") {
+			const organization = pathValues.qualifiedIdentifier?.organization;
 			if (!organization) return null;
 			return { kind: "lookup", key: lookupKey(caller ? "all" : "visible", organization.organizationKey), holdsNotFound: true };
 		}
-		if (operation.id === PARTICIPANT_READ_OPERATION && caller?.role === "SERVICE_PROVIDER" && caller.serviceProvider) {
-			const organization = parseParticipantIdentifier(pathValues.participant ?? "");
+		if (operation.held === "participantRead" && caller?.role === "SERVICE_PROVIDER" && caller.serviceProvider) {
+			const organization = pathValues.participant?.organization;
 			if (!organization) return null;
 			return { kind: "participantRead", key: readKey(caller.serviceProvider, organization.organizationKey), holdsNotFound: false };
 		}

@@ -1,7 +1,7 @@
 /**
  * The gateway's HTTP server: health, metrics, the API docs and OPTIONS are answered without
- * credentials (services/api/operational.ts); everything else goes through the request
- * pipeline. Every answer carries the common no-cache and security headers (spec rule 4),
+ * credentials (services/api/operational.ts); everything else goes to moleculer-web
+ * (`this.express()` of the api service, middleware mode). Every answer carries the common no-cache and security headers (spec rule 4),
  * written by whoever answers. It tracks the requests in flight for a graceful stop (`drain`).
  */
 import http from "node:http";
@@ -28,9 +28,14 @@ export class GatewayServer {
 	private draining = false;
 
 	constructor(handlers: RequestHandlers) {
+		const inFlight = this.inFlight;
+		// One listener function for every answer (no closure per request): the answer is `this`.
+		function answered(this: http.ServerResponse): void {
+			inFlight.delete(this);
+		}
 		this.server = http.createServer((req, res) => {
-			this.inFlight.add(res);
-			res.once("close", () => this.inFlight.delete(res));
+			inFlight.add(res);
+			res.on("close", answered);
 			// A request that still reaches a draining gateway (an open keep-alive connection) is answered, and its connection closed.
 			if (this.draining) res.setHeader("Connection", "close");
 			const url = req.url ?? "/";

@@ -2,8 +2,9 @@
  * What the gateway answers without credentials and outside the operations table: OPTIONS
  * (a path's methods, RFC 9110), health and metrics (src/platform/operational-server.ts), the
  * interactive API docs, the OpenAPI document (decisions §1, docs/client-guide.md) and the web
- * console (services/api/console-assets.ts). Each
- * answer here sets the common headers itself; the pipeline writes its own.
+ * console (services/api/console-assets.ts). Each answer here sets the common headers itself;
+ * the API's answers are written by respond.ts. Answered before moleculer-web: it would take an
+ * OPTIONS as the method its Access-Control-Request-Method names (GET when none).
  */
 import type http from "node:http";
 import type { ServiceBroker } from "moleculer";

@@ -2,10 +2,11 @@
  * How the gateway writes an answer (spec rule 4, decisions §2 and §8): the status of the
  * operation, its media type with the charset, `Location` for a 201 and a 202, nothing for a 204, a
  * stream piped as it comes, a single record's `ETag` (and 304 to a matching `If-None-Match`);
- * errors in the spec's error body. Every answer's head, the common
- * no-cache and security headers and the request id first, is written in one call.
+ * errors in the spec's error body; no body to a HEAD. Every answer's head, the common no-cache
+ * and security headers first, is written in one call (moleculer-web has set X-Request-ID).
+ * moleculer-web's own `sendResponse` is not used: its ETag tags lists too, and it writes
+ * header by header.
  */
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline, type Readable } from "node:stream";
 import { entityTagOf, isNotModified } from "../../src/contract/entity-tags";
@@ -13,12 +14,7 @@ import { classify, errorBody } from "../../src/contract/error-body";
 import { answersLocation, API_BASE, type Operation } from "../../src/contract/operations";
 import { COMMON_HEADER_LIST, ERROR_CONTENT_TYPE, withCharset } from "../../src/contract/response-headers";
 import { joinParts } from "./answer-body";
-
-/** The request's id: the caller's X-Correlation-ID or X-Request-ID, else a new one. */
-export function requestIdOf(req: IncomingMessage): string {
-	const given = req.headers["x-correlation-id"] ?? req.headers["x-request-id"];
-	return typeof given === "string" && given !== "" ? given : randomUUID();
-}
+import type { GatewayRequest, RequestState } from "./request-state";
 
 export function isReadable(value: unknown): value is Readable {
 	return value !== null && typeof value === "object" && typeof (value as Readable).pipe === "function" && typeof (value as Readable).on === "function";
@@ -29,23 +25,24 @@ function locationOf(operation: Operation, answer: unknown): string | undefined {
 	return typeof identifier === "string" ? `${API_BASE}${operation.path}/${identifier}` : undefined;
 }
 
-/** The head of an answer: the common headers, the request id, then `more` (name, value, …), in one call. */
-function writeHead(res: ServerResponse, status: number, requestId: string, more: string[]): void {
-	res.writeHead(status, [...COMMON_HEADER_LIST, "X-Request-ID", requestId, ...more]);
+/** The head of an answer: the common headers, then `more` (name, value, …), in one call. */
+function writeHead(res: ServerResponse, status: number, more: string[]): void {
+	res.writeHead(status, more.length === 0 ? (COMMON_HEADER_LIST as string[]) : [...COMMON_HEADER_LIST, ...more]);
 }
 
-/** A successful answer: `parts` is the answer's JSON (services/api/answer-body.ts), or null when it has no body. */
-export function writeAnswer(req: IncomingMessage, res: ServerResponse, requestId: string, operation: Operation, mediaType: string, answer: unknown, parts: readonly string[] | null): void {
+/** A successful answer of the request's operation: `parts` is the answer's JSON (services/api/answer-body.ts), or null when it has no body. */
+export function writeAnswer(req: IncomingMessage, res: ServerResponse, state: RequestState, answer: unknown, parts: readonly string[] | null): void {
+	const operation = state.operation as Operation;
 	const location = answersLocation(operation) ? locationOf(operation, answer) : undefined;
 	const more = location ? ["Location", location] : [];
 	if (operation.status === 204 || answer === null || answer === undefined) {
-		writeHead(res, operation.status, requestId, more);
+		writeHead(res, operation.status, more);
 		res.end();
 		return;
 	}
-	more.push("Content-Type", withCharset(mediaType));
+	more.push("Content-Type", withCharset(state.mediaType));
 	if (isReadable(answer)) {
-		writeHead(res, operation.status, requestId, more);
+		writeHead(res, operation.status, more);
 		if (req.method === "HEAD") {
 			answer.destroy(); // nobody reads it: a stream that would run on (the change stream) ends now
 			return void res.end();
@@ -58,13 +55,13 @@ export function writeAnswer(req: IncomingMessage, res: ServerResponse, requestId
 		const tag = tagOf(parts, body);
 		const ifNoneMatch = req.headers["if-none-match"];
 		if (ifNoneMatch !== undefined && (req.method === "GET" || req.method === "HEAD") && isNotModified(ifNoneMatch, tag)) {
-			writeHead(res, 304, requestId, ["ETag", tag]);
+			writeHead(res, 304, ["ETag", tag]);
 			res.end();
 			return;
 		}
 		more.push("ETag", tag);
 	}
-	writeHead(res, operation.status, requestId, [...more, "Content-Length", String(Buffer.byteLength(body))]);
+	writeHead(res, operation.status, [...more, "Content-Length", String(Buffer.byteLength(body))]);
 	res.end(body);
 }
 
@@ -80,7 +77,7 @@ function tagOf(parts: readonly string[] | null, body: string): string {
 
 /**
  * A whole answer as bytes: what an idempotent add records, to write now and to replay to a
- * retry (services/api/idempotency.ts). `head` follows the common headers and the request id.
+ * retry (services/api/idempotency.ts). `head` follows the common headers.
  */
 export interface RecordedAnswer {
 	status: number;
@@ -98,32 +95,34 @@ export function recordSuccess(operation: Operation, mediaType: string, answer: u
 	return { status: operation.status, head, body };
 }
 
-/** An error in the spec's body, recorded. `validated` is what the action was called with (for `rejectedValue`). */
-export function recordError(req: IncomingMessage, error: unknown, objectName?: string, validated?: unknown): RecordedAnswer {
-	const classified = classify(error, validated);
+/** An error in the spec's body, recorded; the request's state (if it got one) names the body's object and what the action was called with (`rejectedValue`). */
+export function recordError(req: IncomingMessage, error: unknown, state?: RequestState): RecordedAnswer {
+	const classified = classify(error, state?.validated);
 	const head: string[] = [];
 	if (classified.status === 401) head.push("WWW-Authenticate", 'Basic realm="registry"');
 	const data = (error as { data?: { retryAfter?: number; allow?: string[] } } | null)?.data;
 	if (classified.status === 429) head.push("Retry-After", String(data?.retryAfter ?? 60));
 	if (classified.status === 405 && data?.allow) head.push("Allow", data.allow.join(", "));
-	const path = (req.url ?? "").split("?")[0];
-	return { status: classified.status, head: [...head, "Content-Type", ERROR_CONTENT_TYPE], body: JSON.stringify(errorBody(classified, path, objectName)) };
+	const path = ((req as GatewayRequest).originalUrl ?? req.url ?? "").split("?")[0];
+	const body = errorBody(classified, path, state?.operation?.body?.objectName);
+	return { status: classified.status, head: [...head, "Content-Type", ERROR_CONTENT_TYPE], body: JSON.stringify(body) };
 }
 
 /** Writes a recorded answer (without its body to a HEAD request); `more` are headers of this request only. */
-export function writeRecorded(req: IncomingMessage, res: ServerResponse, requestId: string, answer: RecordedAnswer, more: string[] = []): void {
-	if (answer.body === null || req.method === "HEAD") {
-		writeHead(res, answer.status, requestId, [...answer.head, ...more]);
+export function writeRecorded(res: ServerResponse, answer: RecordedAnswer, more: string[] = []): void {
+	if (answer.body === null) {
+		writeHead(res, answer.status, [...answer.head, ...more]);
 		res.end();
 		return;
 	}
-	writeHead(res, answer.status, requestId, [...answer.head, ...more, "Content-Length", String(Buffer.byteLength(answer.body))]);
+	// Node sends no body to a HEAD request, and keeps the GET's Content-Length.
+	writeHead(res, answer.status, [...answer.head, ...more, "Content-Length", String(Buffer.byteLength(answer.body))]);
 	res.end(answer.body);
 }
 
 /** An error in the spec's body; returns its status. */
-export function writeError(req: IncomingMessage, res: ServerResponse, requestId: string, error: unknown, objectName?: string, validated?: unknown): number {
-	const answer = recordError(req, error, objectName, validated);
-	if (!res.headersSent) writeRecorded(req, res, requestId, answer);
+export function writeError(req: IncomingMessage, res: ServerResponse, error: unknown, state?: RequestState): number {
+	const answer = recordError(req, error, state);
+	if (!res.headersSent) writeRecorded(res, answer);
 	return answer.status;
 }

@@ -1,76 +1,44 @@
 /**
- * The gateway's routes, built from the operations table (src/contract/operations.ts): one per
- * method and path, holding the operations that share it (spec rule 1: the Accept chooses among
- * them). Paths match case-insensitively, with or without a trailing slash; a path parameter is
- * one percent-decoded segment.
+ * The gateway's aliases, generated from the operations table (src/contract/operations.ts): one
+ * per method and path, carrying the operations that share it (spec rule 1: the Accept chooses
+ * among them in the `authorization` hook), and a HEAD alias beside every GET (decisions §2).
+ * moleculer-web matches them (path-to-regexp: case-insensitive, with or without a trailing
+ * slash, a parameter is one percent-decoded segment).
  */
-import { RegistryError } from "../../src/contract/errors";
 import { groupOperations, type OperationGroup } from "../../src/contract/negotiation";
 import { API_BASE, OPERATIONS } from "../../src/contract/operations";
+import type { OperationAlias } from "./request-state";
 
-interface Route {
-	group: OperationGroup;
-	pattern: RegExp;
-	names: string[];
-}
+const GROUPS = groupOperations(OPERATIONS);
 
-export type RouteMatch =
-	/** The route of the method and path, with its decoded path values. */
-	| { group: OperationGroup; pathValues: Record<string, string> }
-	/** The path exists, for other methods (405 with these in Allow). */
-	| { allowed: string[] };
-
-function compile(group: OperationGroup): Route {
-	const names: string[] = [];
-	const source = `${API_BASE}${group.path}`.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:([A-Za-z]+)/g, (_whole, name: string) => {
-		names.push(name);
-		return "([^/]+?)";
-	});
-	return { group, pattern: new RegExp(`^${source}$`, "i"), names };
-}
-
-/** Routes by the first segment after the API base (lower-cased): a request is matched against a few, not all. */
-const ROUTES = new Map<string, Route[]>();
-for (const route of groupOperations(OPERATIONS).map(compile)) {
-	const segment = route.group.path.split("/")[1].toLowerCase();
-	ROUTES.set(segment, [...(ROUTES.get(segment) ?? []), route]);
-}
-const BASE = API_BASE.toLowerCase();
-
-function candidates(path: string): Route[] {
-	if (path.length <= BASE.length || path[BASE.length] !== "/" || path.slice(0, BASE.length).toLowerCase() !== BASE) return [];
-	const end = path.indexOf("/", BASE.length + 1);
-	return ROUTES.get(path.slice(BASE.length + 1, end === -1 ? undefined : end).toLowerCase()) ?? [];
-}
-
-function decode(value: string): string {
-	try {
-		return decodeURIComponent(value);
-	} catch {
-		throw new RegistryError(400, "MethodArgumentTypeMismatchException", "A path parameter is not validly percent-encoded");
+/**
+ * `"GET /processes": { group, handler }`, … for the route at API_BASE; the groups with held
+ * answers (the hot reads) first: moleculer-web tries the aliases in order (its `optimizeOrder`
+ * is off: no two of the table's paths match the same URL, so the order only decides how soon).
+ */
+export function operationAliases(handler: OperationAlias["handler"]): Record<string, OperationAlias> {
+	const aliases: Record<string, OperationAlias> = {};
+	const hotFirst = [...GROUPS].sort((a, b) => Number(b.operations.some((operation) => operation.held)) - Number(a.operations.some((operation) => operation.held)));
+	for (const group of hotFirst) {
+		aliases[`${group.method} ${group.path}`] = { group, handler };
+		if (group.method === "GET") aliases[`HEAD ${group.path}`] = { group, handler };
 	}
+	return aliases;
 }
 
-/** The route of a request's method and path (without its query string), or null when no route has the path. */
-export function matchRoute(method: string, rawPath: string): RouteMatch | null {
-	const path = rawPath.length > 1 && rawPath.endsWith("/") ? rawPath.slice(0, -1) : rawPath;
-	let allowed: string[] | null = null;
-	for (const route of candidates(path)) {
-		const found = route.pattern.exec(path);
-		if (!found) continue;
-		if (route.group.method !== method) {
-			(allowed ??= []).push(route.group.method);
-			continue;
-		}
-		const pathValues: Record<string, string> = {};
-		route.names.forEach((name, index) => (pathValues[name] = decode(found[index + 1])));
-		return { group: route.group, pathValues };
-	}
-	return allowed ? { allowed: [...new Set(allowed)] } : null;
+/** Each path of the table once, with its methods (for 405's Allow and OPTIONS). */
+const PATHS = new Map<string, { pattern: RegExp; methods: string[] }>();
+for (const group of GROUPS as OperationGroup[]) {
+	const source = `${API_BASE}${group.path}`.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z]+/g, "[^/]+");
+	const known = PATHS.get(source) ?? { pattern: new RegExp(`^${source}/?$`, "i"), methods: [] };
+	known.methods.push(group.method);
+	if (group.method === "GET") known.methods.push("HEAD");
+	PATHS.set(source, known);
 }
 
-/** The methods the operations table defines for a path (for Allow and OPTIONS). */
-export function methodsOf(rawPath: string): string[] {
-	const match = matchRoute("", rawPath);
-	return match && "allowed" in match ? match.allowed : [];
+/** The methods the operations table defines for a path (HEAD beside GET); empty for an unknown path. */
+export function methodsOf(path: string): string[] {
+	const found: string[] = [];
+	for (const { pattern, methods } of PATHS.values()) if (pattern.test(path)) found.push(...methods);
+	return [...new Set(found)];
 }

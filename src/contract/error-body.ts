@@ -12,7 +12,7 @@ export interface FieldErrorBody {
 	defaultMessage: string;
 	objectName: string;
 	field: string;
-	rejectedValue: unknown;
+	rejectedValue: string | null;
 	bindingFailure: boolean;
 	code: string;
 	arguments: { codes: string[]; defaultMessage: string; code: string }[];
@@ -34,6 +34,16 @@ export function timestamp(now = new Date()): string {
 	return now.toISOString().slice(0, -1);
 }
 
+/**
+ * `rejectedValue` as the contract types it (decisions §8): the value when it is a string, null
+ * when missing, any other value as its JSON text (`42`, `[]`, `{"a":1}`).
+ */
+export function rejectedValueText(value: unknown): string | null {
+	if (typeof value === "string") return value;
+	if (value === undefined || value === null) return null;
+	return JSON.stringify(value) ?? null;
+}
+
 export function fieldError(objectName: string, violation: Violation): FieldErrorBody {
 	const { field, code } = violation;
 	return {
@@ -41,7 +51,7 @@ export function fieldError(objectName: string, violation: Violation): FieldError
 		defaultMessage: violation.defaultMessage,
 		objectName,
 		field,
-		rejectedValue: violation.rejectedValue ?? null,
+		rejectedValue: rejectedValueText(violation.rejectedValue),
 		bindingFailure: violation.bindingFailure === true,
 		code,
 		arguments: [{ codes: [`${objectName}.${field}`, field], defaultMessage: field, code: field }],

@@ -3,7 +3,7 @@
  * decisions §2 and §5). Pure functions over the operations table.
  */
 import { RegistryError, TypeMismatch } from "./errors";
-import { isUuid, parseParticipantIdentifier } from "./identifiers";
+import { isUuid, parseParticipantIdentifier, type OrganizationRef } from "./identifiers";
 import type { HttpMethod, Operation } from "./operations";
 
 /** Operations that share a method and a path; the gateway registers one alias per group. */
@@ -110,28 +110,38 @@ export function checkContentType(operation: Operation, contentType: string | und
 	throw new RegistryError(415, "HttpMediaTypeNotSupportedException", `Content type '${contentType ?? ""}' not supported; use ${operation.mediaTypes[0]} or application/json`);
 }
 
-export function isJsonContentType(contentType: string | undefined): boolean {
-	if (!contentType) return false;
-	const given = essence(contentType);
-	return given === "application/json" || /^application\/vnd\.registry\.[a-z.-]+\.v\d+\+json$/.test(given);
+/** A path value, parsed once when the route matches (spec rule 2, decisions §5): its form and, for a qualified identifier, its parts. */
+export interface PathValue {
+	/** The percent-decoded segment as sent. */
+	text: string;
+	form: "qualifiedIdentifier" | "uuid" | null;
+	/** The organization of a qualified identifier. */
+	organization: OrganizationRef | null;
 }
 
-/** Path value forms (spec rule 2): which operations of a group a value can address. */
-export function pathFormOf(value: string): "qualifiedIdentifier" | "uuid" | null {
-	if (isUuid(value)) return "uuid";
-	if (parseParticipantIdentifier(value)) return "qualifiedIdentifier";
-	return null;
+export function parsePathValue(text: string): PathValue {
+	if (isUuid(text)) return { text, form: "uuid", organization: null };
+	const organization = parseParticipantIdentifier(text);
+	return { text, form: organization ? "qualifiedIdentifier" : null, organization };
+}
+
+/** The path values of a matched route, each parsed once. */
+export function parsePathValues(raw: Record<string, string>): Record<string, PathValue> {
+	const values: Record<string, PathValue> = {};
+	for (const name in raw) values[name] = parsePathValue(raw[name]);
+	return values;
 }
 
 /**
  * Narrows a group to the rows the participant path value can address. A value that is
  * neither a qualified identifier nor a UUID is 400 (decisions §5).
  */
-export function selectByPathForm(candidates: Operation[], params: Record<string, string>): Operation[] {
+export function selectByPathForm(candidates: Operation[], participant: PathValue | undefined): Operation[] {
+	if (candidates.length === 1 && !candidates[0].pathForm) return candidates;
 	const formed = candidates.filter((operation) => operation.pathForm);
 	if (formed.length === 0) return candidates;
-	const value = params.participant ?? "";
-	const form = pathFormOf(value);
+	const value = participant?.text ?? "";
+	const form = participant?.form ?? null;
 	const matching = candidates.filter((operation) => !operation.pathForm || operation.pathForm === form);
 	if (!form || matching.length === 0) {
 		const accepted = [...new Set(formed.map((operation) => operation.pathForm))].join(" or ");
@@ -147,15 +157,17 @@ export function selectByPathForm(candidates: Operation[], params: Record<string,
  * params (docs/internals.md): UUIDs lower-cased as `identifier`, participant and
  * organization values as `qualifiedIdentifier`.
  */
-export function pathParamsToActionParams(operation: Operation, params: Record<string, string>): Record<string, string> {
+export function pathParamsToActionParams(operation: Operation, params: Record<string, PathValue>): Record<string, string> {
 	const out: Record<string, string> = {};
-	for (const [name, kind] of Object.entries(operation.pathParams)) {
-		const value = params[name] ?? "";
+	for (const name in operation.pathParams) {
+		const kind = operation.pathParams[name];
+		const parsed = params[name];
+		const value = parsed?.text ?? "";
 		if (kind === "uuid") {
-			if (!isUuid(value)) throw new TypeMismatch(`Failed to convert value '${value}' of path parameter '${name}' to required type 'UUID'`);
+			if (parsed?.form !== "uuid") throw new TypeMismatch(`Failed to convert value '${value}' of path parameter '${name}' to required type 'UUID'`);
 			out[name === "serviceProviderIdentifier" ? name : "identifier"] = value.toLowerCase();
 		} else {
-			if (!parseParticipantIdentifier(value)) {
+			if (parsed?.form !== "qualifiedIdentifier") {
 				throw new TypeMismatch(`Path parameter '${name}' must be a qualified identifier <scheme>::<icd>:<organizationIdentifier>; value: '${value}'`);
 			}
 			out.qualifiedIdentifier = value;

@@ -279,7 +279,10 @@ export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 						defaultMessage: text,
 						objectName: text,
 						field: text,
-						rejectedValue: {},
+						rejectedValue: {
+							type: ["string", "null"],
+							description: "The value sent when it is a string; null when missing; any other value as its JSON text (decisions §8)",
+						},
 						bindingFailure: { type: "boolean" },
 						code: text,
 						arguments: {

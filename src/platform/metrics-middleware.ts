@@ -187,10 +187,12 @@ const heldAnswerSeries = new WeakMap<ServiceBroker, Map<string, RequestSeries>>(
 
 /**
  * Counts a request the gateway answered from its held answers as a request of the action that
- * would have answered it (services/api/held-answers.ts): total, level and time, with the labels
- * of the full path's call (caller `api`). Not counted in `active`, which it would leave unchanged.
+ * would have answered it (services/api/held-answers.ts): total and level, with the labels of the
+ * full path's call (caller `api`, its level). Its time is in the request's own `api.rest` series
+ * (a second histogram observation per request cost more than the rest of the held answer);
+ * not counted in `active`, which it would leave unchanged.
  */
-export function countHeldAnswer(broker: ServiceBroker, service: string, action: string, caller: string, type: "local" | "remote", milliseconds: number): void {
+export function countHeldAnswer(broker: ServiceBroker, service: string, action: string, caller: string, level: number, type: "local" | "remote"): void {
 	if (!broker.isMetricsEnabled()) return;
 	let byLabels = heldAnswerSeries.get(broker);
 	if (!byLabels) heldAnswerSeries.set(broker, (byLabels = new Map()));
@@ -203,9 +205,8 @@ export function countHeldAnswer(broker: ServiceBroker, service: string, action: 
 		series.held = new ValueSeries(registry.getMetric(HELD_ANSWERS), { action });
 		byLabels.set(key, series);
 	}
-	series.level(1).add(1);
+	series.level(level).add(1);
 	series.total.add(1);
-	series.time.observe(milliseconds);
 	series.held?.add(1);
 }
 

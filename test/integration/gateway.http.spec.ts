@@ -70,8 +70,51 @@ describe("headers on every response", () => {
 	test("a method the path does not have is 405 with Allow", async () => {
 		const response = await request(registry.url).patch("/rest/api/processes").set("Authorization", admin);
 		expect(response.status).toBe(405);
-		expect(response.headers.allow.split(", ").sort()).toEqual(["GET", "POST"]);
+		expect(response.headers.allow.split(", ").sort()).toEqual(["GET", "HEAD", "POST"]);
 		expectErrorBody(response.body, 405, "HttpRequestMethodNotSupportedException", "/rest/api/processes");
+		expectCommonHeaders(response.headers);
+	});
+});
+
+describe("HEAD is answered wherever GET is (decisions §2)", () => {
+	const PROCESS = "/rest/api/processes";
+
+	test("a find: the GET's status and headers, no body", async () => {
+		const get = await request(registry.url).get(PROCESS).set("Accept", FIND_PROCESSES);
+		const head = await request(registry.url).head(PROCESS).set("Accept", FIND_PROCESSES);
+		expect(head.status).toBe(200);
+		expect(head.text ?? "").toBe("");
+		expectCommonHeaders(head.headers);
+		expect(head.headers["content-type"]).toBe(get.headers["content-type"]);
+		expect(head.headers["content-length"]).toBe(get.headers["content-length"]);
+	});
+
+	test("a single record: its ETag, and 304 to a matching If-None-Match", async () => {
+		const page = await request(registry.url).get(PROCESS).set("Accept", FIND_PROCESSES);
+		const identifier = page.body.content[0].identifier as string;
+		const accept = "application/vnd.registry.processes.get.v1+json";
+		const get = await request(registry.url).get(`${PROCESS}/${identifier}`).set("Accept", accept);
+		const head = await request(registry.url).head(`${PROCESS}/${identifier}`).set("Accept", accept);
+		expect(head.status).toBe(200);
+		expect(head.headers.etag).toBe(get.headers.etag);
+		const notModified = await request(registry.url).head(`${PROCESS}/${identifier}`).set("Accept", accept).set("If-None-Match", get.headers.etag);
+		expect(notModified.status).toBe(304);
+	});
+
+	test("refused as the GET is refused, with the GET's status", async () => {
+		const anonymous = await request(registry.url).head("/rest/api/participants");
+		expect(anonymous.status).toBe(401);
+		expect(anonymous.headers["www-authenticate"]).toMatch(/^Basic/);
+		const missing = await request(registry.url).head(`${PROCESS}/5b0f5a3c-0000-4000-8000-000000000000`);
+		expect(missing.status).toBe(404);
+		expect(missing.headers["content-type"]).toBe("application/json;charset=UTF-8");
+		expect((await request(registry.url).head(PROCESS).set("Accept", "text/html")).status).toBe(406);
+	});
+
+	test("a path without GET answers HEAD 405, and its Allow names no HEAD", async () => {
+		const response = await request(registry.url).head("/rest/api/transfers/5b0f5a3c-0000-4000-8000-000000000000/complete").set("Authorization", admin);
+		expect(response.status).toBe(405);
+		expect(response.headers.allow).toBe("POST");
 		expectCommonHeaders(response.headers);
 	});
 });
@@ -79,8 +122,27 @@ describe("headers on every response", () => {
 test("OPTIONS names the methods of a path with Allow", async () => {
 	const response = await request(registry.url).options("/rest/api/document-types/5b0f5a3c-0000-4000-8000-000000000000");
 	expect(response.status).toBe(204);
-	expect(response.headers.allow.split(", ").sort()).toEqual(["DELETE", "GET", "OPTIONS", "PUT"]);
+	expect(response.headers.allow.split(", ").sort()).toEqual(["DELETE", "GET", "HEAD", "OPTIONS", "PUT"]);
 	expectCommonHeaders(response.headers);
+});
+
+test("a rejected value that is not a string is answered as its JSON text (decisions §8)", async () => {
+	const response = await request(registry.url)
+		.post("/rest/api/processes")
+		.set("Authorization", admin)
+		.set("Content-Type", ADD_PROCESS)
+		.send({ title: 42, domain: ["x"] });
+	expect(response.status).toBe(400);
+	const rejected = Object.fromEntries((response.body.errors as { field: string; rejectedValue: unknown }[]).map((error) => [error.field, error.rejectedValue]));
+	expect(rejected).toMatchObject({ title: "42", domain: '["x"]' });
+	for (const error of response.body.errors as { rejectedValue: unknown }[]) expect(error.rejectedValue === null || typeof error.rejectedValue === "string").toBe(true);
+});
+
+test("moleculer-web's route-changing actions cannot be called", async () => {
+	for (const action of ["api.addRoute", "api.removeRoute", "api.listAliases"]) {
+		await expect(registry.broker.call(action, { route: { path: "/x", aliases: { "GET /": "catalog.findProcesses" } }, path: "/rest/api" })).rejects.toMatchObject({ name: "ServiceNotFoundError" });
+	}
+	expect((await request(registry.url).get("/rest/api/processes")).status).toBe(200);
 });
 
 describe("content negotiation", () => {

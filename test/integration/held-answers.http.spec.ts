@@ -1,7 +1,7 @@
 /**
  * The gateway's held answers (services/api/held-answers.ts; issue 15): the organization lookup
  * and a service provider's read of its participant by qualified identifier are answered from
- * answers the gateway holds, after every check of the one pipeline. A held answer is the full
+ * answers the gateway holds, after every check of the gateway's hooks. A held answer is the full
  * path's, byte for byte and header for header; it is counted as a request of its action; it
  * is refused exactly as the full path refuses; and it is never older than the last write,
  * catalog change or lockout, in one process and in the cluster (where participants and the

@@ -7,6 +7,7 @@ import fc from "fast-check";
 import { answerParts, joinParts } from "../../services/api/answer-body";
 import { HeldAnswers } from "../../services/api/held-answers";
 import type { Caller } from "../../src/contract/model";
+import { parsePathValues } from "../../src/contract/negotiation";
 import { OPERATIONS } from "../../src/contract/operations";
 
 const lookup = OPERATIONS.find((operation) => operation.id === "findOrganizationProcesses")!;
@@ -41,10 +42,12 @@ describe("answer bodies", () => {
 describe("held answers", () => {
 	test("the lookup is held per visibility and organization, a participant read per provider and organization", () => {
 		const held = new HeldAnswers({ lookups: 10, participantReads: 10 });
-		expect(held.slotOf(lookup, null, { qualifiedIdentifier: ORGANIZATION })?.key).not.toBe(held.slotOf(lookup, sp, { qualifiedIdentifier: ORGANIZATION })?.key);
-		expect(held.slotOf(lookup, null, { qualifiedIdentifier: ORGANIZATION.toUpperCase() })?.key).toBe(held.slotOf(lookup, null, { qualifiedIdentifier: ORGANIZATION })?.key);
-		expect(held.slotOf(read, sp, { participant: ORGANIZATION })?.kind).toBe("participantRead");
-		expect(held.slotOf(read, { username: "admin", role: "ADMIN" }, { participant: ORGANIZATION })).toBeNull();
+		expect(held.slotOf(lookup, null, parsePathValues({ qualifiedIdentifier: ORGANIZATION }))?.key).not.toBe(held.slotOf(lookup, sp, parsePathValues({ qualifiedIdentifier: ORGANIZATION }))?.key);
+		expect(held.slotOf(lookup, null, parsePathValues({ qualifiedIdentifier: ORGANIZATION.toUpperCase() }))?.key).toBe(
+			held.slotOf(lookup, null, parsePathValues({ qualifiedIdentifier: ORGANIZATION }))?.key,
+		);
+		expect(held.slotOf(read, sp, parsePathValues({ participant: ORGANIZATION }))?.kind).toBe("participantRead");
+		expect(held.slotOf(read, { username: "admin", role: "ADMIN" }, parsePathValues({ participant: ORGANIZATION }))).toBeNull();
 		expect(
 			held.slotOf(
 				OPERATIONS.find((operation) => operation.id === "findProcesses")!,
@@ -56,7 +59,7 @@ describe("held answers", () => {
 
 	test("a fill that overlapped a notice about its key is not kept; one after it is", () => {
 		const held = new HeldAnswers({ lookups: 10, participantReads: 10 });
-		const slot = held.slotOf(lookup, null, { qualifiedIdentifier: ORGANIZATION })!;
+		const slot = held.slotOf(lookup, null, parsePathValues({ qualifiedIdentifier: ORGANIZATION }))!;
 		const token = held.begin(slot);
 		held.lookupChanged("0192:991825827");
 		held.settle(slot, token, { parts: ["stale"] });
@@ -67,9 +70,9 @@ describe("held answers", () => {
 
 	test("each notice forgets what it touches and nothing else", () => {
 		const held = new HeldAnswers({ lookups: 10, participantReads: 10 });
-		const anonymous = held.slotOf(lookup, null, { qualifiedIdentifier: ORGANIZATION })!;
-		const other = held.slotOf(lookup, null, { qualifiedIdentifier: "iso6523-actorid-upis::0192:923609016" })!;
-		const mine = held.slotOf(read, sp, { participant: ORGANIZATION })!;
+		const anonymous = held.slotOf(lookup, null, parsePathValues({ qualifiedIdentifier: ORGANIZATION }))!;
+		const other = held.slotOf(lookup, null, parsePathValues({ qualifiedIdentifier: "iso6523-actorid-upis::0192:923609016" }))!;
+		const mine = held.slotOf(read, sp, parsePathValues({ participant: ORGANIZATION }))!;
 		const fill = () => [anonymous, other, mine].forEach((slot) => held.settle(slot, held.begin(slot), { parts: ["x"] }));
 		fill();
 		held.lookupChanged("0192:991825827");
@@ -89,7 +92,7 @@ describe("held answers", () => {
 
 	test("is bounded: the oldest filled goes first", () => {
 		const held = new HeldAnswers({ lookups: 2, participantReads: 2 });
-		const slots = ["991825827", "923609016", "986252932"].map((number) => held.slotOf(lookup, null, { qualifiedIdentifier: `iso6523-actorid-upis::0192:${number}` })!);
+		const slots = ["991825827", "923609016", "986252932"].map((number) => held.slotOf(lookup, null, parsePathValues({ qualifiedIdentifier: `iso6523-actorid-upis::0192:${number}` }))!);
 		for (const slot of slots) held.settle(slot, held.begin(slot), { parts: ["x"] });
 		expect(slots.map((slot) => Boolean(held.get(slot)))).toEqual([false, true, true]);
 	});

@@ -1,4 +1,4 @@
-import { checkContentType, groupOperations, pathParamsToActionParams, responseMediaType, selectByAccept, selectByPathForm } from "../../src/contract/negotiation";
+import { checkContentType, groupOperations, parsePathValue, parsePathValues, pathParamsToActionParams, responseMediaType, selectByAccept, selectByPathForm } from "../../src/contract/negotiation";
 import { CONTRACT_OPERATIONS, OPERATIONS } from "../../src/contract/operations";
 
 const group = (method: string, path: string) => {
@@ -49,27 +49,27 @@ describe("participant path forms (spec rule 2, decisions §5)", () => {
 	const participantGet = group("GET", "/participants/:participant");
 
 	test("a qualified identifier selects the qualified row, a UUID the UUID row", () => {
-		expect(selectByPathForm(participantGet, { participant: "iso6523-actorid-upis::0192:991825827" }).map((op) => op.id)).toEqual(["getParticipantByQualifiedIdentifier"]);
-		expect(selectByPathForm(participantGet, { participant: "6f1c1a4e-2f0b-4c55-9a43-1b2c3d4e5f60" }).map((op) => op.id)).toEqual(["getParticipant"]);
+		expect(selectByPathForm(participantGet, parsePathValue("iso6523-actorid-upis::0192:991825827")).map((op) => op.id)).toEqual(["getParticipantByQualifiedIdentifier"]);
+		expect(selectByPathForm(participantGet, parsePathValue("6f1c1a4e-2f0b-4c55-9a43-1b2c3d4e5f60")).map((op) => op.id)).toEqual(["getParticipant"]);
 	});
 
 	test("the scheme is case-insensitive", () => {
-		expect(selectByPathForm(participantGet, { participant: "ISO6523-ACTORID-UPIS::0192:991825827" })).toHaveLength(1);
+		expect(selectByPathForm(participantGet, parsePathValue("ISO6523-ACTORID-UPIS::0192:991825827"))).toHaveLength(1);
 	});
 
 	test.each(["abc", "iso6523-actorid-upis::12345:1", "other::0192:1", "iso6523-actorid-upis::0192:", "1234"])("%p is 400", (value) => {
-		expect(() => selectByPathForm(participantGet, { participant: value })).toThrow(expect.objectContaining({ code: 400 }));
+		expect(() => selectByPathForm(participantGet, parsePathValue(value))).toThrow(expect.objectContaining({ code: 400 }));
 	});
 
 	test("transfer takes only a qualified identifier", () => {
 		const transfer = group("PUT", "/participants/:participant/transfer/:serviceProviderIdentifier");
-		expect(() => selectByPathForm(transfer, { participant: "6f1c1a4e-2f0b-4c55-9a43-1b2c3d4e5f60" })).toThrow(expect.objectContaining({ code: 400 }));
+		expect(() => selectByPathForm(transfer, parsePathValue("6f1c1a4e-2f0b-4c55-9a43-1b2c3d4e5f60"))).toThrow(expect.objectContaining({ code: 400 }));
 	});
 
 	test("UUID path parameters are checked and lower-cased", () => {
 		const get = OPERATIONS.find((operation) => operation.id === "getProcess")!;
-		expect(pathParamsToActionParams(get, { identifier: "6F1C1A4E-2F0B-4C55-9A43-1B2C3D4E5F60" })).toEqual({ identifier: "6f1c1a4e-2f0b-4c55-9a43-1b2c3d4e5f60" });
-		expect(() => pathParamsToActionParams(get, { identifier: "not-a-uuid" })).toThrow(expect.objectContaining({ code: 400, type: "MethodArgumentTypeMismatchException" }));
+		expect(pathParamsToActionParams(get, parsePathValues({ identifier: "6F1C1A4E-2F0B-4C55-9A43-1B2C3D4E5F60" }))).toEqual({ identifier: "6f1c1a4e-2f0b-4c55-9a43-1b2c3d4e5f60" });
+		expect(() => pathParamsToActionParams(get, parsePathValues({ identifier: "not-a-uuid" }))).toThrow(expect.objectContaining({ code: 400, type: "MethodArgumentTypeMismatchException" }));
 	});
 });
 
