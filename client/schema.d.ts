@@ -1382,6 +1382,8 @@ export interface operations {
                 size?: number;
                 /** @description property[,property…][,ASC|DESC], repeatable. Sortable: title, qualifiedIdentifier, qualifiedIdentifier.value */
                 sort?: string[];
+                /** @description The registry's extension: a value equal to a record's qualifiedIdentifier (case-insensitively) matches that record; otherwise title words separated by + or spaces, each of which must start a word of the title, case-insensitively. Data, never a pattern; at most 1000 characters. Anonymous callers still see only visible records */
+                query?: string;
             };
             header?: never;
             path?: never;
@@ -1876,6 +1878,8 @@ export interface operations {
                 size?: number;
                 /** @description property[,property…][,ASC|DESC], repeatable. Sortable: title, domain, qualifiedIdentifier, qualifiedIdentifier.value */
                 sort?: string[];
+                /** @description The registry's extension: a value equal to a record's qualifiedIdentifier (case-insensitively) matches that record; otherwise title words separated by + or spaces, each of which must start a word of the title, case-insensitively. Data, never a pattern; at most 1000 characters. Anonymous callers still see only visible records */
+                query?: string;
             };
             header?: never;
             path?: never;

@@ -19,6 +19,7 @@ import { IF_MATCH_PARAM } from "../../src/contract/entity-tags";
 import type { Caller } from "../../src/contract/model";
 import { SORTABLE } from "../../src/contract/operations";
 import { MAX_PAGE_SIZE, type PageRequest } from "../../src/contract/paging";
+import { MAX_CATALOG_QUERY_LENGTH } from "../../src/contract/search";
 import { DOCUMENT_TYPE_FORM, PROCESS_FORM } from "../../src/contract/schemas";
 import type { Collection, Store } from "../../src/store/types";
 import type { CatalogChange } from "./batch";
@@ -63,6 +64,8 @@ function pageRequestRule(sortable: Record<string, string>) {
 
 const IDENTIFIER = { type: "uuid" };
 const IDENTIFIERS = { type: "array", items: "string", optional: true };
+/** The catalog finds' `query` (docs/decisions.md "Catalog search"). */
+const QUERY = { type: "string", optional: true, max: MAX_CATALOG_QUERY_LENGTH };
 
 /** Anonymous callers never see hidden records (decisions §4). */
 function seesHidden(ctx: CatalogContext<unknown>): boolean {
@@ -109,16 +112,17 @@ const CatalogServiceSchema: ServiceSchema = {
 
 	actions: {
 		findProcesses: {
-			params: { pageRequest: pageRequestRule(SORTABLE.processes) },
-			cache: readCache(["pageRequest"]),
-			handler(this: CatalogService, ctx: CatalogContext<{ pageRequest: PageRequest }>) {
-				return this.catalog.findProcesses(ctx.params.pageRequest, seesHidden(ctx));
+			params: { pageRequest: pageRequestRule(SORTABLE.processes), query: QUERY },
+			cache: readCache(["pageRequest", "query"]),
+			handler(this: CatalogService, ctx: CatalogContext<{ pageRequest: PageRequest; query?: string }>) {
+				return this.catalog.findProcesses(ctx.params.pageRequest, seesHidden(ctx), ctx.params.query);
 			},
 		},
 		streamProcesses: {
-			cache: readCache([]),
-			handler(this: CatalogService, ctx: CatalogContext) {
-				return this.catalog.streamProcesses(seesHidden(ctx));
+			params: { query: QUERY },
+			cache: readCache(["query"]),
+			handler(this: CatalogService, ctx: CatalogContext<{ query?: string }>) {
+				return this.catalog.streamProcesses(seesHidden(ctx), ctx.params.query);
 			},
 		},
 		getProcess: {
@@ -155,10 +159,10 @@ const CatalogServiceSchema: ServiceSchema = {
 		},
 
 		findDocumentTypes: {
-			params: { pageRequest: pageRequestRule(SORTABLE.documentTypes) },
-			cache: readCache(["pageRequest"]),
-			handler(this: CatalogService, ctx: CatalogContext<{ pageRequest: PageRequest }>) {
-				return this.catalog.findDocumentTypes(ctx.params.pageRequest, seesHidden(ctx));
+			params: { pageRequest: pageRequestRule(SORTABLE.documentTypes), query: QUERY },
+			cache: readCache(["pageRequest", "query"]),
+			handler(this: CatalogService, ctx: CatalogContext<{ pageRequest: PageRequest; query?: string }>) {
+				return this.catalog.findDocumentTypes(ctx.params.pageRequest, seesHidden(ctx), ctx.params.query);
 			},
 		},
 		getDocumentType: {

@@ -11,7 +11,8 @@ import { SeedRefused } from "../../src/exchange/seed";
 import type { CapabilitySeed, DocumentTypeSeed, ProcessSeed } from "../../src/exchange/seed-file";
 import { referencesOutside, validateSeed } from "../../src/exchange/seed-validation";
 import { planUpserts, sameRecord, type SeedCounts } from "../../src/exchange/upserts";
-import type { Collection, Filter, StoredDoc, WriteOp } from "../../src/store/types";
+import type { Collection, Filter, Query, StoredDoc, WriteOp } from "../../src/store/types";
+import { searchWords } from "../../src/contract/search";
 import { DEFAULT_MESSAGES } from "../../src/contract/validation";
 import { byIdentifier, documentTypeAnswer, processAnswer, referencedBy } from "./answers";
 import { CatalogBatch, type CatalogChange, type CatalogResource } from "./batch";
@@ -60,6 +61,20 @@ function visibleTo(seesHidden: boolean): Filter {
 	return seesHidden ? {} : { visible: true };
 }
 
+/**
+ * A catalog `query` (docs/decisions.md "Catalog search"), read as the participants' is
+ * (decisions §7): a value equal to a record's qualifiedIdentifier (case-insensitively) matches
+ * that record; otherwise its words must each start a word of the title. Both stay within `scope`
+ * (what the caller may see) and run in the store.
+ */
+async function searchQuery<T extends StoredDoc>(collection: Collection<T>, scope: Filter, text: string | undefined): Promise<Pick<Query, "filter" | "words">> {
+	const value = (text ?? "").trim();
+	if (value === "") return { filter: scope };
+	const exact = { ...scope, qualifiedIdentifier: value };
+	if ((await collection.count({ filter: exact })) > 0) return { filter: exact };
+	return { filter: scope, words: searchWords(value) };
+}
+
 function unknownReference(field: string, index: number, identifier: string): Violation {
 	return { field: `${field}[${index}].identifier`, code: "Exists", defaultMessage: DEFAULT_MESSAGES.Exists, rejectedValue: identifier, bindingFailure: false };
 }
@@ -73,17 +88,17 @@ export class Catalog {
 
 	// ---- reads --------------------------------------------------------------------------
 
-	async findProcesses(request: PageRequest, seesHidden: boolean): Promise<Page<Process>> {
-		const filter = visibleTo(seesHidden);
+	async findProcesses(request: PageRequest, seesHidden: boolean, text?: string): Promise<Page<Process>> {
+		const query = await searchQuery(this.records.processes, visibleTo(seesHidden), text);
 		const [found, total] = await Promise.all([
-			this.records.processes.find({ filter, sort: request.sort, offset: request.page * request.size, limit: request.size }),
-			this.records.processes.count({ filter }),
+			this.records.processes.find({ ...query, sort: request.sort, offset: request.page * request.size, limit: request.size }),
+			this.records.processes.count(query),
 		]);
 		return pageOf(await this.processAnswers(found, seesHidden), total, request);
 	}
 
-	async streamProcesses(seesHidden: boolean): Promise<Process[]> {
-		return this.processAnswers(await this.records.processes.find({ filter: visibleTo(seesHidden) }), seesHidden);
+	async streamProcesses(seesHidden: boolean, text?: string): Promise<Process[]> {
+		return this.processAnswers(await this.records.processes.find(await searchQuery(this.records.processes, visibleTo(seesHidden), text)), seesHidden);
 	}
 
 	async getProcess(identifier: string, seesHidden: boolean): Promise<Process> {
@@ -102,11 +117,11 @@ export class Catalog {
 		return this.processAnswers(await this.records.processes.find({}), true);
 	}
 
-	async findDocumentTypes(request: PageRequest, seesHidden: boolean): Promise<Page<DocumentType>> {
-		const filter = visibleTo(seesHidden);
+	async findDocumentTypes(request: PageRequest, seesHidden: boolean, text?: string): Promise<Page<DocumentType>> {
+		const query = await searchQuery(this.records.documentTypes, visibleTo(seesHidden), text);
 		const [found, total] = await Promise.all([
-			this.records.documentTypes.find({ filter, sort: request.sort, offset: request.page * request.size, limit: request.size }),
-			this.records.documentTypes.count({ filter }),
+			this.records.documentTypes.find({ ...query, sort: request.sort, offset: request.page * request.size, limit: request.size }),
+			this.records.documentTypes.count(query),
 		]);
 		return pageOf(await this.documentTypeAnswers(found, seesHidden), total, request);
 	}

@@ -55,6 +55,8 @@ export const PROCESS_MODEL: ModelSpec = {
 		{ name: "title", fields: ["title"] },
 		{ name: "domain", fields: ["domain"] },
 	],
+	// The catalog `query` searches title words (docs/decisions.md "Catalog search").
+	textField: "title",
 };
 
 export const DOCUMENT_TYPE_MODEL: ModelSpec = {
@@ -68,6 +70,7 @@ export const DOCUMENT_TYPE_MODEL: ModelSpec = {
 		{ name: QUALIFIED_IDENTIFIER_INDEX, fields: ["qualifiedIdentifier"], unique: true },
 		{ name: "title", fields: ["title"] },
 	],
+	textField: "title",
 };
 
 export const CAPABILITY_MODEL: ModelSpec = {

@@ -7,6 +7,7 @@
 import type { Violation } from "../../src/contract/errors";
 import { organizationIdentifierIsValid, organizationKey } from "../../src/contract/identifiers";
 import { DEFAULT_MESSAGES } from "../../src/contract/validation";
+import { searchWords } from "../../src/contract/search";
 
 /** What the rules need to know about a process (a subset of the catalog's Process). */
 export interface ProcessFacts {
@@ -120,7 +121,7 @@ export interface ParticipantQuery {
 export function readParticipantQuery(query: string | undefined): ParticipantQuery | null {
 	const text = (query ?? "").trim();
 	if (text === "") return null;
-	const words = text.split(/[+\s]+/).filter((word) => word.length > 0);
+	const words = searchWords(text);
 	const qualified = /^(\d{1,4}):(.{1,35})$/.exec(text);
 	if (qualified) return { organizationKey: organizationKey(qualified[1], qualified[2]), words };
 	if (text.length <= 35 && !/\s/.test(text)) return { organizationIdentifier: text, words };

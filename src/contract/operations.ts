@@ -6,6 +6,7 @@
  */
 import type { Role } from "./model";
 import type { SortableNames } from "./paging";
+import { MAX_CATALOG_QUERY_LENGTH } from "./search";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
 
@@ -111,6 +112,16 @@ const participantQuery = {
 	modifiedSince: { type: "string", description: "Only participants changed at or after this date or date-time (ISO 8601, UTC): the registry's extension" },
 } as const;
 
+/** The registry's extension (docs/decisions.md "Catalog search"), read like the participants' `query`. */
+const catalogQuery = {
+	query: {
+		type: "string",
+		description:
+			"The registry's extension: a value equal to a record's qualifiedIdentifier (case-insensitively) matches that record; otherwise title words separated by + or spaces, " +
+			`each of which must start a word of the title, case-insensitively. Data, never a pattern; at most ${MAX_CATALOG_QUERY_LENGTH} characters. Anonymous callers still see only visible records`,
+	},
+} as const;
+
 const changesQuery = {
 	after: { type: "string", description: "The cursor of the last change already seen (from `cursor` of the previous page or an event's id); absent: from the first change" },
 	limit: { type: "integer", description: "At most this many changes (1 to 1000, default 100)" },
@@ -135,7 +146,7 @@ export const OPERATIONS: Operation[] = [
 	{
 		id: "findDocumentTypes", summary: "Find document types (paged)", tag: "Document types",
 		method: "GET", path: "/document-types", mediaTypes: [mediaType("document-types", "find")], pathParams: {},
-		roles: PUBLIC_READ, action: "catalog.findDocumentTypes", status: 200, sortable: SORTABLE.documentTypes,
+		roles: PUBLIC_READ, action: "catalog.findDocumentTypes", status: 200, sortable: SORTABLE.documentTypes, queryParams: catalogQuery,
 		response: { schema: "DocumentType", paged: true },
 	},
 	{
@@ -242,12 +253,12 @@ export const OPERATIONS: Operation[] = [
 	{
 		id: "streamProcesses", summary: "Find processes, array form", tag: "Processes",
 		method: "GET", path: "/processes", mediaTypes: [mediaType("processes", "stream")], pathParams: {},
-		roles: PUBLIC_READ, action: "catalog.streamProcesses", status: 200, response: { schema: "Process", array: true },
+		roles: PUBLIC_READ, action: "catalog.streamProcesses", status: 200, queryParams: catalogQuery, response: { schema: "Process", array: true },
 	},
 	{
 		id: "findProcesses", summary: "Find processes, paged form", tag: "Processes",
 		method: "GET", path: "/processes", mediaTypes: [mediaType("processes", "find")], pathParams: {}, isDefault: true,
-		roles: PUBLIC_READ, action: "catalog.findProcesses", status: 200, sortable: SORTABLE.processes,
+		roles: PUBLIC_READ, action: "catalog.findProcesses", status: 200, sortable: SORTABLE.processes, queryParams: catalogQuery,
 		response: { schema: "Process", paged: true },
 	},
 	{

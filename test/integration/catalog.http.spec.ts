@@ -287,3 +287,55 @@ describe("changing document types", () => {
 		expect(anonymousPage.body.content.map((documentType: { identifier: string }) => documentType.identifier)).not.toContain(hidden.identifier);
 	});
 });
+
+describe("searching the catalog (query, the registry's extension)", () => {
+	const found = async (path: string, accept: string, authorization?: string) => {
+		const response = await api("get", path, accept, authorization);
+		expect(response.status).toBe(200);
+		const items = (Array.isArray(response.body) ? response.body : response.body.content) as { identifier: string }[];
+		return items.map((item) => item.identifier);
+	};
+	const processes = (query: string, authorization?: string) => found(`/processes?size=100&query=${encodeURIComponent(query)}`, media("processes", "find"), authorization);
+	const documentTypes = (query: string, authorization?: string) => found(`/document-types?size=100&query=${encodeURIComponent(query)}`, media("document-types", "find"), authorization);
+
+	test("title words, each starting a word of the title in any case, find processes (paged and array form) and document types", async () => {
+		expect(await processes("peppol ORDERING")).toEqual([ORDERING]);
+		expect(await processes("invoice+resp")).toEqual([INVOICE_RESPONSE]);
+		expect(await found(`/processes?query=invoice%20response`, media("processes", "stream"))).toEqual([INVOICE_RESPONSE]);
+		expect(await documentTypes("invoice resp transaction")).toEqual([INVOICE_RESPONSE_DOCUMENT]);
+		const page = await api("get", "/processes?size=1&query=peppol+bis+billing", media("processes", "find"));
+		expect(page.body).toMatchObject({ totalElements: 2, numberOfElements: 1, size: 1, totalPages: 2 });
+	});
+
+	test("a qualified identifier, in any case, finds its record; a value that matches nothing answers an empty page", async () => {
+		expect(await processes("CENBII-PROCID-UBL::urn:fdc:peppol.eu:poacc:bis:invoice_response:3")).toEqual([INVOICE_RESPONSE]);
+		expect(
+			await documentTypes("busdox-docid-qns::urn:oasis:names:specification:ubl:schema:xsd:ApplicationResponse-2::ApplicationResponse##urn:fdc:peppol.eu:poacc:trns:invoice_response:3::2.1"),
+		).toEqual([INVOICE_RESPONSE_DOCUMENT]);
+		const none = await api("get", "/processes?query=nonexistent", media("processes", "find"));
+		expect(none.status).toBe(200);
+		expect(none.body).toMatchObject({ content: [], totalElements: 0 });
+	});
+
+	test("regular-expression and operator characters are matched literally", async () => {
+		expect(await processes(".*")).toEqual([]);
+		expect(await processes("peppol OR ehf")).toEqual([]);
+		expect(await processes("(deprecated)")).toEqual([EHF_RESTRICTED]);
+		expect(await documentTypes("' OR 1=1 --")).toEqual([]);
+		expect(await processes('{"$ne": null}')).toEqual([]);
+	});
+
+	test("anonymous callers never find hidden records; authenticated callers do", async () => {
+		expect(await processes("punch out")).toEqual([]);
+		expect(await processes("cenbii-procid-ubl::urn:fdc:peppol.eu:poacc:bis:punch_out:3")).toEqual([]);
+		expect(await processes("punch out", SP1)).toEqual([PUNCH_OUT_HIDDEN]);
+		expect(await found(`/processes?query=punch`, media("processes", "stream"))).toEqual([]);
+	});
+
+	test("a query longer than 1000 characters is 400 on the field query", async () => {
+		const response = await api("get", `/document-types?query=${"x".repeat(1001)}`, media("document-types", "find"));
+		expect(response.status).toBe(400);
+		expect(response.body).toMatchObject({ exception: "MethodArgumentNotValidException", errors: [expect.objectContaining({ field: "query" })] });
+		expect((await api("get", `/processes?query=${"x".repeat(1001)}`, media("processes", "stream"))).status).toBe(400);
+	});
+});

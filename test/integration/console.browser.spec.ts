@@ -187,6 +187,41 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		await page.close();
 	});
 
+	test("anyone searches the catalog: typing filters each list on the server, from its first page", async () => {
+		const page = await tab();
+		await open(page, "/catalog", "Catalog", "catalog (search)");
+		const processes = page.getByTestId("table-Processes");
+		await processes.getByText(/in all, page 1 of 2/).waitFor();
+		await processes.getByRole("button", { name: "2", exact: true }).click();
+		await processes.getByText(/in all, page 2 of 2/).waitFor();
+		// Typed key by key (the box is a labelled search field): one request once typing pauses, back to page 1.
+		const box = page.getByRole("searchbox", { name: "Search processes" });
+		await box.focus();
+		const searched = page.waitForResponse((response) => response.url().includes("/rest/api/processes?") && response.url().includes("query=order"));
+		await box.pressSequentially("order", { delay: 20 });
+		expect((await searched).status()).toBe(200);
+		await processes.getByText("4 in all, page 1 of 1").waitFor();
+		await processes.getByRole("cell", { name: "Peppol BIS Billing 3.0" }).waitFor({ state: "detached" });
+		for (const title of ["Peppol BIS Ordering 3.0", "Peppol BIS Order only 3.0", "Peppol BIS Order Agreement 3.0", "EHF Post-award G3 ordering"]) {
+			await processes.getByRole("cell", { name: title, exact: true }).waitFor();
+		}
+		await expectAccessible(page, "catalog (processes searched)");
+		await box.fill("no such words");
+		await processes.getByText("Nothing found.").waitFor();
+		await box.fill("");
+		await processes.getByText(/in all, page 1 of 2/).waitFor();
+
+		// Document types: the qualified identifier, sent at once with Enter.
+		const documentTypes = page.getByTestId("table-Document types");
+		const typeBox = page.getByRole("searchbox", { name: "Search document types" });
+		await typeBox.fill("busdox-docid-qns::urn:oasis:names:specification:ubl:schema:xsd:Order-2::Order##urn:fdc:peppol.eu:poacc:trns:order:3::2.1");
+		await typeBox.press("Enter");
+		await documentTypes.getByText("1 in all, page 1 of 1").waitFor();
+		await documentTypes.getByRole("cell", { name: "Peppol Order transaction 3.0", exact: true }).waitFor();
+		await expectAccessible(page, "catalog (document types searched)");
+		await page.close();
+	});
+
 	test("a wrong password is refused plainly; after the limit the lockout says how long to wait (429 with Retry-After)", async () => {
 		const page = await tab();
 		const username = demoAccount("ACCESS_POINT_PROVIDER").username;
@@ -403,6 +438,163 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		const refused = await rawRequest(url, { method: "GET", path: "/rest/api/account", headers: { Authorization: basic(username, "a-long-enough-password") } });
 		expect(refused.status).toBe(401);
 		await screenshot(page, "accounts");
+		await page.close();
+	});
+
+	/** Adds a participant of `account` through the API (the console's own register form is tested above). */
+	async function addParticipant(account: { username: string; password?: string }, name: string): Promise<string> {
+		const organizationIdentifier = organizationNumber();
+		const media = "application/vnd.registry.participants.add.v1+json";
+		const added = await rawRequest(url, {
+			method: "POST",
+			path: "/rest/api/participants",
+			headers: { Authorization: basic(account.username, account.password as string), "Content-Type": media, Accept: media },
+			body: JSON.stringify({ icd: "0192", organizationIdentifier, name, processes: [], contact: { name: "Per Hansen", email: "per@example.no", phoneNumber: "+47 22 33 44 57" } }),
+		});
+		expect(added.status).toBe(201);
+		return `iso6523-actorid-upis::0192:${organizationIdentifier}`;
+	}
+
+	async function searchParticipants(page: Page, text: string): Promise<void> {
+		await page.getByLabel("Search by name or organization number").fill(text);
+		await page.getByRole("button", { name: "Search" }).click();
+	}
+
+	test("a service provider transfers a participant in one step, and cancels a consented transfer it started", async () => {
+		const direct = { name: `Direkte Overforing AS ${process.pid}`, qualified: "" };
+		const cancelled = { name: `Angret Overforing AS ${process.pid}`, qualified: "" };
+		direct.qualified = await addParticipant(SP1, direct.name);
+		cancelled.qualified = await addParticipant(SP1, cancelled.name);
+		const owner = async (account: { username: string; password?: string }, qualified: string) =>
+			(await rawRequest(url, { method: "GET", path: `/rest/api/participants/${qualified}`, headers: { Authorization: basic(account.username, account.password as string) } })).status;
+
+		const page = await tab();
+		await signIn(page, SP1.username, SP1.password as string);
+		await page.getByRole("heading", { name: "Participants", level: 1 }).waitFor();
+		await searchParticipants(page, direct.name);
+		await page.getByRole("cell", { name: direct.name, exact: true }).waitFor();
+		await page.getByRole("button", { name: `Transfer ${direct.name}` }).click();
+		const dialog = page.getByRole("dialog");
+		await dialog.getByRole("radio", { name: "At once (one step)" }).check();
+		await dialog.getByLabel("Receiving service provider (identifier)").fill(SP2.serviceProvider as string);
+		await expectAccessible(page, "one-step transfer dialog");
+		await dialog.getByRole("button", { name: "Transfer now" }).click();
+		await page
+			.getByRole("status")
+			.filter({ hasText: `${direct.name} transferred.` })
+			.waitFor();
+		// No longer this provider's: gone from its list, and the receiver has it.
+		await page.getByRole("cell", { name: direct.name, exact: true }).waitFor({ state: "detached" });
+		await expectAccessible(page, "participants after a transfer");
+		expect(await owner(SP2, direct.qualified)).toBe(200);
+		expect(await owner(SP1, direct.qualified)).not.toBe(200);
+
+		await searchParticipants(page, cancelled.name);
+		await page.getByRole("button", { name: `Transfer ${cancelled.name}` }).click();
+		await dialog.getByLabel("Receiving service provider (identifier)").fill(SP2.serviceProvider as string);
+		await dialog.getByRole("button", { name: "Start transfer" }).click();
+		await dialog.getByTestId("transfer-key").waitFor();
+		await dialog.getByRole("button", { name: "Done" }).click();
+		await navigate(page, "Transfers", "Transfers", "transfers (cancel)");
+		const row = page.getByRole("row").filter({ hasText: cancelled.qualified });
+		await row.getByRole("cell", { name: "PENDING" }).waitFor();
+		await row.getByRole("button", { name: `Cancel the transfer of ${cancelled.qualified}` }).click();
+		await page.getByRole("status").filter({ hasText: "Transfer cancelled." }).waitFor();
+		await row.getByRole("cell", { name: "CANCELLED" }).waitFor();
+		await expect(row.getByRole("button").count()).resolves.toBe(0);
+		await expectAccessible(page, "transfers after a cancel");
+		expect(await owner(SP1, cancelled.qualified)).toBe(200);
+		await page.close();
+	});
+
+	test("an admin adds, edits and deletes a process and a document type with their links", async () => {
+		const suffix = process.pid;
+		const processTitle = `Konsoll prosess ${suffix}`;
+		const renamed = `Konsoll prosess endret ${suffix}`;
+		const documentTitle = `Konsoll dokument ${suffix}`;
+		const page = await tab();
+		await signIn(page, ADMIN.username, ADMIN.password as string);
+		await page.getByRole("heading", { name: "Catalog", level: 1 }).waitFor();
+		const editor = page.locator("form").filter({ has: page.getByLabel("Qualified identifier") });
+		const choose = async (label: string, option: string) => {
+			await page
+				.locator("input")
+				.and(page.getByLabel(label, { exact: true }))
+				.click();
+			await page.getByRole("option", { name: option, exact: true }).click();
+			await page.keyboard.press("Escape");
+		};
+		const showsValue = (value: string) => page.waitForFunction((wanted) => Array.from(document.querySelectorAll("input")).some((input) => input.value === wanted), value);
+		const notice = (text: string) => page.getByRole("status").filter({ hasText: text }).waitFor();
+		const catalogApi = async (path: string) => {
+			const answer = await rawRequest(url, { method: "GET", path: `/rest/api${path}`, headers: { Authorization: basic(ADMIN.username, ADMIN.password as string) } });
+			return { status: answer.status, body: answer.status === 200 ? JSON.parse(answer.text) : null };
+		};
+
+		// A process depending on an existing one.
+		await editor.getByLabel("Domain").fill("Konsoll");
+		await editor.getByLabel(/^Title/).fill(processTitle);
+		await editor.getByLabel("Qualified identifier").fill(`console::process-${suffix}`);
+		await choose("Depends on processes", "Peppol BIS Billing 3.0");
+		await editor.getByRole("button", { name: "Add process" }).click();
+		await notice("Added.");
+		const added = (await catalogApi(`/processes?query=${encodeURIComponent(`console::process-${suffix}`)}`)).body.content[0];
+		expect(added).toMatchObject({ title: processTitle, domain: "Konsoll", dependencies: [expect.objectContaining({ title: "Peppol BIS Billing 3.0" })] });
+
+		// A document type linked to it, from the document type's side.
+		await choose("What", "Document type");
+		await editor.getByLabel(/^Title/).fill(documentTitle);
+		await editor.getByLabel("Qualified identifier").fill(`console::document-${suffix}`);
+		await choose("Processes", processTitle);
+		await editor.getByRole("button", { name: "Add document type" }).click();
+		await notice("Added.");
+		const documentTypes = page.getByTestId("table-Document types");
+		await page.getByRole("searchbox", { name: "Search document types" }).fill(`konsoll dokument ${suffix}`);
+		await documentTypes.getByRole("row").filter({ hasText: documentTitle }).filter({ hasText: processTitle }).waitFor();
+
+		// The process, opened for editing, shows the link made from the other side; renamed and saved (If-Match).
+		await choose("What", "Process");
+		await choose("Record to edit", processTitle);
+		await showsValue(processTitle);
+		await editor.getByText(documentTitle).first().waitFor();
+		await expectAccessible(page, "catalog editor (a process open)");
+		await editor.getByLabel(/^Title/).fill(renamed);
+		await editor.getByRole("button", { name: "Save changes" }).click();
+		await notice("Saved.");
+		await page.getByRole("searchbox", { name: "Search processes" }).fill("konsoll endret");
+		await page.getByTestId("table-Processes").getByRole("cell", { name: renamed, exact: true }).waitFor();
+		await documentTypes.getByRole("row").filter({ hasText: documentTitle }).filter({ hasText: renamed }).waitFor();
+		const saved = await catalogApi(`/processes/${added.identifier}`);
+		expect(saved.body).toMatchObject({ title: renamed, documentTypes: [expect.objectContaining({ title: documentTitle })] });
+
+		// The document type still linked cannot go: the API's 409 is shown.
+		await choose("What", "Document type");
+		await choose("Record to edit", documentTitle);
+		await showsValue(documentTitle);
+		await editor.getByRole("button", { name: "Delete" }).click();
+		await page.getByRole("dialog").getByRole("button", { name: "Yes, delete" }).click();
+		await page.getByRole("alert").waitFor();
+		await expect(page.getByRole("alert").getAttribute("data-status")).resolves.toBe("409");
+		await expectAccessible(page, "catalog editor (a refused delete)");
+
+		// The process goes first (after its confirmation), then the document type.
+		await choose("What", "Process");
+		await choose("Record to edit", renamed);
+		await showsValue(renamed);
+		await editor.getByRole("button", { name: "Delete" }).click();
+		await page.getByRole("dialog").getByRole("button", { name: "Yes, delete" }).waitFor();
+		await expectAccessible(page, "catalog editor (delete confirmation)");
+		await page.getByRole("dialog").getByRole("button", { name: "Yes, delete" }).click();
+		await notice("Deleted.");
+		await choose("What", "Document type");
+		await choose("Record to edit", documentTitle);
+		await showsValue(documentTitle);
+		await editor.getByRole("button", { name: "Delete" }).click();
+		await page.getByRole("dialog").getByRole("button", { name: "Yes, delete" }).click();
+		await notice("Deleted.");
+		await documentTypes.getByText("Nothing found.").waitFor();
+		expect((await catalogApi(`/processes/${added.identifier}`)).status).toBe(404);
+		expect((await catalogApi(`/document-types?query=${encodeURIComponent(`console::document-${suffix}`)}`)).body.totalElements).toBe(0);
 		await page.close();
 	});
 

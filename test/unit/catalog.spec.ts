@@ -410,6 +410,67 @@ describe("finds", () => {
 	});
 });
 
+describe("search (query)", () => {
+	const everything: PageRequest = { page: 0, size: 1000, sort: [] };
+	let freight: Process;
+	let hiddenFreight: Process;
+	let literal: Process;
+	let waybill: DocumentType;
+
+	beforeAll(async () => {
+		freight = await addProcess({ domain: "Logistics", title: "Freight Forwarding Instruction", qualifiedIdentifier: "search::Freight:1.0" });
+		hiddenFreight = await addProcess({ domain: "Logistics", title: "Freight hidden booking", visible: false });
+		literal = await addProcess({ domain: "Logistics", title: "Rate (.*) plan", qualifiedIdentifier: "search::(.*)+[a-z]" });
+		waybill = await addDocumentType({ title: "Electronic Waybill Notice", qualifiedIdentifier: "search::waybill##2.1" });
+	});
+
+	const processIds = async (query: string, options: object = asAdmin) =>
+		(await call<Page<Process>>("findProcesses", { pageRequest: everything, query }, options)).content.map((process) => process.identifier);
+
+	test("words (split on + and spaces) must each start a word of the title, case-insensitively, on the page, its count and the stream", async () => {
+		expect(await processIds("FREIGHT forw")).toEqual([freight.identifier]);
+		expect(await processIds("freight+instr")).toEqual([freight.identifier]);
+		expect((await call<Page<Process>>("findProcesses", { pageRequest: everything, query: "freight forw" })).totalElements).toBe(1);
+		expect(await processIds("reight")).toEqual([]);
+		expect(await processIds("freight nothing")).toEqual([]);
+		expect((await call<Process[]>("streamProcesses", { query: "forwarding" })).map((process) => process.identifier)).toEqual([freight.identifier]);
+		const documentTypes = await call<Page<DocumentType>>("findDocumentTypes", { pageRequest: everything, query: "waybill elec" });
+		expect(documentTypes.content.map((documentType) => documentType.identifier)).toEqual([waybill.identifier]);
+	});
+
+	test("a value equal to a qualified identifier, in any case, matches that record", async () => {
+		expect(await processIds("SEARCH::freight:1.0")).toEqual([freight.identifier]);
+		const documentTypes = await call<Page<DocumentType>>("findDocumentTypes", { pageRequest: everything, query: "search::WAYBILL##2.1" });
+		expect(documentTypes.content.map((documentType) => documentType.identifier)).toEqual([waybill.identifier]);
+	});
+
+	test("pattern and operator characters are data: they match literally or not at all", async () => {
+		expect(await processIds(".*")).toEqual([]);
+		expect(await processIds("%")).toEqual([]);
+		expect(await processIds('"freight" OR rate')).toEqual([]);
+		expect(await processIds("search::(.*)+[a-z]")).toEqual([literal.identifier]);
+		expect(await processIds("search::(.*)+[a-Z]")).toEqual([literal.identifier]);
+		expect(await processIds("search::.*")).toEqual([]);
+	});
+
+	test("anonymous callers never find hidden records, by words or by qualified identifier", async () => {
+		expect(await processIds("freight", { meta: { user: SERVICE_PROVIDER } })).toEqual(expect.arrayContaining([freight.identifier, hiddenFreight.identifier]));
+		expect(await processIds("freight", anonymous)).toEqual([freight.identifier]);
+		expect((await call<Process[]>("streamProcesses", { query: "freight" }, anonymous)).map((process) => process.identifier)).toEqual([freight.identifier]);
+		const hiddenType = await addDocumentType({ title: "Hidden manifest", qualifiedIdentifier: "search::manifest", visible: false });
+		expect((await call<Page<DocumentType>>("findDocumentTypes", { pageRequest: everything, query: "search::manifest" }, anonymous)).totalElements).toBe(0);
+		expect((await call<Page<DocumentType>>("findDocumentTypes", { pageRequest: everything, query: "manifest" }, anonymous)).totalElements).toBe(0);
+		expect((await call<Page<DocumentType>>("findDocumentTypes", { pageRequest: everything, query: "manifest" })).content.map((d) => d.identifier)).toEqual([hiddenType.identifier]);
+	});
+
+	test("a blank query finds everything; an over-long one is refused by the params schema", async () => {
+		const all = await call<Page<Process>>("findProcesses", { pageRequest: everything });
+		expect((await call<Page<Process>>("findProcesses", { pageRequest: everything, query: "  " })).totalElements).toBe(all.totalElements);
+		expect(await rejection(call("findProcesses", { pageRequest: everything, query: "x".repeat(1001) }))).toBeInstanceOf(Errors.ValidationError);
+		expect(await rejection(call("findDocumentTypes", { query: "x".repeat(1001) }))).toBeInstanceOf(Errors.ValidationError);
+	});
+});
+
 describe("seed import", () => {
 	const P1 = "55555555-0000-4000-8000-0000000000a1";
 	const P2 = "55555555-0000-4000-8000-0000000000a2";
@@ -493,5 +554,13 @@ describe("read cache", () => {
 		await cached.call("catalog.updateProcess", { identifier: hidden.identifier, body: { domain: "D", title: "Now visible", visible: true } }, asAdmin);
 		expect(await count(anonymous)).toBe(1);
 		expect(await cached.call<Process, object>("catalog.getProcess", { identifier: hidden.identifier }, anonymous)).toMatchObject({ title: "Now visible" });
+	});
+
+	test("answers are cached per query: a second query is not served the first one's answer", async () => {
+		await cached.call("catalog.addProcess", { body: { domain: "D", title: "Cached parcel" } }, asAdmin);
+		const titles = async (query: string) => (await cached.call<Process[], object>("catalog.streamProcesses", { query }, anonymous)).map((process) => process.title);
+		expect(await titles("parcel")).toEqual(["Cached parcel"]);
+		expect(await titles("now")).toEqual(["Now visible"]);
+		expect(await titles("parcel")).toEqual(["Cached parcel"]);
 	});
 });

@@ -522,6 +522,21 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 				expect(ids(await evolved.find({ words: ["person"] }))).toEqual(["a"]);
 				expect(await rejection(evolved.insert({ ...person("c"), nick: "pP" } as Person))).toMatchObject({ index: "nick_unique" });
 			});
+
+			test("a textField declared later (the catalog's title search): the rebuild indexes the stored records' words", async () => {
+				if (!harness.reopen) return;
+				const { textField: _, ...plain } = spec;
+				const before = await store.collection<Person>({ ...plain, collection: `${spec.collection}_plain` });
+				await before.insert(person("a", { name: "Freight Forwarding" }));
+				await before.insert(person("b", { name: "Waybill" }));
+				store = await harness.reopen(store);
+				const searched = await store.collection<Person>({ ...plain, collection: `${spec.collection}_plain`, textField: "name" });
+				expect(ids(await searched.find({ words: ["FORW"] }))).toEqual(["a"]);
+				expect(await searched.count({ words: ["freight", "forwarding"] })).toBe(1);
+				await searched.insert(person("c", { name: "Forwarding agent" }));
+				expect(ids(await searched.find({ words: ["forw"] }))).toEqual(["a", "c"]);
+				expect(await searched.get("b")).toMatchObject({ name: "Waybill", version: 1 });
+			});
 		}
 	});
 }

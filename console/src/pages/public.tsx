@@ -1,5 +1,6 @@
 /** Pages for anyone: the organization lookup, the catalog to browse, sign-in. */
 import { Button, Group, PasswordInput, Stack, Table, Text, TextInput, Title } from "@mantine/core";
+import { useDebouncedValue } from "@mantine/hooks";
 import { useState, type FormEvent } from "react";
 import { useLocation } from "wouter";
 import { anonymousClient, ok, signIn, sortParam, type DocumentType, type Page, type Process } from "../api";
@@ -65,23 +66,66 @@ export function LookupPage() {
 	);
 }
 
+/** How long typing must pause before a catalog search is sent. */
+const SEARCH_DEBOUNCE_MS = 300;
+
+/**
+ * A catalog search box: the API's `query` (title words or the qualified identifier), sent once
+ * typing pauses or at once on Enter; the table it feeds starts again at its first page.
+ */
+function useCatalogSearch(label: string) {
+	const [text, setText] = useState("");
+	const [debounced] = useDebouncedValue(text.trim(), SEARCH_DEBOUNCE_MS);
+	const [submitted, setSubmitted] = useState<string | null>(null);
+	// Enter sends what is typed now; further typing goes back to the debounced value.
+	const search = submitted ?? debounced;
+	const box = (
+		<form
+			role="search"
+			aria-label={label}
+			onSubmit={(event) => {
+				event.preventDefault();
+				setSubmitted(text.trim());
+			}}
+		>
+			<TextInput
+				type="search"
+				label={label}
+				description="Title words, or the qualified identifier"
+				value={text}
+				onChange={(event) => {
+					setText(event.currentTarget.value);
+					setSubmitted(null);
+				}}
+				w={460}
+			/>
+		</form>
+	);
+	return { search, box, query: search ? { query: search } : {} };
+}
+
 export function CatalogPage() {
 	const { session } = useSession();
 	const client = session?.client ?? anonymousClient();
 	const editor = session && (session.account.role === "ADMIN" || session.account.role === "NETWORK_AUTHORITY");
 	const [version, setVersion] = useState(0);
 	const changed = () => setVersion((value) => value + 1);
+	const processSearch = useCatalogSearch("Search processes");
+	const documentTypeSearch = useCatalogSearch("Search document types");
 	return (
 		<Stack>
 			<Title order={1}>Catalog</Title>
 			{editor ? <CatalogEditor onChanged={changed} version={version} /> : null}
 			<Title order={2}>Processes</Title>
+			{processSearch.box}
 			<PagedTable<Process>
 				caption="Processes"
-				reloadKey={version}
+				reloadKey={`${version}|${processSearch.search}`}
 				rowKey={(row) => row.identifier}
 				initialSort={{ field: "title", descending: false }}
-				load={(page, size, sorting) => ok<Page<Process>>(client.GET("/rest/api/processes", { params: { query: { page, size, sort: sortParam(sorting.field, sorting.descending) } } }))}
+				load={(page, size, sorting) =>
+					ok<Page<Process>>(client.GET("/rest/api/processes", { params: { query: { page, size, sort: sortParam(sorting.field, sorting.descending), ...processSearch.query } } }))
+				}
 				columns={[
 					{ label: "Title", sort: "title", render: (row) => row.title },
 					{ label: "Domain", sort: "domain", render: (row) => row.domain },
@@ -103,13 +147,16 @@ export function CatalogPage() {
 				]}
 			/>
 			<Title order={2}>Document types</Title>
+			{documentTypeSearch.box}
 			<PagedTable<DocumentType>
 				caption="Document types"
-				reloadKey={version}
+				reloadKey={`${version}|${documentTypeSearch.search}`}
 				rowKey={(row) => row.identifier}
 				initialSort={{ field: "title", descending: false }}
 				load={(page, size, sorting) =>
-					ok<Page<DocumentType>>(client.GET("/rest/api/document-types", { params: { query: { page, size, sort: sortParam(sorting.field, sorting.descending) } } }))
+					ok<Page<DocumentType>>(
+						client.GET("/rest/api/document-types", { params: { query: { page, size, sort: sortParam(sorting.field, sorting.descending), ...documentTypeSearch.query } } }),
+					)
 				}
 				columns={[
 					{ label: "Title", sort: "title", render: (row) => row.title },

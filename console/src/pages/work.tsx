@@ -82,6 +82,7 @@ export function TransfersPage() {
 									size="compact-sm"
 									variant="subtle"
 									color="red"
+									aria-label={`Cancel the transfer of ${row.participant.qualifiedIdentifier}`}
 									onClick={() =>
 										void act(() => ok(client.POST("/rest/api/transfers/{identifier}/cancel", { params: { path: { identifier: row.identifier } } })), "Transfer cancelled.")
 									}
