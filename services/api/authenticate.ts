@@ -63,7 +63,23 @@ export class Authenticator {
 		if (!known) return this.verified(header, key, address);
 		const wait = this.throttle.knownWait(known.userDigest, this.throttle.digest(address));
 		if (wait > 0) throw tooManyRequests(wait, "Too many failed logins; try again later");
+		if (this.credentials.refreshDue(key)) this.refresh(header, key, known.userDigest);
 		return known.caller;
+	}
+
+	/**
+	 * Verifies a remembered credential again before it expires, without a request waiting for it.
+	 * Not a login attempt: the throttle counts nothing; a refusal forgets the credential, so its
+	 * next request is verified (and counted) as any other.
+	 */
+	private refresh(header: string, key: string, userDigest: string): void {
+		const { username, password } = parseBasic(header);
+		this.credentials
+			.verify(key, async () => {
+				const caller = await this.verify(username, password);
+				return caller && { caller, userDigest };
+			})
+			.catch(() => undefined); // accounts unreachable: the credential stays remembered until its TTL ends
 	}
 
 	private async verified(header: string, key: string, address: string): Promise<Caller> {

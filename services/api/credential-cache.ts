@@ -10,9 +10,16 @@
  * cached, so every wrong attempt still costs its caller the full check and counts as a
  * failure. A `clear()` (an account changed) also discards verifications still in flight: they
  * answer their own requests but are not remembered.
+ *
+ * A credential in use is verified again before its TTL ends: in the last fifth of its life a
+ * request is answered from it and starts one re-verification in the background, so a busy
+ * caller never waits for a derivation when its TTL runs out (docs/reliability.md).
  */
+/** The part of a remembered credential's life after which a request starts its re-verification. */
+const REFRESH_AFTER = 0.8;
+
 export class CredentialCache<Caller> {
-	private readonly verified = new Map<string, { caller: Caller; expiresAt: number }>();
+	private readonly verified = new Map<string, { caller: Caller; refreshAt: number; expiresAt: number }>();
 	private readonly pending = new Map<string, Promise<Caller | null>>();
 	private generation = 0;
 
@@ -27,14 +34,25 @@ export class CredentialCache<Caller> {
 		return undefined;
 	}
 
-	/** Runs `verify` once for all concurrent callers of the same key; remembers a non-null answer. */
+	/** Is the remembered credential of `key` near its end, with no verification of it running? */
+	refreshDue(key: string, now = Date.now()): boolean {
+		const entry = this.verified.get(key);
+		return entry !== undefined && entry.refreshAt <= now && !this.pending.has(key);
+	}
+
+	/** Runs `verify` once for all concurrent callers of the same key; remembers a non-null answer and forgets the key on a null one. */
 	verify(key: string, verify: () => Promise<Caller | null>): Promise<Caller | null> {
 		const running = this.pending.get(key);
 		if (running) return running;
 		const generation = this.generation;
 		const check = verify()
 			.then((caller) => {
-				if (caller !== null && generation === this.generation) this.verified.set(key, { caller, expiresAt: Date.now() + this.ttlMs() });
+				if (caller === null) this.verified.delete(key);
+				else if (generation === this.generation) {
+					const now = Date.now();
+					const ttl = this.ttlMs();
+					this.verified.set(key, { caller, refreshAt: now + ttl * REFRESH_AFTER, expiresAt: now + ttl });
+				}
 				return caller;
 			})
 			.finally(() => {

@@ -1,4 +1,9 @@
+import type { IncomingMessage } from "node:http";
+import { Authenticator, type VerifiedCredential } from "../../services/api/authenticate";
+import { MemoryCounters } from "../../services/api/counters";
 import { CredentialCache } from "../../services/api/credential-cache";
+import { LoginThrottle } from "../../services/api/login-throttle";
+import type { Caller } from "../../src/contract/model";
 
 /** A verification the test settles by hand, counting how often it was started. */
 function manualVerifier<T>() {
@@ -66,5 +71,60 @@ describe("CredentialCache", () => {
 		await expect(Promise.all([cache.verify("key", failing), cache.verify("key", failing)])).rejects.toThrow("accounts unavailable");
 		expect(cache.get("key")).toBeUndefined();
 		expect(await cache.verify("key", async () => "sp1")).toBe("sp1");
+	});
+
+	test("in the last fifth of its TTL a remembered credential is due for re-verification; a successful one renews it", async () => {
+		let ttl = 1000;
+		const cache = new CredentialCache<string>(() => ttl);
+		await cache.verify("key", async () => "sp1");
+		const start = Date.now();
+		expect(cache.refreshDue("key", start + 500)).toBe(false);
+		expect(cache.refreshDue("key", start + 850)).toBe(true);
+		const verifier = manualVerifier<string>();
+		const renewal = cache.verify("key", verifier.verify);
+		// Still answered while the re-verification runs, and not due twice.
+		expect(cache.get("key", start + 850)).toBe("sp1");
+		expect(cache.refreshDue("key", start + 850)).toBe(false);
+		ttl = 60_000;
+		verifier.settle("sp1");
+		await renewal;
+		expect(cache.get("key", start + 5000)).toBe("sp1");
+		expect(cache.refreshDue("key", start + 5000)).toBe(false);
+	});
+
+	test("a re-verification that refuses forgets the credential", async () => {
+		const cache = new CredentialCache<string>(() => 1000);
+		await cache.verify("key", async () => "sp1");
+		expect(await cache.verify("key", async () => null)).toBeNull();
+		expect(cache.get("key")).toBeUndefined();
+	});
+
+	test("a request whose remembered credential is near its end is answered at once and renews it in the background, once", async () => {
+		jest.useFakeTimers({ doNotFake: ["nextTick", "setImmediate", "queueMicrotask"] });
+		try {
+			const caller: Caller = { username: "sp1", role: "SERVICE_PROVIDER", serviceProvider: "11111111-0000-4000-8000-000000000001" } as Caller;
+			let verifications = 0;
+			const cache = new CredentialCache<VerifiedCredential>(() => 10_000);
+			const throttle = new LoginThrottle(new MemoryCounters(), { userMaxFailures: 10, addressMaxFailures: 200, windowSeconds: 300, lockoutSeconds: 300, maxLockoutSeconds: 3600 });
+			const authenticator = new Authenticator(cache, throttle, async () => {
+				verifications++;
+				return caller;
+			});
+			const req = { headers: { authorization: `Basic ${Buffer.from("sp1:sp1-demo-password").toString("base64")}` }, socket: {} } as unknown as IncomingMessage;
+			expect(await authenticator.authenticate(req, "127.0.0.1")).toEqual(caller);
+			expect(verifications).toBe(1);
+			jest.setSystemTime(Date.now() + 9_000);
+			// Answered without a promise (nothing waited for), and one re-verification started for both requests.
+			expect(authenticator.authenticate(req, "127.0.0.1")).toEqual(caller);
+			expect(authenticator.authenticate(req, "127.0.0.1")).toEqual(caller);
+			await new Promise((resolve) => setImmediate(resolve));
+			expect(verifications).toBe(2);
+			// Renewed: still remembered past the first verification's end.
+			jest.setSystemTime(Date.now() + 5_000);
+			expect(authenticator.authenticate(req, "127.0.0.1")).toEqual(caller);
+			expect(verifications).toBe(2);
+		} finally {
+			jest.useRealTimers();
+		}
 	});
 });
