@@ -34,7 +34,14 @@ module.exports = async () => {
 		// eslint-disable-next-line no-console
 		console.log("distributed-mode suites skipped: NATS (127.0.0.1:4222) or Redis (127.0.0.1:6379) not reachable");
 	}
-	const projects = [{ ...common, displayName: "one-process", testMatch: ["<rootDir>/test/**/*.spec.ts"], testPathIgnorePatterns: ["/test/distributed/"] }];
+	const projects = [
+		{
+			...common,
+			displayName: "one-process",
+			testMatch: ["<rootDir>/test/**/*.spec.ts"],
+			testPathIgnorePatterns: ["/test/distributed/"],
+		},
+	];
 	if (runDistributed) {
 		projects.push({
 			...common,

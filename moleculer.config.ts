@@ -20,7 +20,14 @@ export function brokerOptions(source: NodeJS.ProcessEnv = process.env): BrokerOp
 		nodeID: env("NODE_ID", source) || undefined,
 		// NATS with the registry's credentials and TLS (src/platform/connections.ts); another transporter as given.
 		transporter: isNatsTransporter(transporter)
-			? { type: "NATS", options: { ...natsConnectionOptions(source, transporter), name: "registry-transporter", maxReconnectAttempts: -1 } }
+			? {
+					type: "NATS",
+					options: {
+						...natsConnectionOptions(source, transporter),
+						name: "registry-transporter",
+						maxReconnectAttempts: -1,
+					},
+				}
 			: transporter || undefined,
 		cacher: cacher
 			? // Moleculer's Redis cacher, degrading to misses when Redis is away (src/platform/resilient-cacher.ts).
@@ -57,7 +64,10 @@ export function brokerOptions(source: NodeJS.ProcessEnv = process.env): BrokerOp
 		},
 		// Graceful shutdown: wait for in-flight requests before leaving the cluster.
 		tracking: { enabled: true, shutdownTimeout: SHUTDOWN_TIMEOUT_MS },
-		validator: { type: "Fastest", options: { useNewCustomCheckerFunction: true, haltOnFirstError: false } } as never,
+		validator: {
+			type: "Fastest",
+			options: { useNewCustomCheckerFunction: true, haltOnFirstError: false },
+		} as never,
 		// GET /metrics renders this registry in Prometheus text (services/api/api.service.ts).
 		metrics: { enabled: metrics },
 		tracing: { enabled: false },

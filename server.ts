@@ -34,7 +34,8 @@ async function main(): Promise<void> {
 		}, 3 * SHUTDOWN_TIMEOUT_MS);
 		deadline.unref();
 		try {
-			const api = broker.getLocalService("api") as unknown as { drain?: (timeoutMs: number) => Promise<void> } | undefined;
+			const api = broker.getLocalService("api") as unknown as
+				{ drain?: (timeoutMs: number) => Promise<void> } | undefined;
 			if (api?.drain) await api.drain(SHUTDOWN_TIMEOUT_MS);
 			operational?.close();
 			await broker.stop();
@@ -59,7 +60,8 @@ async function main(): Promise<void> {
 
 	// REGISTRY_SEED, or with `npm start` the demo data into an empty registry: once for the registry (src/exchange/bootstrap.ts).
 	const seedFile = env("REGISTRY_SEED") || undefined;
-	const demoFile = process.argv.includes("--demo-when-empty") && process.env.REGISTRY_SEED === undefined ? DEMO_SEED : undefined;
+	const demoFile =
+		process.argv.includes("--demo-when-empty") && process.env.REGISTRY_SEED === undefined ? DEMO_SEED : undefined;
 	const result = await bootstrapRegistry(broker, { seedFile, demoFile });
 	if (result) broker.logger.info(`${seedFile ?? demoFile} imported:`, result);
 	markStartup(false);

@@ -10,7 +10,10 @@ import type { AddressInfo } from "node:net";
 
 process.once("message", (answer: { status: number; headers: [string, string][]; body: string }) => {
 	const body = Buffer.from(answer.body, "utf8");
-	const headers = answer.headers.filter(([name]) => !["date", "connection", "keep-alive", "content-length", "transfer-encoding"].includes(name.toLowerCase()));
+	const headers = answer.headers.filter(
+		([name]) =>
+			!["date", "connection", "keep-alive", "content-length", "transfer-encoding"].includes(name.toLowerCase()),
+	);
 	headers.push(["Content-Length", String(body.length)]);
 	const server = http.createServer((_req, res) => {
 		res.writeHead(answer.status, headers.flat());

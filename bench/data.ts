@@ -34,7 +34,8 @@ function parse(argv: string[]): Options {
 		if (flag === "--participants" || flag === "-n") {
 			const text = value().replace(/_/g, "");
 			const count = Number(text);
-			if (!Number.isInteger(count) || count < 0 || count > MAX_PARTICIPANTS) usage(`--participants must be an integer 0…${MAX_PARTICIPANTS}`);
+			if (!Number.isInteger(count) || count < 0 || count > MAX_PARTICIPANTS)
+				usage(`--participants must be an integer 0…${MAX_PARTICIPANTS}`);
 			options.participants = count;
 		} else if (flag === "--data-dir") options.dataDir = value();
 		else if (flag === "--out") options.out = value();
@@ -47,7 +48,13 @@ function parse(argv: string[]): Options {
 
 function progressBar(): LoadProgress & { stop(): void } {
 	const bar = new SingleBar(
-		{ format: " {phase} [{bar}] {percentage}% | {value}/{total} | {rate}/s | ETA {eta_formatted}", hideCursor: true, etaBuffer: 20, noTTYOutput: true, notTTYSchedule: 5000 },
+		{
+			format: " {phase} [{bar}] {percentage}% | {value}/{total} | {rate}/s | ETA {eta_formatted}",
+			hideCursor: true,
+			etaBuffer: 20,
+			noTTYOutput: true,
+			notTTYSchedule: 5000,
+		},
 		Presets.shades_classic,
 	);
 	let started = false;
@@ -79,7 +86,9 @@ async function main(): Promise<void> {
 	if (options.out) {
 		await writeSeedFile(options.out, options.participants, bar);
 		bar.stop();
-		console.log(`wrote ${options.participants} generated participants (plus the demo seed) to ${path.resolve(options.out)} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+		console.log(
+			`wrote ${options.participants} generated participants (plus the demo seed) to ${path.resolve(options.out)} in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+		);
 		return;
 	}
 	const dataDir = path.resolve(options.dataDir);

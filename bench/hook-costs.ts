@@ -20,18 +20,37 @@ const READ_ACCEPT = "application/vnd.registry.participants.get.v1+json";
 const ROUNDS = Number(process.env.HOOK_COST_ROUNDS ?? 200_000);
 
 interface GatewayUnderTest {
-	authenticate(ctx: Context, route: unknown, req: GatewayRequest, res: ServerResponse, alias: OperationAlias): Caller | null | Promise<Caller | null>;
+	authenticate(
+		ctx: Context,
+		route: unknown,
+		req: GatewayRequest,
+		res: ServerResponse,
+		alias: OperationAlias,
+	): Caller | null | Promise<Caller | null>;
 	authorize(ctx: Context, route: unknown, req: GatewayRequest): void;
-	operationCalls: { serve(req: GatewayRequest, res: ServerResponse, state: unknown, fail: (error: unknown) => void): void };
+	operationCalls: {
+		serve(req: GatewayRequest, res: ServerResponse, state: unknown, fail: (error: unknown) => void): void;
+	};
 	settings: { port: number };
 }
 
 /** A response that takes what the gateway writes and sends nothing. */
 function sink(): ServerResponse {
-	return { headersSent: false, writeHead: () => undefined, end: () => undefined, setHeader: () => undefined } as unknown as ServerResponse;
+	return {
+		headersSent: false,
+		writeHead: () => undefined,
+		end: () => undefined,
+		setHeader: () => undefined,
+	} as unknown as ServerResponse;
 }
 
-function request(broker: ServiceBroker, api: GatewayUnderTest, path: string, params: Record<string, string>, headers: Record<string, string>): GatewayRequest {
+function request(
+	broker: ServiceBroker,
+	api: GatewayUnderTest,
+	path: string,
+	params: Record<string, string>,
+	headers: Record<string, string>,
+): GatewayRequest {
 	const ctx = new Context(broker, undefined as never);
 	(ctx as unknown as { service: unknown }).service = api;
 	return {
@@ -57,7 +76,13 @@ function timed(run: () => void): number {
 }
 
 async function main(): Promise<void> {
-	Object.assign(process.env, { DATA_DIR: ":memory:", PORT: "0", LOG_LEVEL: "warn", METRICS: process.env.METRICS ?? "true", RATE_LIMIT: "1000000000" });
+	Object.assign(process.env, {
+		DATA_DIR: ":memory:",
+		PORT: "0",
+		LOG_LEVEL: "warn",
+		METRICS: process.env.METRICS ?? "true",
+		RATE_LIMIT: "1000000000",
+	});
 	const broker = createRegistryBroker({ overrides: { logger: false } });
 	await broker.start();
 	const seed = readDemoSeed();
@@ -82,8 +107,20 @@ async function main(): Promise<void> {
 
 	const costs: Record<string, number> = {};
 	for (const [name, path, alias, params, headers] of [
-		["lookup", lookupPath, aliases["GET /organizations/:qualifiedIdentifier/processes"], { qualifiedIdentifier: organization }, { accept: LOOKUP_ACCEPT }],
-		["read", readPath, aliases["GET /participants/:participant"], { participant: organization }, { accept: READ_ACCEPT, authorization }],
+		[
+			"lookup",
+			lookupPath,
+			aliases["GET /organizations/:qualifiedIdentifier/processes"],
+			{ qualifiedIdentifier: organization },
+			{ accept: LOOKUP_ACCEPT },
+		],
+		[
+			"read",
+			readPath,
+			aliases["GET /participants/:participant"],
+			{ participant: organization },
+			{ accept: READ_ACCEPT, authorization },
+		],
 	] as const) {
 		const req = request(broker, api, path, params, headers);
 		const res = sink();
@@ -98,10 +135,18 @@ async function main(): Promise<void> {
 		authenticate();
 		costs[`${name}: authentication hook`] = timed(authenticate);
 		costs[`${name}: authorization hook`] = timed(() => api.authorize(req.$ctx, null, req));
-		costs[`${name}: alias handler (held answer, metrics, answer written)`] = timed(() => api.operationCalls.serve(req, res, req.state, fail));
+		costs[`${name}: alias handler (held answer, metrics, answer written)`] = timed(() =>
+			api.operationCalls.serve(req, res, req.state, fail),
+		);
 	}
 	await broker.stop();
-	console.log(JSON.stringify(Object.fromEntries(Object.entries(costs).map(([name, nanoseconds]) => [name, Math.round(nanoseconds) / 1000]))));
+	console.log(
+		JSON.stringify(
+			Object.fromEntries(
+				Object.entries(costs).map(([name, nanoseconds]) => [name, Math.round(nanoseconds) / 1000]),
+			),
+		),
+	);
 }
 
 main().catch((error) => {

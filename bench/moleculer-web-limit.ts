@@ -12,12 +12,21 @@ import ApiGateway from "moleculer-web";
 
 process.once("message", async (answer: { status: number; headers: [string, string][]; body: string }) => {
 	const body = Buffer.from(answer.body, "utf8");
-	const headers = answer.headers.filter(([name]) => !["date", "connection", "keep-alive", "content-length", "transfer-encoding", "x-request-id"].includes(name.toLowerCase()));
+	const headers = answer.headers.filter(
+		([name]) =>
+			!["date", "connection", "keep-alive", "content-length", "transfer-encoding", "x-request-id"].includes(
+				name.toLowerCase(),
+			),
+	);
 	headers.push(["Content-Length", String(body.length)]);
 	const head = headers.flat();
 	// BENCH_LIMIT_METRICS=true: the same with moleculer's own request metrics and context tracking on, as the registry runs.
 	const withMetrics = process.env.BENCH_LIMIT_METRICS === "true";
-	const broker = new ServiceBroker({ logger: false, metrics: { enabled: withMetrics }, tracking: { enabled: withMetrics } });
+	const broker = new ServiceBroker({
+		logger: false,
+		metrics: { enabled: withMetrics },
+		tracking: { enabled: withMetrics },
+	});
 	const writeAnswer = (_req: unknown, res: ServerResponse) => {
 		res.writeHead(answer.status, head);
 		res.end(body);
@@ -39,7 +48,10 @@ process.once("message", async (answer: { status: number; headers: [string, strin
 					bodyParsers: false,
 					logging: false,
 					// The paths of both hot reads (the read is held to the same limit, with the lookup's bytes).
-					aliases: { "GET /organizations/:qualifiedIdentifier/processes": writeAnswer, "GET /participants/:participant": writeAnswer },
+					aliases: {
+						"GET /organizations/:qualifiedIdentifier/processes": writeAnswer,
+						"GET /participants/:participant": writeAnswer,
+					},
 				},
 			],
 		},

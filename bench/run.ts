@@ -39,8 +39,27 @@ import { createGenerator, GENERATOR_VERSION, nameWords, qualifiedIdentifier, typ
 import type { LatencyResult, LoadResult } from "./lib/load-client";
 import { loadParticipants, readDemoSeed, ROOT } from "./lib/load";
 import { reachable } from "../src/platform/local-network";
-import { NATS_URL, REDIS_URL, rssOf, runLoad, startBaseline, startCluster, startMoleculerWebLimit, startRegistry, type BaselineServer, type RegistryProcess } from "./lib/processes";
-import { CLIENT_CORE, pinToServerCore, removeWrkFiles, runWrk, SERVER_CORE, wrkMissing, type WrkResult } from "./lib/wrk";
+import {
+	NATS_URL,
+	REDIS_URL,
+	rssOf,
+	runLoad,
+	startBaseline,
+	startCluster,
+	startMoleculerWebLimit,
+	startRegistry,
+	type BaselineServer,
+	type RegistryProcess,
+} from "./lib/processes";
+import {
+	CLIENT_CORE,
+	pinToServerCore,
+	removeWrkFiles,
+	runWrk,
+	SERVER_CORE,
+	wrkMissing,
+	type WrkResult,
+} from "./lib/wrk";
 
 // ---- options -----------------------------------------------------------------------------
 
@@ -134,12 +153,19 @@ const load = () =>
 async function ensureData(options: Options, count: number): Promise<string> {
 	const dir = path.join(options.dataRoot, `p${count}`);
 	const markerFile = path.join(dir, "bench-data.json");
-	const marker = fs.existsSync(markerFile) ? (JSON.parse(fs.readFileSync(markerFile, "utf8")) as { participants: number; generator: number }) : null;
+	const marker = fs.existsSync(markerFile)
+		? (JSON.parse(fs.readFileSync(markerFile, "utf8")) as { participants: number; generator: number })
+		: null;
 	if (marker?.participants === count && marker.generator === GENERATOR_VERSION) return dir;
 	fs.rmSync(dir, { recursive: true, force: true });
 	note(`generating ${count.toLocaleString("en-US")} participants into ${dir}`);
 	const bar = new SingleBar(
-		{ format: " {bar} {percentage}% | {value}/{total} participants | ETA {eta_formatted}", hideCursor: true, noTTYOutput: true, notTTYSchedule: 10000 },
+		{
+			format: " {bar} {percentage}% | {value}/{total} participants | ETA {eta_formatted}",
+			hideCursor: true,
+			noTTYOutput: true,
+			notTTYSchedule: 10000,
+		},
 		Presets.shades_classic,
 	);
 	let started = false;
@@ -152,15 +178,21 @@ async function ensureData(options: Options, count: number): Promise<string> {
 		},
 	});
 	if (started) bar.stop();
-	console.log(`  loaded in ${((result.importMs + result.rebuildMs) / 1000).toFixed(1)} s (lookup rebuilt: ${result.organizations} organizations)`);
-	fs.writeFileSync(markerFile, JSON.stringify({ participants: count, generator: GENERATOR_VERSION, at: new Date().toISOString() }));
+	console.log(
+		`  loaded in ${((result.importMs + result.rebuildMs) / 1000).toFixed(1)} s (lookup rebuilt: ${result.organizations} organizations)`,
+	);
+	fs.writeFileSync(
+		markerFile,
+		JSON.stringify({ participants: count, generator: GENERATOR_VERSION, at: new Date().toISOString() }),
+	);
 	return dir;
 }
 
 // ---- requests ----------------------------------------------------------------------------
 
 const LOOKUP_ACCEPT = "application/vnd.registry.organizations.processes.v1+json";
-const basic = (username: string, password: string) => `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
+const basic = (username: string, password: string) =>
+	`Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
 
 interface Workload {
 	generator: Generator;
@@ -186,12 +218,18 @@ function workload(): Workload {
 		sp1: (sp1.serviceProvider ?? "").toLowerCase(),
 		sp1Auth: basic(sp1.username, sp1.password),
 		adminAuth: basic(admin.username, admin.password),
-		lookupPaths: (count) => Array.from({ length: count }, (_, index) => `/rest/api/organizations/${qualifiedIdentifier(generator.organizationNumber(index))}/processes`),
+		lookupPaths: (count) =>
+			Array.from(
+				{ length: count },
+				(_, index) =>
+					`/rest/api/organizations/${qualifiedIdentifier(generator.organizationNumber(index))}/processes`,
+			),
 		readPaths(count) {
 			const paths: string[] = [];
 			for (let index = 0; index < count; index++) {
 				const participant = generator.participant(index);
-				if (participant.serviceProvider === (sp1.serviceProvider ?? "").toLowerCase()) paths.push(`/rest/api/participants/${qualifiedIdentifier(participant.organizationIdentifier)}`);
+				if (participant.serviceProvider === (sp1.serviceProvider ?? "").toLowerCase())
+					paths.push(`/rest/api/participants/${qualifiedIdentifier(participant.organizationIdentifier)}`);
 			}
 			return paths;
 		},
@@ -220,24 +258,47 @@ function cpuMillis(pid: number): number {
 }
 
 /** Baseline and subject in alternating rounds; the best round of each. */
-async function compare(options: Options, baseline: BaselineServer, url: string, paths: string[], headers: Record<string, string>, subjectPid?: number): Promise<Comparison> {
+async function compare(
+	options: Options,
+	baseline: BaselineServer,
+	url: string,
+	paths: string[],
+	headers: Record<string, string>,
+	subjectPid?: number,
+): Promise<Comparison> {
 	let best: Comparison | null = null;
 	let bestBaseline: LoadResult | null = null;
 	let answered = 0;
 	const ratios: number[] = [];
 	for (let round = 0; round < options.rounds; round++) {
-		const base = await runLoad({ url: baseline.url, connections: 64, duration: options.duration, headers, plan: { kind: "paths", paths } });
+		const base = await runLoad({
+			url: baseline.url,
+			connections: 64,
+			duration: options.duration,
+			headers,
+			plan: { kind: "paths", paths },
+		});
 		if (!bestBaseline || base.requestsPerSecond > bestBaseline.requestsPerSecond) bestBaseline = base;
 		const before = subjectPid ? cpuMillis(subjectPid) : 0;
-		const subject = await runLoad({ url, connections: 64, duration: options.duration, headers, plan: { kind: "paths", paths } });
+		const subject = await runLoad({
+			url,
+			connections: 64,
+			duration: options.duration,
+			headers,
+			plan: { kind: "paths", paths },
+		});
 		answered += subject.total;
 		ratios.push(subject.requestsPerSecond / base.requestsPerSecond);
 		const cpu = subjectPid ? ((cpuMillis(subjectPid) - before) * 1000) / Math.max(1, subject.total) : undefined;
 		console.log(
 			`    round ${round + 1}: baseline ${Math.round(base.requestsPerSecond)} req/s, registry ${Math.round(subject.requestsPerSecond)} req/s (p50 ${subject.latency.p50} ms, p99 ${subject.latency.p99} ms${cpu ? `, ${cpu.toFixed(0)} µs CPU/request` : ""}; load ${load()})`,
 		);
-		if (subject.non2xx > 0 || subject.errors > 0) console.log(`    ! ${subject.non2xx} non-2xx, ${subject.errors} errors: ${JSON.stringify(subject.statusCodes)}`);
-		if (!best || subject.requestsPerSecond > best.subject.requestsPerSecond) best = { baseline: base, subject, cpuMicros: cpu, answered: 0, ratio: 0 };
+		if (subject.non2xx > 0 || subject.errors > 0)
+			console.log(
+				`    ! ${subject.non2xx} non-2xx, ${subject.errors} errors: ${JSON.stringify(subject.statusCodes)}`,
+			);
+		if (!best || subject.requestsPerSecond > best.subject.requestsPerSecond)
+			best = { baseline: base, subject, cpuMicros: cpu, answered: 0, ratio: 0 };
 	}
 	const ratio = [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)];
 	console.log(`    round ratios: ${ratios.map((value) => value.toFixed(2)).join(", ")} (median ${ratio.toFixed(2)})`);
@@ -247,27 +308,55 @@ async function compare(options: Options, baseline: BaselineServer, url: string, 
 /** Every path once (64 connections): the lookup's cache holds every organization afterwards. */
 async function warmEvery(url: string, paths: string[], headers: Record<string, string>): Promise<void> {
 	const started = performance.now();
-	const result = await runLoad({ url, connections: 64, duration: 600, amount: paths.length, headers, plan: { kind: "paths", paths, sequence: true } });
+	const result = await runLoad({
+		url,
+		connections: 64,
+		duration: 600,
+		amount: paths.length,
+		headers,
+		plan: { kind: "paths", paths, sequence: true },
+	});
 	const others = Object.entries(result.statusCodes).filter(([status]) => !status.startsWith("2"));
 	const detail = others.length > 0 ? `: ${others.map(([status, count]) => `${count} × ${status}`).join(", ")}` : "";
-	console.log(`    warmed ${result.total.toLocaleString("en-US")} organizations in ${((performance.now() - started) / 1000).toFixed(1)} s (${result.non2xx} non-2xx${detail})`);
+	console.log(
+		`    warmed ${result.total.toLocaleString("en-US")} organizations in ${((performance.now() - started) / 1000).toFixed(1)} s (${result.non2xx} non-2xx${detail})`,
+	);
 }
 
-function latency(options: Options, url: string, paths: string[], headers: Record<string, string>): Promise<LatencyResult> {
+function latency(
+	options: Options,
+	url: string,
+	paths: string[],
+	headers: Record<string, string>,
+): Promise<LatencyResult> {
 	return runLoad({ latency: true, url, paths, headers, duration: options.latencySeconds, warmup: 1 });
 }
 
-async function capture(url: string, path: string, headers: Record<string, string>): Promise<{ status: number; headers: [string, string][]; body: string }> {
+async function capture(
+	url: string,
+	path: string,
+	headers: Record<string, string>,
+): Promise<{ status: number; headers: [string, string][]; body: string }> {
 	const response = await fetch(`${url}${path}`, { headers });
 	const body = await response.text();
 	if (response.status !== 200) throw new Error(`capturing ${path}: ${response.status} ${body}`);
 	return { status: response.status, headers: [...response.headers.entries()], body };
 }
 
-function ratioFigure(name: string, comparison: Comparison, minRatio: number | undefined, extra?: { maxP99?: number }): Figure {
+function ratioFigure(
+	name: string,
+	comparison: Comparison,
+	minRatio: number | undefined,
+	extra?: { maxP99?: number },
+): Figure {
 	const ratio = comparison.ratio;
 	const p99ok = extra?.maxP99 === undefined || comparison.subject.latency.p99 < extra.maxP99;
-	const targets = [minRatio !== undefined ? `≥ ${minRatio.toFixed(2)}x` : "", extra?.maxP99 !== undefined ? `p99 < ${extra.maxP99} ms` : ""].filter(Boolean).join(", ");
+	const targets = [
+		minRatio !== undefined ? `≥ ${minRatio.toFixed(2)}x` : "",
+		extra?.maxP99 !== undefined ? `p99 < ${extra.maxP99} ms` : "",
+	]
+		.filter(Boolean)
+		.join(", ");
 	return {
 		name,
 		value: comparison.subject.requestsPerSecond,
@@ -290,13 +379,20 @@ function k8sTopology(): Record<string, string> {
 		.filter((name) => /\.ya?ml$/.test(name))
 		.sort()) {
 		for (const document of parseAllDocuments(fs.readFileSync(path.join(dir, file), "utf8"))) {
-			const doc = document.toJS() as { kind?: string; metadata?: { name?: string }; spec?: { template?: { spec?: { containers?: { env?: { name: string; value?: string }[] }[] } } } } | null;
+			const doc = document.toJS() as {
+				kind?: string;
+				metadata?: { name?: string };
+				spec?: { template?: { spec?: { containers?: { env?: { name: string; value?: string }[] }[] } } };
+			} | null;
 			if (doc?.kind !== "Deployment") continue;
-			const services = doc.spec?.template?.spec?.containers?.flatMap((container) => container.env ?? []).find((entry) => entry.name === "SERVICES")?.value;
+			const services = doc.spec?.template?.spec?.containers
+				?.flatMap((container) => container.env ?? [])
+				.find((entry) => entry.name === "SERVICES")?.value;
 			if (services && doc.metadata?.name) topology[doc.metadata.name] = services;
 		}
 	}
-	if (!Object.values(topology).some((services) => services.split(",").includes("api"))) throw new Error("k8s/ has no gateway Deployment (SERVICES with api)");
+	if (!Object.values(topology).some((services) => services.split(",").includes("api")))
+		throw new Error("k8s/ has no gateway Deployment (SERVICES with api)");
 	return topology;
 }
 
@@ -317,7 +413,13 @@ async function runMemoryAndStart(): Promise<void> {
 		const registry = await startRegistry("empty", ONE_PROCESS_ENV(empty));
 		const rss = await idleRss(registry);
 		await registry.stop();
-		report({ name: "start to ready, empty", value: registry.readyMs, unit: "ms", target: "< 3000 ms", pass: registry.readyMs < 3000 });
+		report({
+			name: "start to ready, empty",
+			value: registry.readyMs,
+			unit: "ms",
+			target: "< 3000 ms",
+			pass: registry.readyMs < 3000,
+		});
 		report({ name: "RSS idle, empty", value: mb(rss), unit: "MB", target: "< 150 MB", pass: mb(rss) < 150 });
 	} finally {
 		fs.rmSync(empty, { recursive: true, force: true });
@@ -335,14 +437,26 @@ function findPaths(work: Workload, count: number): Record<"deep" | "middle" | "w
 		deep: [`/rest/api/participants?page=250&size=20&sort=name`],
 		middle: [`/rest/api/participants?page=${Math.floor(count / 2 / 20)}&size=20&sort=name`],
 		word: nameWords().map((word) => `/rest/api/participants?query=${encodeURIComponent(word)}&size=20`),
-		number: Array.from({ length: 2000 }, (_, index) => `/rest/api/participants?query=${work.generator.organizationNumber(Math.floor((index * count) / 2000))}`),
+		number: Array.from(
+			{ length: 2000 },
+			(_, index) =>
+				`/rest/api/participants?query=${work.generator.organizationNumber(Math.floor((index * count) / 2000))}`,
+		),
 	};
 }
 
-const findHeadersOf = (work: Workload) => ({ accept: "application/vnd.registry.participants.find.v1+json", authorization: work.adminAuth });
+const findHeadersOf = (work: Workload) => ({
+	accept: "application/vnd.registry.participants.find.v1+json",
+	authorization: work.adminAuth,
+});
 
 /** The one-process figures at the large data set: start, lookup, authenticated read, finds, RSS. */
-async function runOneProcess(options: Options, data: Sizes, work: Workload, want: (name: string) => boolean): Promise<void> {
+async function runOneProcess(
+	options: Options,
+	data: Sizes,
+	work: Workload,
+	want: (name: string) => boolean,
+): Promise<void> {
 	const lookupHeaders = { accept: LOOKUP_ACCEPT };
 	const count = options.large;
 	const paths = work.lookupPaths(count);
@@ -357,7 +471,14 @@ async function runOneProcess(options: Options, data: Sizes, work: Workload, want
 	let baseline: BaselineServer | null = null;
 	try {
 		const rssStarted = await idleRss(registry, 1000);
-		if (want("memory")) report({ name: `start to ready, ${size} participants`, value: registry.readyMs, unit: "ms", target: "< 5000 ms", pass: registry.readyMs < 5000 });
+		if (want("memory"))
+			report({
+				name: `start to ready, ${size} participants`,
+				value: registry.readyMs,
+				unit: "ms",
+				target: "< 5000 ms",
+				pass: registry.readyMs < 5000,
+			});
 		const answer = await capture(registry.url, paths[0], lookupHeaders);
 		baseline = await startBaseline(answer);
 		console.log(`    baseline answers ${answer.body.length} bytes with ${answer.headers.length} headers`);
@@ -377,7 +498,10 @@ async function runOneProcess(options: Options, data: Sizes, work: Workload, want
 
 		if (want("auth")) {
 			// The held read answers the RSS figure below includes.
-			const readHeaders = { accept: "application/vnd.registry.participants.get.v1+json", authorization: work.sp1Auth };
+			const readHeaders = {
+				accept: "application/vnd.registry.participants.get.v1+json",
+				authorization: work.sp1Auth,
+			};
 			await warmEvery(registry.url, work.readPaths(count), readHeaders);
 		}
 
@@ -430,8 +554,15 @@ const GROWTH_ROUNDS = 3;
  * of ~0.1–1 ms measured minutes apart compared the drift as much as the code (the same find
  * code read 1.82x, 1.93x and 2.66x in three runs).
  */
-async function runGrowth(options: Options, data: Sizes, work: Workload, want: (name: string) => boolean): Promise<void> {
-	note(`how cost grows, ${options.small.toLocaleString("en-US")} → ${options.large.toLocaleString("en-US")} participants (p50, one client, both registries running, rounds alternating)`);
+async function runGrowth(
+	options: Options,
+	data: Sizes,
+	work: Workload,
+	want: (name: string) => boolean,
+): Promise<void> {
+	note(
+		`how cost grows, ${options.small.toLocaleString("en-US")} → ${options.large.toLocaleString("en-US")} participants (p50, one client, both registries running, rounds alternating)`,
+	);
 	const small = await startRegistry("growth-small", ONE_PROCESS_ENV(data.small));
 	const large = await startRegistry("growth-large", ONE_PROCESS_ENV(data.large));
 	try {
@@ -440,17 +571,42 @@ async function runGrowth(options: Options, data: Sizes, work: Workload, want: (n
 			{ registry: large, count: options.large },
 		];
 		const lookupHeaders = { accept: LOOKUP_ACCEPT };
-		const kinds: Array<{ name: string; limit: number; headers: Record<string, string>; paths: (count: number) => string[] }> = [];
+		const kinds: Array<{
+			name: string;
+			limit: number;
+			headers: Record<string, string>;
+			paths: (count: number) => string[];
+		}> = [];
 		if (want("lookup")) {
 			for (const side of sides) await warmEvery(side.registry.url, work.lookupPaths(side.count), lookupHeaders);
-			kinds.push({ name: "lookup p50 growth", limit: 1.2, headers: lookupHeaders, paths: (count) => work.lookupPaths(count) });
+			kinds.push({
+				name: "lookup p50 growth",
+				limit: 1.2,
+				headers: lookupHeaders,
+				paths: (count) => work.lookupPaths(count),
+			});
 		}
 		if (want("finds")) {
 			const findHeaders = findHeadersOf(work);
 			kinds.push(
-				{ name: "find sorted page 251 p50 growth", limit: 2, headers: findHeaders, paths: (count) => findPaths(work, count).deep },
-				{ name: "find name-word p50 growth", limit: 2, headers: findHeaders, paths: (count) => findPaths(work, count).word },
-				{ name: "find organization-number p50 growth", limit: 2, headers: findHeaders, paths: (count) => findPaths(work, count).number },
+				{
+					name: "find sorted page 251 p50 growth",
+					limit: 2,
+					headers: findHeaders,
+					paths: (count) => findPaths(work, count).deep,
+				},
+				{
+					name: "find name-word p50 growth",
+					limit: 2,
+					headers: findHeaders,
+					paths: (count) => findPaths(work, count).word,
+				},
+				{
+					name: "find organization-number p50 growth",
+					limit: 2,
+					headers: findHeaders,
+					paths: (count) => findPaths(work, count).number,
+				},
 			);
 		}
 		const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -459,7 +615,12 @@ async function runGrowth(options: Options, data: Sizes, work: Workload, want: (n
 			for (let round = 0; round < GROWTH_ROUNDS; round++) {
 				const order = round % 2 === 0 ? [0, 1] : [1, 0];
 				for (const index of order) {
-					const result = await latency(options, sides[index].registry.url, kind.paths(sides[index].count), kind.headers);
+					const result = await latency(
+						options,
+						sides[index].registry.url,
+						kind.paths(sides[index].count),
+						kind.headers,
+					);
 					if (result.non2xx > 0) console.log(`    ! ${kind.name}: ${JSON.stringify(result.statusCodes)}`);
 					p50s[index].push(result.p50);
 				}
@@ -500,7 +661,9 @@ function configMapEnv(rateLimited: boolean): Record<string, string> {
 async function requestsCounted(url: string, action: string): Promise<number> {
 	const text = await (await fetch(`${url}/metrics`)).text();
 	let total = 0;
-	for (const entry of text.split("\n")) if (entry.startsWith("moleculer_request_total{") && entry.includes(`action="${action}"`)) total += Number(entry.slice(entry.lastIndexOf(" ") + 1));
+	for (const entry of text.split("\n"))
+		if (entry.startsWith("moleculer_request_total{") && entry.includes(`action="${action}"`))
+			total += Number(entry.slice(entry.lastIndexOf(" ") + 1));
 	return total;
 }
 
@@ -540,7 +703,12 @@ function median(values: number[]): number {
  * side first, then last), so that every side sees the same machine; each ratio is the median
  * of the rounds' ratios.
  */
-async function wrkRounds(options: Options, sides: Side[], paths: string[], headers: Record<string, string>): Promise<Map<string, SideRounds>> {
+async function wrkRounds(
+	options: Options,
+	sides: Side[],
+	paths: string[],
+	headers: Record<string, string>,
+): Promise<Map<string, SideRounds>> {
 	const rounds = new Map<string, SideRounds>(sides.map((side) => [side.name, { results: [], cpuMicros: [] }]));
 	for (let round = 0; round < options.rounds; round++) {
 		const order = round % 2 === 0 ? sides : [...sides].reverse();
@@ -548,12 +716,16 @@ async function wrkRounds(options: Options, sides: Side[], paths: string[], heade
 		for (const side of order) {
 			const before = side.pids.reduce((sum, pid) => sum + cpuMillis(pid), 0);
 			const result = await runWrk({ url: side.url, paths, headers, connections: 64, duration: options.duration });
-			const cpu = ((side.pids.reduce((sum, pid) => sum + cpuMillis(pid), 0) - before) * 1000) / Math.max(1, result.total);
+			const cpu =
+				((side.pids.reduce((sum, pid) => sum + cpuMillis(pid), 0) - before) * 1000) / Math.max(1, result.total);
 			const entry = rounds.get(side.name) as SideRounds;
 			entry.results.push(result);
 			entry.cpuMicros.push(cpu);
-			parts.push(`${side.name} ${Math.round(result.requestsPerSecond)} req/s (p99 ${result.latency.p99} ms, ${cpu.toFixed(0)} µs CPU)`);
-			if (result.non2xx > 0 || result.socketErrors > 0) parts.push(`! ${side.name}: ${result.non2xx} non-2xx, ${result.socketErrors} socket errors`);
+			parts.push(
+				`${side.name} ${Math.round(result.requestsPerSecond)} req/s (p99 ${result.latency.p99} ms, ${cpu.toFixed(0)} µs CPU)`,
+			);
+			if (result.non2xx > 0 || result.socketErrors > 0)
+				parts.push(`! ${side.name}: ${result.non2xx} non-2xx, ${result.socketErrors} socket errors`);
 		}
 		console.log(`    round ${round + 1}: ${parts.join("; ")}; load ${load()}`);
 	}
@@ -566,14 +738,25 @@ function roundRatios(rounds: Map<string, SideRounds>, subject: string, reference
 }
 
 /** A side's figure: its median ratio to the moleculer-web limit (the target), beside its ratio to bare node:http in the same rounds. */
-function sideFigure(name: string, rounds: Map<string, SideRounds>, side: string, minRatio: number | undefined, maxP99: number | undefined): Figure {
+function sideFigure(
+	name: string,
+	rounds: Map<string, SideRounds>,
+	side: string,
+	minRatio: number | undefined,
+	maxP99: number | undefined,
+): Figure {
 	const { results, cpuMicros } = rounds.get(side) as SideRounds;
 	const toLimit = roundRatios(rounds, side, LIMIT);
 	const toBare = roundRatios(rounds, side, BARE);
 	const toLimitWithMetrics = rounds.has(LIMIT_METRICS) ? median(roundRatios(rounds, side, LIMIT_METRICS)) : NaN;
 	const ratio = median(toLimit);
 	const p99 = median(results.map((result) => result.latency.p99));
-	const targets = [minRatio !== undefined ? `≥ ${minRatio.toFixed(2)}x of the moleculer-web limit` : "", maxP99 !== undefined ? `p99 < ${maxP99} ms` : ""].filter(Boolean).join(", ");
+	const targets = [
+		minRatio !== undefined ? `≥ ${minRatio.toFixed(2)}x of the moleculer-web limit` : "",
+		maxP99 !== undefined ? `p99 < ${maxP99} ms` : "",
+	]
+		.filter(Boolean)
+		.join(", ");
 	return {
 		name,
 		value: median(results.map((result) => result.requestsPerSecond)),
@@ -581,7 +764,9 @@ function sideFigure(name: string, rounds: Map<string, SideRounds>, side: string,
 		ratio,
 		ratioOf: LIMIT,
 		target: targets || undefined,
-		pass: targets ? (minRatio === undefined || ratio >= minRatio) && (maxP99 === undefined || p99 < maxP99) : undefined,
+		pass: targets
+			? (minRatio === undefined || ratio >= minRatio) && (maxP99 === undefined || p99 < maxP99)
+			: undefined,
 		detail:
 			`wrk, 1 thread on core ${CLIENT_CORE}, servers on core ${SERVER_CORE}, 64 connections; median of the rounds' ratios: ${ratio.toFixed(2)}x of the moleculer-web limit ` +
 			`(${toLimit.map((value) => value.toFixed(2)).join(", ")}), ${median(toBare).toFixed(2)}x of bare node:http (${toBare.map((value) => value.toFixed(2)).join(", ")}), ` +
@@ -602,10 +787,22 @@ const LIMIT_METRICS = "moleculer-web limit, METRICS on";
  * in one process and in the k8s topology (one process per Deployment, over the local NATS and
  * Redis). Every request takes the gateway's hooks; /metrics must count every request sent.
  */
-async function runHotReads(options: Options, data: Sizes, work: Workload, want: (name: string) => boolean): Promise<void> {
+async function runHotReads(
+	options: Options,
+	data: Sizes,
+	work: Workload,
+	want: (name: string) => boolean,
+): Promise<void> {
 	const missing = wrkMissing();
 	if (missing) {
-		report({ name: "hot reads", value: 0, unit: "req/s", target: "≥ 0.90x", pass: false, detail: `not measured: ${missing}` });
+		report({
+			name: "hot reads",
+			value: 0,
+			unit: "req/s",
+			target: "≥ 0.90x",
+			pass: false,
+			detail: `not measured: ${missing}`,
+		});
 		return;
 	}
 	const lookupHeaders = { accept: LOOKUP_ACCEPT };
@@ -621,7 +818,14 @@ async function runHotReads(options: Options, data: Sizes, work: Workload, want: 
 			const setup = distributed ? "k8s topology" : "one process";
 			if (distributed && !want("distributed")) continue;
 			if (distributed && !clusterReachable) {
-				report({ name: `lookup, ${setup}`, value: 0, unit: "req/s", target: "≥ 0.90x", pass: false, detail: `not measured: NATS (${NATS_URL}) or Redis (${REDIS_URL}) unreachable` });
+				report({
+					name: `lookup, ${setup}`,
+					value: 0,
+					unit: "req/s",
+					target: "≥ 0.90x",
+					pass: false,
+					detail: `not measured: NATS (${NATS_URL}) or Redis (${REDIS_URL}) unreachable`,
+				});
 				continue;
 			}
 			const env = configMapEnv(true);
@@ -649,9 +853,21 @@ async function runHotReads(options: Options, data: Sizes, work: Workload, want: 
 				}
 				for (const pid of registryPids) pinToServerCore(pid);
 				const sides = (registry: string): Side[] => [
-					{ name: BARE, url: (bare as BaselineServer).url, pids: [(bare as BaselineServer).child.pid as number] },
-					{ name: LIMIT, url: (limit as BaselineServer).url, pids: [(limit as BaselineServer).child.pid as number] },
-					{ name: LIMIT_METRICS, url: (limitWithMetrics as BaselineServer).url, pids: [(limitWithMetrics as BaselineServer).child.pid as number] },
+					{
+						name: BARE,
+						url: (bare as BaselineServer).url,
+						pids: [(bare as BaselineServer).child.pid as number],
+					},
+					{
+						name: LIMIT,
+						url: (limit as BaselineServer).url,
+						pids: [(limit as BaselineServer).child.pid as number],
+					},
+					{
+						name: LIMIT_METRICS,
+						url: (limitWithMetrics as BaselineServer).url,
+						pids: [(limitWithMetrics as BaselineServer).child.pid as number],
+					},
 					{ name: registry, url: gateway.url, pids: registryPids },
 				];
 				for (const [kind, kindPaths, headers, minRatio] of [
@@ -664,11 +880,22 @@ async function runHotReads(options: Options, data: Sizes, work: Workload, want: 
 					const before = await requestsCounted(gateway.url, "api.rest");
 					const rounds = await wrkRounds(options, sides(label), [...kindPaths], headers);
 					const counted = (await requestsCounted(gateway.url, "api.rest")) - before;
-					const sent = (rounds.get(label) as SideRounds).results.reduce((sum, result) => sum + result.total, 0);
+					const sent = (rounds.get(label) as SideRounds).results.reduce(
+						(sum, result) => sum + result.total,
+						0,
+					);
 					report(sideFigure(`${label}, ${setup}`, rounds, label, minRatio, 10));
 					if (kind === "lookup" && !distributed) {
 						report(sideFigure(`${LIMIT} (beside the lookup)`, rounds, LIMIT, undefined, undefined));
-						report(sideFigure(`${LIMIT_METRICS} (beside the lookup)`, rounds, LIMIT_METRICS, undefined, undefined));
+						report(
+							sideFigure(
+								`${LIMIT_METRICS} (beside the lookup)`,
+								rounds,
+								LIMIT_METRICS,
+								undefined,
+								undefined,
+							),
+						);
 					}
 					report(metricsFigure(`${label} requests counted in /metrics, ${setup}`, "api.rest", sent, counted));
 				}
@@ -691,7 +918,13 @@ function storedCounts(dataDir: string): { participants: number; updated: number;
 	try {
 		return {
 			participants: (participants.prepare("SELECT count(*) AS n FROM participants").get() as { n: number }).n,
-			updated: (participants.prepare("SELECT count(*) AS n FROM participants WHERE json_extract(body, '$.contact.name') LIKE 'Oppdatert Kontakt %'").get() as { n: number }).n,
+			updated: (
+				participants
+					.prepare(
+						"SELECT count(*) AS n FROM participants WHERE json_extract(body, '$.contact.name') LIKE 'Oppdatert Kontakt %'",
+					)
+					.get() as { n: number }
+			).n,
 			organizations: (lookup.prepare("SELECT count(*) AS n FROM organizationProcesses").get() as { n: number }).n,
 		};
 	} finally {
@@ -755,7 +988,10 @@ async function runWrites(options: Options, data: Sizes, work: Workload): Promise
 						kind: "updates",
 						organizationNumbers,
 						pathPrefix: "/rest/api/participants",
-						processSets: [[work.generator.processIds[0]], [work.generator.processIds[0], work.generator.processIds[2]]],
+						processSets: [
+							[work.generator.processIds[0]],
+							[work.generator.processIds[0], work.generator.processIds[2]],
+						],
 					},
 				});
 			warmUpdates = await updatesOf(numbers.slice(measured, measured + WRITE_WARMUP));
@@ -769,7 +1005,8 @@ async function runWrites(options: Options, data: Sizes, work: Workload): Promise
 		const allOk = (...runs: LoadResult[]) => runs.every((run) => run.non2xx === 0 && run.errors === 0);
 		const addsOk = warmAdds.ok + adds.ok === addsKept && allOk(warmAdds, adds);
 		const updatesOk = warmUpdates.ok + updates.ok === updatesKept && allOk(warmUpdates, updates);
-		const cold = (run: LoadResult) => `${Math.round(run.requestsPerSecond)}/s during the ${run.ok.toLocaleString("en-US")}-write warm-up`;
+		const cold = (run: LoadResult) =>
+			`${Math.round(run.requestsPerSecond)}/s during the ${run.ok.toLocaleString("en-US")}-write warm-up`;
 		report({
 			name: "participant adds, one process",
 			value: adds.requestsPerSecond,
@@ -809,15 +1046,37 @@ async function runMillion(options: Options, work: Workload): Promise<void> {
 		// The warm figure first: random lookups over all of them churn the cache afterwards.
 		const warm = paths.slice(0, 250000);
 		await warmEvery(registry.url, warm, lookupHeaders);
-		report(ratioFigure("lookup, one process, 250,000 warm of 1,000,000", await compare(options, baseline, registry.url, warm, lookupHeaders, registry.child.pid), undefined));
+		report(
+			ratioFigure(
+				"lookup, one process, 250,000 warm of 1,000,000",
+				await compare(options, baseline, registry.url, warm, lookupHeaders, registry.child.pid),
+				undefined,
+			),
+		);
 		const lookup = await latency(options, registry.url, warm, lookupHeaders);
-		report(ratioFigure("lookup, one process, random over 1,000,000", await compare(options, baseline, registry.url, paths, lookupHeaders, registry.child.pid), undefined));
-		report({ name: "lookup latency, one client, 1M (warm)", value: lookup.p50, unit: "ms", detail: `p99 ${lookup.p99.toFixed(2)} ms` });
+		report(
+			ratioFigure(
+				"lookup, one process, random over 1,000,000",
+				await compare(options, baseline, registry.url, paths, lookupHeaders, registry.child.pid),
+				undefined,
+			),
+		);
+		report({
+			name: "lookup latency, one client, 1M (warm)",
+			value: lookup.p50,
+			unit: "ms",
+			detail: `p99 ${lookup.p99.toFixed(2)} ms`,
+		});
 		const finds: Record<string, string[]> = {
 			"find, sorted page 251 (offset 5,000), 1M": [`/rest/api/participants?page=250&size=20&sort=name`],
 			"find, sorted middle page (offset 500,000), 1M": [`/rest/api/participants?page=25000&size=20&sort=name`],
-			"find, name-word query, 1M": nameWords().map((word) => `/rest/api/participants?query=${encodeURIComponent(word)}&size=20`),
-			"find, organization-number query, 1M": Array.from({ length: 2000 }, (_, index) => `/rest/api/participants?query=${work.generator.organizationNumber(index * 500)}`),
+			"find, name-word query, 1M": nameWords().map(
+				(word) => `/rest/api/participants?query=${encodeURIComponent(word)}&size=20`,
+			),
+			"find, organization-number query, 1M": Array.from(
+				{ length: 2000 },
+				(_, index) => `/rest/api/participants?query=${work.generator.organizationNumber(index * 500)}`,
+			),
 		};
 		for (const [name, list] of Object.entries(finds)) {
 			const result = await latency(options, registry.url, list, findHeaders);
@@ -842,7 +1101,10 @@ async function runMillion(options: Options, work: Workload): Promise<void> {
 /** Each hook's cost per request, measured in a process of its own (bench/hook-costs.ts). */
 function runHookCosts(): void {
 	note("what each hook costs per request (in-process loop, the registry with demo data, METRICS on)");
-	const output = execFileSync(process.execPath, [path.join(__dirname, "hook-costs.js")], { encoding: "utf8", env: { ...process.env, LOG_LEVEL: "warn" } });
+	const output = execFileSync(process.execPath, [path.join(__dirname, "hook-costs.js")], {
+		encoding: "utf8",
+		env: { ...process.env, LOG_LEVEL: "warn" },
+	});
 	const costs = JSON.parse(output.trim().split("\n").pop() as string) as Record<string, number>;
 	for (const [name, micros] of Object.entries(costs)) report({ name, value: micros, unit: "µs/request" });
 }
@@ -862,17 +1124,22 @@ async function main(): Promise<void> {
 	const options = parseOptions(process.argv.slice(2));
 	const started = performance.now();
 	console.log(`npm run bench — ${machine()}`);
-	console.log(`rounds ${options.rounds} × ${options.duration} s per throughput, one-client latencies ${options.latencySeconds} s; autocannon at 64 connections, pipelining 1`);
+	console.log(
+		`rounds ${options.rounds} × ${options.duration} s per throughput, one-client latencies ${options.latencySeconds} s; autocannon at 64 connections, pipelining 1`,
+	);
 	const work = workload();
 	if (options.million) {
 		await runMillion(options, work);
 	} else {
 		const want = (name: string) => !options.only || options.only.has(name);
 		const needs = ["lookup", "auth", "hot", "finds", "memory", "distributed", "writes"].some(want);
-		const data: Sizes = needs ? { large: await ensureData(options, options.large), small: await ensureData(options, options.small) } : { large: "", small: "" };
+		const data: Sizes = needs
+			? { large: await ensureData(options, options.large), small: await ensureData(options, options.small) }
+			: { large: "", small: "" };
 		if (want("memory")) await runMemoryAndStart();
 		if (want("hooks")) runHookCosts();
-		if (["lookup", "auth", "hot"].some(want)) await runHotReads(options, data, work, (name) => want(name) || want("hot"));
+		if (["lookup", "auth", "hot"].some(want))
+			await runHotReads(options, data, work, (name) => want(name) || want("hot"));
 		if (["lookup", "auth", "finds", "memory"].some(want)) await runOneProcess(options, data, work, want);
 		if (["lookup", "finds"].some(want)) await runGrowth(options, data, work, want);
 		if (want("writes")) await runWrites(options, data, work);
@@ -884,8 +1151,17 @@ async function main(): Promise<void> {
 	const resultsDir = path.join(ROOT, "bench", "results");
 	fs.mkdirSync(resultsDir, { recursive: true });
 	const file = path.join(resultsDir, `bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-	fs.writeFileSync(file, JSON.stringify({ machine: machine(), options: { ...options, only: options.only ? [...options.only] : null }, figures }, null, 2));
-	console.log(`\n${missed.length === 0 ? "every target met" : `${missed.length} target(s) missed: ${missed.map((figure) => figure.name).join("; ")}`} (figures in ${path.relative(ROOT, file)})`);
+	fs.writeFileSync(
+		file,
+		JSON.stringify(
+			{ machine: machine(), options: { ...options, only: options.only ? [...options.only] : null }, figures },
+			null,
+			2,
+		),
+	);
+	console.log(
+		`\n${missed.length === 0 ? "every target met" : `${missed.length} target(s) missed: ${missed.map((figure) => figure.name).join("; ")}`} (figures in ${path.relative(ROOT, file)})`,
+	);
 	process.exitCode = missed.length === 0 ? 0 : 1;
 }
 

@@ -19,9 +19,15 @@ async function main(): Promise<void> {
 	await broker.start();
 	try {
 		await broker.waitForServices(["lookup", "participants"], 60000);
-		const result = await broker.call<{ organizations: number; participants: number }, Record<string, never>>("lookup.rebuild", {}, { timeout: REBUILD_TIMEOUT_MS });
+		const result = await broker.call<{ organizations: number; participants: number }, Record<string, never>>(
+			"lookup.rebuild",
+			{},
+			{ timeout: REBUILD_TIMEOUT_MS },
+		);
 		// eslint-disable-next-line no-console
-		console.log(`lookup rebuilt: ${result.organizations} organization(s) from ${result.participants} participant(s)`);
+		console.log(
+			`lookup rebuilt: ${result.organizations} organization(s) from ${result.participants} participant(s)`,
+		);
 	} finally {
 		await broker.stop();
 	}

@@ -33,7 +33,12 @@ const REBUILD_TIMEOUT_MS = 30 * 60 * 1000;
 function progressBar(io: CliIO, label: string): Progress {
 	// cli-progress draws only on a terminal; elsewhere (pipes, tests) it stays silent.
 	const bar = new SingleBar(
-		{ stream: io.stderr as NodeJS.WritableStream, format: `${label} [{bar}] {percentage}% | {value}/{total} records | {eta_formatted}`, hideCursor: true, etaBuffer: 50 },
+		{
+			stream: io.stderr as NodeJS.WritableStream,
+			format: `${label} [{bar}] {percentage}% | {value}/{total} records | {eta_formatted}`,
+			hideCursor: true,
+			etaBuffer: 50,
+		},
 		Presets.shades_classic,
 	);
 	let started = false;
@@ -80,7 +85,11 @@ function readableFile(file: string): void {
 
 const ACCOUNTS = { needs: ["accounts"], alsoOffline: ["accessPoints"] };
 
-async function addAccount(io: CliIO, username: string, options: { role: string; serviceProvider?: string; accessPointProvider?: string }): Promise<void> {
+async function addAccount(
+	io: CliIO,
+	username: string,
+	options: { role: string; serviceProvider?: string; accessPointProvider?: string },
+): Promise<void> {
 	const password = await readNewPassword(io, username);
 	const summary = await withRegistry(io, ACCOUNTS, (broker) =>
 		// The same action and body as POST /rest/api/accounts.
@@ -106,9 +115,11 @@ async function addAccount(io: CliIO, username: string, options: { role: string; 
 
 async function disableAccount(io: CliIO, username: string): Promise<void> {
 	await withRegistry(io, ACCOUNTS, (broker) =>
-		broker.call("accounts.disableAccount", { identifier: accountIdentifier(username) }, AS_OPERATOR).catch((error: { code?: number }) => {
-			throw error.code === 404 ? new CliFailure(`no account ${username}; nothing changed`) : error;
-		}),
+		broker
+			.call("accounts.disableAccount", { identifier: accountIdentifier(username) }, AS_OPERATOR)
+			.catch((error: { code?: number }) => {
+				throw error.code === 404 ? new CliFailure(`no account ${username}; nothing changed`) : error;
+			}),
 	);
 	writeLine(io.stderr, `account ${username} disabled`);
 }
@@ -117,32 +128,53 @@ async function resetPassword(io: CliIO, username: string): Promise<void> {
 	// Refuse an unknown username before asking for a password.
 	await withRegistry(io, ACCOUNTS, async (broker) => {
 		const accounts = await broker.call<AccountSummary[]>("accounts.listAccounts");
-		if (!accounts.some((account) => account.username === username)) throw new CliFailure(`no account ${username}; nothing changed`);
+		if (!accounts.some((account) => account.username === username))
+			throw new CliFailure(`no account ${username}; nothing changed`);
 		const password = await readNewPassword(io, username);
-		await broker.call("accounts.resetPassword", { identifier: accountIdentifier(username), body: { password } }, AS_OPERATOR);
+		await broker.call(
+			"accounts.resetPassword",
+			{ identifier: accountIdentifier(username), body: { password } },
+			AS_OPERATOR,
+		);
 	});
 	writeLine(io.stderr, `password of ${username} reset`);
 }
 
 async function listAccounts(io: CliIO, options: { json?: boolean }): Promise<void> {
-	const accounts = await withRegistry(io, ACCOUNTS, (broker) => broker.call<AccountSummary[]>("accounts.listAccounts"));
+	const accounts = await withRegistry(io, ACCOUNTS, (broker) =>
+		broker.call<AccountSummary[]>("accounts.listAccounts"),
+	);
 	printJsonOrTable(io, options.json === true, accounts, () => [
 		["USERNAME", "ROLE", "PROVIDER", "DISABLED"],
-		...accounts.map((account) => [account.username, account.role, account.serviceProvider ?? account.accessPointProvider ?? "", account.disabled ? "yes" : "no"]),
+		...accounts.map((account) => [
+			account.username,
+			account.role,
+			account.serviceProvider ?? account.accessPointProvider ?? "",
+			account.disabled ? "yes" : "no",
+		]),
 	]);
 }
 
 async function addServiceProvider(io: CliIO, title: string, options: { identifier?: string }): Promise<void> {
 	const provider = await withRegistry(io, { needs: ["accounts"] }, (broker) =>
-		broker.call<ServiceProvider, object>("accounts.addServiceProvider", { body: { title, ...(options.identifier ? { identifier: options.identifier } : {}) } }, AS_OPERATOR),
+		broker.call<ServiceProvider, object>(
+			"accounts.addServiceProvider",
+			{ body: { title, ...(options.identifier ? { identifier: options.identifier } : {}) } },
+			AS_OPERATOR,
+		),
 	);
 	writeLine(io.stdout, provider.identifier);
 	writeLine(io.stderr, `service provider "${provider.title}" added`);
 }
 
 async function listServiceProviders(io: CliIO, options: { json?: boolean }): Promise<void> {
-	const providers = await withRegistry(io, { needs: ["accounts"] }, (broker) => broker.call<ServiceProvider[]>("accounts.listServiceProviders"));
-	printJsonOrTable(io, options.json === true, providers, () => [["IDENTIFIER", "TITLE"], ...providers.map((provider) => [provider.identifier, provider.title])]);
+	const providers = await withRegistry(io, { needs: ["accounts"] }, (broker) =>
+		broker.call<ServiceProvider[]>("accounts.listServiceProviders"),
+	);
+	printJsonOrTable(io, options.json === true, providers, () => [
+		["IDENTIFIER", "TITLE"],
+		...providers.map((provider) => [provider.identifier, provider.title]),
+	]);
 }
 
 interface AccessPointOptions {
@@ -157,16 +189,29 @@ interface AccessPointOptions {
 async function addAccessPoint(io: CliIO, title: string, options: AccessPointOptions): Promise<void> {
 	const endpoint = {
 		url: options.url,
-		transportProfile: { title: options.transportTitle ?? options.transportProfile, value: options.transportProfile, certificateTypes: options.certificateType },
+		transportProfile: {
+			title: options.transportTitle ?? options.transportProfile,
+			value: options.transportProfile,
+			certificateTypes: options.certificateType,
+		},
 	};
 	const accessPoint = await withRegistry(io, { needs: ["accessPoints"] }, (broker) =>
-		broker.call<AccessPoint, object>("accessPoints.add", { title, provider: options.provider, endpoints: [endpoint], ...(options.identifier ? { identifier: options.identifier } : {}) }),
+		broker.call<AccessPoint, object>("accessPoints.add", {
+			title,
+			provider: options.provider,
+			endpoints: [endpoint],
+			...(options.identifier ? { identifier: options.identifier } : {}),
+		}),
 	);
 	writeLine(io.stdout, accessPoint.identifier);
 	writeLine(io.stderr, `access point "${accessPoint.title}" of ${accessPoint.provider.title} added`);
 }
 
-async function addAccessPointProvider(io: CliIO, title: string, options: { contactName: string; contactEmail: string; contactPhone: string; identifier?: string }): Promise<void> {
+async function addAccessPointProvider(
+	io: CliIO,
+	title: string,
+	options: { contactName: string; contactEmail: string; contactPhone: string; identifier?: string },
+): Promise<void> {
 	const provider = await withRegistry(io, { needs: ["accessPoints"] }, (broker) =>
 		broker.call<AccessPointProvider, object>("accessPoints.addProvider", {
 			title,
@@ -183,7 +228,11 @@ async function listAccessPoints(io: CliIO, options: { json?: boolean }): Promise
 		const all: AccessPoint[] = [];
 		for (let page = 0; ; page++) {
 			const pageRequest = { page, size: 1000, sort: [{ field: "title", direction: "asc" }] };
-			const found = await broker.call<Page<AccessPoint>, object>("accessPoints.find", { pageRequest }, AS_OPERATOR);
+			const found = await broker.call<Page<AccessPoint>, object>(
+				"accessPoints.find",
+				{ pageRequest },
+				AS_OPERATOR,
+			);
 			all.push(...found.content);
 			if (found.last || found.content.length === 0) return all;
 		}
@@ -200,10 +249,16 @@ async function listAccessPoints(io: CliIO, options: { json?: boolean }): Promise
 }
 
 async function listAccessPointProviders(io: CliIO, options: { json?: boolean }): Promise<void> {
-	const providers = await withRegistry(io, { needs: ["accessPoints"] }, (broker) => broker.call<AccessPointProvider[]>("accessPoints.listProviders"));
+	const providers = await withRegistry(io, { needs: ["accessPoints"] }, (broker) =>
+		broker.call<AccessPointProvider[]>("accessPoints.listProviders"),
+	);
 	printJsonOrTable(io, options.json === true, providers, () => [
 		["IDENTIFIER", "TITLE", "CONTACT"],
-		...providers.map((provider) => [provider.identifier, provider.title, `${provider.contact.name} <${provider.contact.email}> ${provider.contact.phoneNumber}`]),
+		...providers.map((provider) => [
+			provider.identifier,
+			provider.title,
+			`${provider.contact.name} <${provider.contact.email}> ${provider.contact.phoneNumber}`,
+		]),
 	]);
 }
 
@@ -218,7 +273,10 @@ async function seed(io: CliIO, file: string): Promise<void> {
 	const progress = progressBar(io, "seed");
 	const result = await withRegistry(io, { needs: SEED_OWNERS, alsoOffline: ["lookup"] }, async (broker) => {
 		try {
-			return await importSeed(broker, parsed.seed, { onChecked: (records) => progress.start(records), onImported: (_action, records) => progress.increment(records) });
+			return await importSeed(broker, parsed.seed, {
+				onChecked: (records) => progress.start(records),
+				onImported: (_action, records) => progress.increment(records),
+			});
 		} catch (error) {
 			const { message, lines } = describeError(error);
 			throw new CliFailure(`${file} refused, nothing changed: ${message}`, lines);
@@ -227,14 +285,25 @@ async function seed(io: CliIO, file: string): Promise<void> {
 		}
 	});
 	writeLine(io.stderr, `${file} imported:`);
-	for (const [section, counts] of Object.entries(result)) writeLine(io.stderr, describeCounts(section, counts as SeedCounts));
+	for (const [section, counts] of Object.entries(result))
+		writeLine(io.stderr, describeCounts(section, counts as SeedCounts));
 }
 
 async function rebuildLookup(io: CliIO): Promise<void> {
-	const result = await withRegistry(io, { needs: ["lookup", "participants"], alsoOffline: ["catalog", "accounts"] }, (broker) =>
-		broker.call<{ organizations: number; participants: number }, object>("lookup.rebuild", {}, { timeout: REBUILD_TIMEOUT_MS }),
+	const result = await withRegistry(
+		io,
+		{ needs: ["lookup", "participants"], alsoOffline: ["catalog", "accounts"] },
+		(broker) =>
+			broker.call<{ organizations: number; participants: number }, object>(
+				"lookup.rebuild",
+				{},
+				{ timeout: REBUILD_TIMEOUT_MS },
+			),
 	);
-	writeLine(io.stderr, `lookup rebuilt: ${result.organizations} organization(s) from ${result.participants} participant(s)`);
+	writeLine(
+		io.stderr,
+		`lookup rebuilt: ${result.organizations} organization(s) from ${result.participants} participant(s)`,
+	);
 }
 
 async function exportCommand(io: CliIO, options: { out?: string }): Promise<void> {
@@ -242,17 +311,28 @@ async function exportCommand(io: CliIO, options: { out?: string }): Promise<void
 	if (options.out) {
 		await new Promise<void>((resolve, reject) => {
 			(out as fs.WriteStream).once("open", () => resolve());
-			(out as fs.WriteStream).once("error", (error) => reject(new UsageError(`cannot write ${options.out}: ${error.message}`)));
+			(out as fs.WriteStream).once("error", (error) =>
+				reject(new UsageError(`cannot write ${options.out}: ${error.message}`)),
+			);
 		});
 	}
 	let done = false;
 	try {
-		const counts = await withRegistry(io, { needs: ["accounts", "accessPoints", "catalog", "participants"] }, (broker: ServiceBroker) =>
-			exportRegistry(broker, out, progressBar(io, "export"), batchSize(joinsCluster(io))),
+		const counts = await withRegistry(
+			io,
+			{ needs: ["accounts", "accessPoints", "catalog", "participants"] },
+			(broker: ServiceBroker) =>
+				exportRegistry(broker, out, progressBar(io, "export"), batchSize(joinsCluster(io))),
 		);
-		if (options.out) await new Promise<void>((resolve, reject) => (out as fs.WriteStream).end((error?: Error | null) => (error ? reject(error) : resolve())));
+		if (options.out)
+			await new Promise<void>((resolve, reject) =>
+				(out as fs.WriteStream).end((error?: Error | null) => (error ? reject(error) : resolve())),
+			);
 		done = true;
-		writeLine(io.stderr, `exported ${Object.values(counts).reduce((sum, count) => sum + count, 0)} record(s)${options.out ? ` to ${options.out}` : ""}:`);
+		writeLine(
+			io.stderr,
+			`exported ${Object.values(counts).reduce((sum, count) => sum + count, 0)} record(s)${options.out ? ` to ${options.out}` : ""}:`,
+		);
 		for (const [type, count] of Object.entries(counts)) if (count) writeLine(io.stderr, `  ${type}: ${count}`);
 	} finally {
 		if (options.out && !done) {
@@ -264,10 +344,13 @@ async function exportCommand(io: CliIO, options: { out?: string }): Promise<void
 
 async function importCommand(io: CliIO, file: string): Promise<void> {
 	readableFile(file);
-	const outcome = await withRegistry(io, { needs: SEED_OWNERS, alsoOffline: ["lookup"] }, (broker) => importRegistry(broker, file, io, progressBar(io, "import"), batchSize(joinsCluster(io))));
+	const outcome = await withRegistry(io, { needs: SEED_OWNERS, alsoOffline: ["lookup"] }, (broker) =>
+		importRegistry(broker, file, io, progressBar(io, "import"), batchSize(joinsCluster(io))),
+	);
 	writeLine(io.stderr, `${file} imported (${outcome.records} record(s)):`);
 	for (const [type, counts] of Object.entries(outcome.counts)) writeLine(io.stderr, describeCounts(type, counts));
-	if (outcome.disabledAccounts) writeLine(io.stderr, `  ${outcome.disabledAccounts} account(s) disabled as in the file`);
+	if (outcome.disabledAccounts)
+		writeLine(io.stderr, `  ${outcome.disabledAccounts} account(s) disabled as in the file`);
 }
 
 // ---- the program ----------------------------------------------------------------------
@@ -278,7 +361,9 @@ function collect(value: string, previous: string[]): string[] {
 
 export function buildProgram(io: CliIO, run: (work: () => Promise<void>) => Promise<void>): Command {
 	const program = new Command("registry")
-		.description("Operator tools of the participant registry. Works on the configured store (DATA_DIR / MONGO_URI), or joins the running cluster when TRANSPORTER (and NAMESPACE) are set.")
+		.description(
+			"Operator tools of the participant registry. Works on the configured store (DATA_DIR / MONGO_URI), or joins the running cluster when TRANSPORTER (and NAMESPACE) are set.",
+		)
 		.exitOverride()
 		.configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })
 		.showHelpAfterError("(registry --help lists the commands)")
@@ -287,7 +372,9 @@ export function buildProgram(io: CliIO, run: (work: () => Promise<void>) => Prom
 	const accounts = program.command("accounts").description("accounts that may call the registry");
 	accounts
 		.command("add <username>")
-		.description("add an account; the password is asked twice without echo (or read from the first line of stdin when it is not a terminal)")
+		.description(
+			"add an account; the password is asked twice without echo (or read from the first line of stdin when it is not a terminal)",
+		)
 		.addOption(new Option("--role <role>", "the account's role").choices(ACCOUNT_ROLES).makeOptionMandatory())
 		.option("--service-provider <uuid>", "the service provider (role SERVICE_PROVIDER)")
 		.option("--access-point-provider <uuid>", "the access point provider (role ACCESS_POINT_PROVIDER)")
@@ -306,7 +393,9 @@ export function buildProgram(io: CliIO, run: (work: () => Promise<void>) => Prom
 		.option("--json", "as JSON")
 		.action((options) => run(() => listAccounts(io, options)));
 
-	const serviceProviders = program.command("service-providers").description("service providers, for whom SERVICE_PROVIDER accounts act");
+	const serviceProviders = program
+		.command("service-providers")
+		.description("service providers, for whom SERVICE_PROVIDER accounts act");
 	serviceProviders
 		.command("add <title>")
 		.description("add a service provider; prints its identifier")
@@ -366,7 +455,9 @@ export function buildProgram(io: CliIO, run: (work: () => Promise<void>) => Prom
 		.action((options) => run(() => exportCommand(io, options)));
 	program
 		.command("import <file>")
-		.description("import an export file: checked whole first (every bad line listed, nothing changed), then upserted in batches")
+		.description(
+			"import an export file: checked whole first (every bad line listed, nothing changed), then upserted in batches",
+		)
 		.action((file: string) => run(() => importCommand(io, file)));
 	return program;
 }
@@ -387,7 +478,10 @@ export async function runRegistry(args: string[], io: CliIO = PROCESS_IO): Promi
 	try {
 		await buildProgram(io, run).parseAsync(args, { from: "user" });
 	} catch (error) {
-		if (error instanceof CommanderError) return error.code === "commander.helpDisplayed" || error.code === "commander.version" ? EXIT.ok : EXIT.usage;
+		if (error instanceof CommanderError)
+			return error.code === "commander.helpDisplayed" || error.code === "commander.version"
+				? EXIT.ok
+				: EXIT.usage;
 		throw error;
 	}
 	return code;

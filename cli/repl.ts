@@ -17,7 +17,10 @@ export function replBroker(source: NodeJS.ProcessEnv = process.env): ServiceBrok
 		services: [],
 		overrides: {
 			nodeID: `repl-${os.hostname()}-${process.pid}`,
-			logger: { type: "Console", options: { level: source.LOG_LEVEL || "warn", formatter: "short", colors: false, moduleColors: false } },
+			logger: {
+				type: "Console",
+				options: { level: source.LOG_LEVEL || "warn", formatter: "short", colors: false, moduleColors: false },
+			},
 			replDelimiter: "registry $",
 		},
 	});
@@ -33,7 +36,9 @@ async function main(): Promise<void> {
 	}
 	const broker = replBroker();
 	await broker.start();
-	process.stderr.write(`joined the cluster as ${broker.nodeID} (namespace ${broker.namespace || "(none)"}); type help, or quit to leave\n`);
+	process.stderr.write(
+		`joined the cluster as ${broker.nodeID} (namespace ${broker.namespace || "(none)"}); type help, or quit to leave\n`,
+	);
 	broker.repl();
 }
 

@@ -33,7 +33,11 @@ function describeCounts(section: string, counts: unknown): string {
 }
 
 /** The whole command; answers the exit code (kept apart from process.exit for tests). */
-export async function runSeed(args: string[], output: CliOutput = CONSOLE, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function runSeed(
+	args: string[],
+	output: CliOutput = CONSOLE,
+	env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
 	const [file, ...rest] = args;
 	if (!file || rest.length > 0 || file.startsWith("-")) {
 		output.error("usage: npm run seed -- <seed-file.json>");
@@ -66,7 +70,8 @@ export async function runSeed(args: string[], output: CliOutput = CONSOLE, env: 
 		output.out(`${file} imported:`);
 		for (const [section, counts] of Object.entries(result)) output.out(describeCounts(section, counts));
 		// Deliver the audit records now; what cannot go stays in the outboxes for the next start.
-		for (const service of broker.services) await (service as { relayAuditNow?: () => Promise<number> }).relayAuditNow?.().catch(() => 0);
+		for (const service of broker.services)
+			await (service as { relayAuditNow?: () => Promise<number> }).relayAuditNow?.().catch(() => 0);
 		return 0;
 	} catch (error) {
 		const reasons = reasonsOf(error);

@@ -54,23 +54,27 @@ const PAGE_REF = "#/components/schemas/Page";
 /** Media types per "METHOD /path/{template}", read from the OpenAPI document. */
 export const MEDIA_TYPES: Readonly<Record<string, OperationMediaTypes>> = Object.freeze(
 	Object.fromEntries(
-		Object.entries(document.paths as unknown as Record<string, Record<string, DocumentOperation>>).flatMap(([path, methods]) =>
-			Object.entries(methods).flatMap(([method, operation]) => {
-				const success = Object.entries(operation.responses)
-					.filter(([status]) => /^2\d\d$/.test(status))
-					.flatMap(([, response]) => Object.entries(("content" in response && response.content) || {}));
-				const accept = [...new Set(success.map(([mediaType]) => mediaType))];
-				const requestTypes = Object.keys(operation.requestBody?.content ?? {});
-				if (accept.length === 0 && requestTypes.length === 0) return [];
-				// Several forms on one path: the paged one is the registry's default (its schema is the Page envelope).
-				const paged = success.find(([, content]) => JSON.stringify(content.schema ?? {}).includes(`"${PAGE_REF}"`));
-				const entry: OperationMediaTypes = {
-					accept,
-					defaultAccept: paged ? paged[0] : accept[0],
-					contentType: requestTypes.find((mediaType) => mediaType !== "application/json") ?? requestTypes[0],
-				};
-				return [[`${method.toUpperCase()} ${path}`, entry]];
-			}),
+		Object.entries(document.paths as unknown as Record<string, Record<string, DocumentOperation>>).flatMap(
+			([path, methods]) =>
+				Object.entries(methods).flatMap(([method, operation]) => {
+					const success = Object.entries(operation.responses)
+						.filter(([status]) => /^2\d\d$/.test(status))
+						.flatMap(([, response]) => Object.entries(("content" in response && response.content) || {}));
+					const accept = [...new Set(success.map(([mediaType]) => mediaType))];
+					const requestTypes = Object.keys(operation.requestBody?.content ?? {});
+					if (accept.length === 0 && requestTypes.length === 0) return [];
+					// Several forms on one path: the paged one is the registry's default (its schema is the Page envelope).
+					const paged = success.find(([, content]) =>
+						JSON.stringify(content.schema ?? {}).includes(`"${PAGE_REF}"`),
+					);
+					const entry: OperationMediaTypes = {
+						accept,
+						defaultAccept: paged ? paged[0] : accept[0],
+						contentType:
+							requestTypes.find((mediaType) => mediaType !== "application/json") ?? requestTypes[0],
+					};
+					return [[`${method.toUpperCase()} ${path}`, entry]];
+				}),
 		),
 	),
 );
@@ -96,9 +100,11 @@ const negotiation: Middleware = {
 		const entry = MEDIA_TYPES[`${request.method.toUpperCase()} ${schemaPath}`];
 		if (!entry) return undefined;
 		const accept = request.headers.get("Accept");
-		if (entry.accept.length > 0 && (!accept || accept === "*/*")) request.headers.set("Accept", entry.defaultAccept);
+		if (entry.accept.length > 0 && (!accept || accept === "*/*"))
+			request.headers.set("Accept", entry.defaultAccept);
 		const contentType = request.headers.get("Content-Type");
-		if (entry.contentType && contentType && contentType.split(";")[0].trim() === "application/json") request.headers.set("Content-Type", entry.contentType);
+		if (entry.contentType && contentType && contentType.split(";")[0].trim() === "application/json")
+			request.headers.set("Content-Type", entry.contentType);
 		return request;
 	},
 };

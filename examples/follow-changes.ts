@@ -50,11 +50,13 @@ export class SeenTwice extends Error {}
 
 /** One change into the mirror. */
 export function apply(mirror: Mirror, change: Change): void {
-	if (change.sequence <= Number(mirror.cursor)) throw new SeenTwice(`change ${change.sequence} seen twice (cursor ${mirror.cursor})`);
+	if (change.sequence <= Number(mirror.cursor))
+		throw new SeenTwice(`change ${change.sequence} seen twice (cursor ${mirror.cursor})`);
 	const key = `${change.resource}:${change.identifier}`;
 	const held = mirror.records[key];
 	if (change.deleted) delete mirror.records[key];
-	else if (!held || change.version > held.version) mirror.records[key] = { version: change.version, record: change.record };
+	else if (!held || change.version > held.version)
+		mirror.records[key] = { version: change.version, record: change.record };
 	mirror.cursor = String(change.sequence);
 	mirror.applied += 1;
 }
@@ -62,7 +64,9 @@ export function apply(mirror: Mirror, change: Change): void {
 /** Reads and applies one page of changes after the mirror's cursor; true when more are waiting. */
 export async function followOnce(registry: RegistryClient, file: string, limit = 500): Promise<boolean> {
 	const mirror = readMirror(file);
-	const { data, error, response } = await registry.GET("/rest/api/changes", { params: { query: { after: mirror.cursor, limit } } });
+	const { data, error, response } = await registry.GET("/rest/api/changes", {
+		params: { query: { after: mirror.cursor, limit } },
+	});
 	if (!data) throw new Error(`GET /rest/api/changes: ${response.status} ${error?.message ?? response.statusText}`);
 	const page = data as Schemas["ChangePage"]; // the JSON form (the client asks for it; the other is text/event-stream)
 	for (const change of page.changes) apply(mirror, change);
@@ -71,7 +75,12 @@ export async function followOnce(registry: RegistryClient, file: string, limit =
 }
 
 /** Follows until `signal` aborts: a page at once while more are waiting, else every `pollMs`. */
-export async function follow(baseUrl: string, file: string, credentials: Credentials, { pollMs = 500, signal }: { pollMs?: number; signal?: AbortSignal } = {}): Promise<void> {
+export async function follow(
+	baseUrl: string,
+	file: string,
+	credentials: Credentials,
+	{ pollMs = 500, signal }: { pollMs?: number; signal?: AbortSignal } = {},
+): Promise<void> {
 	const registry = createRegistryClient(baseUrl, credentials);
 	while (!signal?.aborted) {
 		let more = false;
@@ -88,11 +97,16 @@ export async function follow(baseUrl: string, file: string, credentials: Credent
 
 if (require.main === module) {
 	const [baseUrl = "http://localhost:3000", file = "mirror.json"] = process.argv.slice(2);
-	const credentials = { username: process.env.REGISTRY_USERNAME ?? "authority", password: process.env.REGISTRY_PASSWORD ?? "authority-demo-password" };
+	const credentials = {
+		username: process.env.REGISTRY_USERNAME ?? "authority",
+		password: process.env.REGISTRY_PASSWORD ?? "authority-demo-password",
+	};
 	const stop = new AbortController();
 	process.once("SIGINT", () => stop.abort());
 	process.once("SIGTERM", () => stop.abort());
-	console.log(`following ${baseUrl} as ${credentials.username} into ${file} (from cursor ${readMirror(file).cursor}); Ctrl-C stops`);
+	console.log(
+		`following ${baseUrl} as ${credentials.username} into ${file} (from cursor ${readMirror(file).cursor}); Ctrl-C stops`,
+	);
 	follow(baseUrl, file, credentials, { signal: stop.signal }).catch((error) => {
 		console.error(error);
 		process.exit(1);

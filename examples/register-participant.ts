@@ -24,12 +24,17 @@ export interface Registered {
 
 function explain(error: RegistryError | undefined, response: Response): Error {
 	const details = error?.errors?.map((item) => `${item.field}: ${item.code} (${item.defaultMessage})`).join("; ");
-	return new Error(`${response.status} ${error?.exception ?? response.statusText}: ${error?.message ?? ""}${details ? ` [${details}]` : ""}`);
+	return new Error(
+		`${response.status} ${error?.exception ?? response.statusText}: ${error?.message ?? ""}${details ? ` [${details}]` : ""}`,
+	);
 }
 
 export async function registerParticipant(
 	baseUrl: string,
-	{ organizationIdentifier = "974760673", log = (line: string) => console.log(line) }: { organizationIdentifier?: string; log?: (line: string) => void } = {},
+	{
+		organizationIdentifier = "974760673",
+		log = (line: string) => console.log(line),
+	}: { organizationIdentifier?: string; log?: (line: string) => void } = {},
 ): Promise<Registered> {
 	const registry = createRegistryClient(baseUrl, SP1);
 	const qualifiedIdentifier = `iso6523-actorid-upis::0192:${organizationIdentifier}`;
@@ -47,10 +52,14 @@ export async function registerParticipant(
 	let participant: Schemas["Participant"];
 	if (added.data) {
 		participant = added.data;
-		log(`registered ${participant.qualifiedIdentifier} as participant ${participant.identifier} (${added.response.headers.get("Location")})`);
+		log(
+			`registered ${participant.qualifiedIdentifier} as participant ${participant.identifier} (${added.response.headers.get("Location")})`,
+		);
 	} else if (added.response.status === 409) {
 		// Already registered (an earlier run): read sp1's participant for that organization.
-		const existing = await registry.GET("/rest/api/participants/{participant}", { params: { path: { participant: qualifiedIdentifier } } });
+		const existing = await registry.GET("/rest/api/participants/{participant}", {
+			params: { path: { participant: qualifiedIdentifier } },
+		});
 		if (!existing.data) throw explain(existing.error as RegistryError, existing.response);
 		participant = existing.data;
 		log(`${participant.qualifiedIdentifier} was already registered as participant ${participant.identifier}`);
@@ -64,15 +73,25 @@ export async function registerParticipant(
 	const wanted = (participant.processes ?? []).map((process) => process.identifier);
 	const deadline = Date.now() + 15000;
 	for (;;) {
-		const lookup = await anonymous.GET("/rest/api/organizations/{qualifiedIdentifier}/processes", { params: { path: { qualifiedIdentifier } } });
+		const lookup = await anonymous.GET("/rest/api/organizations/{qualifiedIdentifier}/processes", {
+			params: { path: { qualifiedIdentifier } },
+		});
 		const processes = lookup.data ?? [];
-		if (lookup.data && wanted.every((identifier) => processes.some((process) => process.identifier === identifier))) {
+		if (
+			lookup.data &&
+			wanted.every((identifier) => processes.some((process) => process.identifier === identifier))
+		) {
 			log(`${qualifiedIdentifier} receives:`);
-			for (const process of processes) log(`  ${process.title ?? process.identifier} (${process.qualifiedIdentifier ?? "no qualified identifier"})`);
+			for (const process of processes)
+				log(
+					`  ${process.title ?? process.identifier} (${process.qualifiedIdentifier ?? "no qualified identifier"})`,
+				);
 			return { participant, added: Boolean(added.data), lookup: processes };
 		}
-		if (lookup.error && lookup.response.status !== 404) throw explain(lookup.error as RegistryError, lookup.response);
-		if (Date.now() > deadline) throw new Error(`the lookup of ${qualifiedIdentifier} did not show the registered processes within 15 s`);
+		if (lookup.error && lookup.response.status !== 404)
+			throw explain(lookup.error as RegistryError, lookup.response);
+		if (Date.now() > deadline)
+			throw new Error(`the lookup of ${qualifiedIdentifier} did not show the registered processes within 15 s`);
 		await new Promise((resolve) => setTimeout(resolve, 200));
 	}
 }

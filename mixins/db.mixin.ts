@@ -38,8 +38,10 @@ async function reportUsage(service: Lifecycle): Promise<void> {
 	if (!usage) return;
 	const labels = { service: service.name };
 	setMetric(service.broker, REGISTRY_METRICS.storeSize, usage.sizeBytes, labels);
-	if (usage.filesystemFreeBytes !== null) setMetric(service.broker, REGISTRY_METRICS.storeFilesystemFree, usage.filesystemFreeBytes, labels);
-	if (usage.filesystemSizeBytes !== null) setMetric(service.broker, REGISTRY_METRICS.storeFilesystemSize, usage.filesystemSizeBytes, labels);
+	if (usage.filesystemFreeBytes !== null)
+		setMetric(service.broker, REGISTRY_METRICS.storeFilesystemFree, usage.filesystemFreeBytes, labels);
+	if (usage.filesystemSizeBytes !== null)
+		setMetric(service.broker, REGISTRY_METRICS.storeFilesystemSize, usage.filesystemSizeBytes, labels);
 }
 
 export function DbMixin<K extends string>(models: Record<K, ModelSpec>): Partial<ServiceSchema> {

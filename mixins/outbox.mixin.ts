@@ -64,7 +64,11 @@ type Lifecycle = Service<OutboxSettings> &
 	OutboxThis &
 	Partial<ChangeDeliverer> & {
 		store: Store;
-		collections?: { auditOutbox?: Collection<OutboxRecord>; noticeOutbox?: Collection<NoticeOutboxDoc & StoredDoc>; changeOutbox?: Collection<ChangeOutboxDoc> };
+		collections?: {
+			auditOutbox?: Collection<OutboxRecord>;
+			noticeOutbox?: Collection<NoticeOutboxDoc & StoredDoc>;
+			changeOutbox?: Collection<ChangeOutboxDoc>;
+		};
 	};
 
 /** The record as `audit` stores it: the outbox's store version is not part of it. */
@@ -128,7 +132,8 @@ export function OutboxMixin(): Partial<ServiceSchema> {
 				deliver: async (records) => {
 					// Not known anywhere yet (starting, or this process runs without it): wait
 					// quietly for the next run instead of a "not registered" warning per write.
-					if (!isActionAvailable(self.broker, "audit.record")) throw new Error("audit.record is not available");
+					if (!isActionAvailable(self.broker, "audit.record"))
+						throw new Error("audit.record is not available");
 					await self.broker.call("audit.record", { records: records.map(recordOf) });
 				},
 				batchSize: self.settings.auditRelayBatchSize,
@@ -142,7 +147,9 @@ export function OutboxMixin(): Partial<ServiceSchema> {
 		started(this: Service) {
 			const self = this as unknown as Lifecycle;
 			if (self.collections?.auditOutbox?.spec.collection !== AUDIT_OUTBOX_MODEL.collection) {
-				throw new Error(`${self.name}: OutboxMixin needs DbMixin with an auditOutbox collection, listed after it (mixins: [OutboxMixin(), DbMixin(...)])`);
+				throw new Error(
+					`${self.name}: OutboxMixin needs DbMixin with an auditOutbox collection, listed after it (mixins: [OutboxMixin(), DbMixin(...)])`,
+				);
 			}
 			if (self.collections.noticeOutbox) {
 				const bus = noticesOf(self.broker);

@@ -37,6 +37,7 @@ export interface RegistryBrokerOptions extends BrokerBuildOptions {
 
 export function createRegistryBroker(options: RegistryBrokerOptions = {}): ServiceBroker {
 	const broker = createBroker(options);
-	for (const name of options.services ?? selectedServices(options.env ?? process.env)) broker.createService(loadServiceSchema(name));
+	for (const name of options.services ?? selectedServices(options.env ?? process.env))
+		broker.createService(loadServiceSchema(name));
 	return broker;
 }

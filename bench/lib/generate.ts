@@ -163,7 +163,13 @@ export interface Generator {
 
 export function eligibleProcesses(seed: SeedFile): string[] {
 	return seed.processes
-		.filter((process) => process.visible !== false && process.restricted !== true && !process.dependencies?.length && !process.requiredICDs?.length)
+		.filter(
+			(process) =>
+				process.visible !== false &&
+				process.restricted !== true &&
+				!process.dependencies?.length &&
+				!process.requiredICDs?.length,
+		)
 		.map((process) => process.identifier.toLowerCase());
 }
 
@@ -171,11 +177,14 @@ export function createGenerator(seed: SeedFile): Generator {
 	const processIds = eligibleProcesses(seed);
 	if (processIds.length === 0) throw new Error("the seed has no process a generated participant may hold");
 	const serviceProviders = seed.serviceProviders.map((provider) => provider.identifier.toLowerCase());
-	const taken = new Set((seed.participants ?? []).filter((row) => row.icd === "0192").map((row) => row.organizationIdentifier));
+	const taken = new Set(
+		(seed.participants ?? []).filter((row) => row.icd === "0192").map((row) => row.organizationIdentifier),
+	);
 	const billing = processIds[0];
 
 	const organizationNumber = (index: number): string => {
-		if (!Number.isInteger(index) || index < 0 || index >= MAX_PARTICIPANTS) throw new RangeError(`participant index ${index} outside 0…${MAX_PARTICIPANTS - 1}`);
+		if (!Number.isInteger(index) || index < 0 || index >= MAX_PARTICIPANTS)
+			throw new RangeError(`participant index ${index} outside 0…${MAX_PARTICIPANTS - 1}`);
 		const prefix = String(prefixOf(index));
 		const next = random(index ^ 0x5bd1e995);
 		const start = Math.floor(next() * 10);
@@ -187,7 +196,8 @@ export function createGenerator(seed: SeedFile): Generator {
 			if (check === 10) continue;
 			const number = first8 + String(check);
 			if (taken.has(number)) continue;
-			if (!isValidNorwegianOrganizationNumber(number)) throw new Error(`generated an invalid organization number ${number}`);
+			if (!isValidNorwegianOrganizationNumber(number))
+				throw new Error(`generated an invalid organization number ${number}`);
 			return number;
 		}
 		throw new Error(`no organization number for index ${index}`);
@@ -208,7 +218,11 @@ export function createGenerator(seed: SeedFile): Generator {
 			organizationIdentifier: organizationNumber(index),
 			name,
 			processes: [...chosen].map((identifier) => ({ identifier })),
-			contact: { name: `${first} ${last}`, email: `${pick(next, MAILBOXES)}@${slug(name) || "firma"}.example`, phoneNumber: phoneNumber(next) },
+			contact: {
+				name: `${first} ${last}`,
+				email: `${pick(next, MAILBOXES)}@${slug(name) || "firma"}.example`,
+				phoneNumber: phoneNumber(next),
+			},
 		};
 	};
 

@@ -73,7 +73,12 @@ export interface LoadResult {
 	issued: number;
 }
 
-type Setup = (request: { method?: string; path?: string; body?: string | Buffer; headers?: Record<string, string> }) => typeof request;
+type Setup = (request: {
+	method?: string;
+	path?: string;
+	body?: string | Buffer;
+	headers?: Record<string, string>;
+}) => typeof request;
 
 function setupFor(spec: LoadSpec, counter: { next: number }): Setup {
 	const plan = spec.plan;
@@ -94,7 +99,9 @@ function setupFor(spec: LoadSpec, counter: { next: number }): Setup {
 	const generator = createGenerator(readDemoSeed());
 	if (plan.kind === "adds") {
 		return (request) => {
-			const participant: Omit<GeneratedParticipant, "serviceProvider"> & { serviceProvider?: string } = { ...generator.participant(plan.fromIndex + counter.next++) };
+			const participant: Omit<GeneratedParticipant, "serviceProvider"> & { serviceProvider?: string } = {
+				...generator.participant(plan.fromIndex + counter.next++),
+			};
 			delete participant.serviceProvider;
 			request.path = plan.pathPrefix;
 			request.body = JSON.stringify(participant);
@@ -104,11 +111,16 @@ function setupFor(spec: LoadSpec, counter: { next: number }): Setup {
 	return (request) => {
 		const at = counter.next++;
 		const number = plan.organizationNumbers[at % plan.organizationNumbers.length];
-		const processes = plan.processSets[Math.floor(at / plan.organizationNumbers.length + at) % plan.processSets.length];
+		const processes =
+			plan.processSets[Math.floor(at / plan.organizationNumbers.length + at) % plan.processSets.length];
 		request.path = `${plan.pathPrefix}/iso6523-actorid-upis::0192:${number}`;
 		request.body = JSON.stringify({
 			processes: processes.map((identifier) => ({ identifier })),
-			contact: { name: `Oppdatert Kontakt ${at}`, email: `oppdatert${at}@bench.example`, phoneNumber: "+47 22 12 34 56" },
+			contact: {
+				name: `Oppdatert Kontakt ${at}`,
+				email: `oppdatert${at}@bench.example`,
+				phoneNumber: "+47 22 12 34 56",
+			},
 		});
 		return request;
 	};
@@ -149,7 +161,10 @@ async function measure(spec: LoadSpec): Promise<LoadResult> {
 	const result = await run(spec, spec.duration, counter);
 	const elapsed = (lastAnswerAt - started) / 1000;
 	const codes: Record<string, number> = {};
-	for (const [code, count] of Object.entries((result as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {})) codes[code] = count.count;
+	for (const [code, count] of Object.entries(
+		(result as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {},
+	))
+		codes[code] = count.count;
 	const ok = result["2xx"];
 	// autocannon's `duration` is whole seconds (it stops on its one-second tick): a run that
 	// ends at `amount` requests (writes, warm-ups) is timed to its last answer instead, or
@@ -157,7 +172,13 @@ async function measure(spec: LoadSpec): Promise<LoadResult> {
 	const seconds = spec.amount ? elapsed : result.duration;
 	return {
 		requestsPerSecond: ok / seconds,
-		latency: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max, mean: result.latency.average },
+		latency: {
+			p50: result.latency.p50,
+			p90: result.latency.p90,
+			p99: result.latency.p99,
+			max: result.latency.max,
+			mean: result.latency.average,
+		},
 		total: result.requests.total,
 		ok,
 		non2xx: result.non2xx,
@@ -179,10 +200,13 @@ async function latency(spec: LatencySpec): Promise<LatencyResult> {
 	const base = new URL(spec.url);
 	const get = (path: string) =>
 		new Promise<number>((resolve, reject) => {
-			const request = http.request({ host: base.hostname, port: base.port, path, method: "GET", headers: spec.headers, agent }, (response) => {
-				response.on("data", () => undefined);
-				response.on("end", () => resolve(response.statusCode ?? 0));
-			});
+			const request = http.request(
+				{ host: base.hostname, port: base.port, path, method: "GET", headers: spec.headers, agent },
+				(response) => {
+					response.on("data", () => undefined);
+					response.on("end", () => resolve(response.statusCode ?? 0));
+				},
+			);
 			request.on("error", reject);
 			request.end();
 		});

@@ -45,7 +45,11 @@ function broker(services: string[]): ServiceBroker {
 		// Quiet, and no request timeout: a batch of thousands of rows is one call. A signal ends
 		// the process (each batch is one transaction): moleculer's own handler would stop the
 		// broker and leave this loop running.
-		overrides: { logger: { type: "Console", options: { level: "warn" } }, requestTimeout: 0, skipProcessEventRegistration: true },
+		overrides: {
+			logger: { type: "Console", options: { level: "warn" } },
+			requestTimeout: 0,
+			skipProcessEventRegistration: true,
+		},
 	});
 }
 
@@ -69,7 +73,14 @@ export async function loadParticipants(dataDir: string, count: number, progress?
 	process.env.DATA_DIR = dataDir;
 	const seed = readDemoSeed();
 	const generator = createGenerator(seed);
-	const result: LoadResult = { participants: count, created: 0, unchanged: 0, importMs: 0, rebuildMs: 0, organizations: 0 };
+	const result: LoadResult = {
+		participants: count,
+		created: 0,
+		unchanged: 0,
+		importMs: 0,
+		rebuildMs: 0,
+		organizations: 0,
+	};
 	try {
 		progress?.phase("demo seed and participants");
 		// Every owner of data (not the gateway, not the lookup: it is rebuilt below), so that the
@@ -81,8 +92,12 @@ export async function loadParticipants(dataDir: string, count: number, progress?
 			await importSeed(writer, seed);
 			for (let from = 0; from < count; from += BATCH) {
 				const rows: GeneratedParticipant[] = [];
-				for (let index = from; index < Math.min(count, from + BATCH); index++) rows.push(generator.participant(index));
-				const answer = await writer.call<{ participants: { created: number; updated: number; unchanged: number } }, { participants: GeneratedParticipant[] }>("participants.importSeed", {
+				for (let index = from; index < Math.min(count, from + BATCH); index++)
+					rows.push(generator.participant(index));
+				const answer = await writer.call<
+					{ participants: { created: number; updated: number; unchanged: number } },
+					{ participants: GeneratedParticipant[] }
+				>("participants.importSeed", {
 					participants: rows,
 				});
 				result.created += answer.participants.created;
@@ -100,7 +115,10 @@ export async function loadParticipants(dataDir: string, count: number, progress?
 		await rebuilder.start();
 		const rebuildStarted = performance.now();
 		try {
-			const rebuilt = await rebuilder.call<{ organizations: number; participants: number }, Record<string, never>>("lookup.rebuild", {});
+			const rebuilt = await rebuilder.call<
+				{ organizations: number; participants: number },
+				Record<string, never>
+			>("lookup.rebuild", {});
 			result.organizations = rebuilt.organizations;
 		} finally {
 			await rebuilder.stop();
@@ -120,7 +138,8 @@ export async function writeSeedFile(file: string, count: number, progress?: Load
 	const { participants: demoParticipants = [], ...rest } = seed;
 	fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
 	const out = fs.createWriteStream(file);
-	const write = (text: string) => (out.write(text) ? Promise.resolve() : new Promise<void>((resolve) => out.once("drain", () => resolve())));
+	const write = (text: string) =>
+		out.write(text) ? Promise.resolve() : new Promise<void>((resolve) => out.once("drain", () => resolve()));
 	const head = JSON.stringify(rest, null, 2);
 	await write(`${head.slice(0, head.lastIndexOf("}")).trimEnd()},\n  "participants": [\n`);
 	let first = true;
@@ -134,5 +153,7 @@ export async function writeSeedFile(file: string, count: number, progress?: Load
 		if ((index + 1) % BATCH === 0 || index + 1 === count) progress?.tick(index + 1, count);
 	}
 	await write("\n  ]\n}\n");
-	await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+	await new Promise<void>((resolve, reject) =>
+		out.end((error?: Error | null) => (error ? reject(error) : resolve())),
+	);
 }

@@ -49,7 +49,11 @@ async function isReady(port: number): Promise<boolean> {
 }
 
 /** Starts `node dist/server.js` with the given environment and waits for /health/ready. */
-export async function startRegistry(name: string, env: Record<string, string>, options: { timeoutMs?: number; nodeArgs?: string[] } = {}): Promise<RegistryProcess> {
+export async function startRegistry(
+	name: string,
+	env: Record<string, string>,
+	options: { timeoutMs?: number; nodeArgs?: string[] } = {},
+): Promise<RegistryProcess> {
 	const port = env.PORT ? Number(env.PORT) : await freePort();
 	const output: string[] = [];
 	const started = performance.now();
@@ -74,7 +78,8 @@ export async function startRegistry(name: string, env: Record<string, string>, o
 	};
 	const deadline = Date.now() + (options.timeoutMs ?? 120000);
 	for (;;) {
-		if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}:\n${output.join("").slice(-4000)}`);
+		if (child.exitCode !== null)
+			throw new Error(`${name} exited with ${child.exitCode}:\n${output.join("").slice(-4000)}`);
 		if (await isReady(port)) break;
 		if (Date.now() > deadline) {
 			await stop();
@@ -83,7 +88,16 @@ export async function startRegistry(name: string, env: Record<string, string>, o
 		await sleep(10);
 	}
 	const readyMs = performance.now() - started;
-	return { name, services: env.SERVICES ?? "all", port, url: `http://127.0.0.1:${port}`, child, output, readyMs, stop };
+	return {
+		name,
+		services: env.SERVICES ?? "all",
+		port,
+		url: `http://127.0.0.1:${port}`,
+		child,
+		output,
+		readyMs,
+		stop,
+	};
 }
 
 export interface Cluster {
@@ -99,7 +113,11 @@ export interface Cluster {
  * DATA_DIR (every service opens only its own file there). stop() ends the processes and
  * removes the namespace's JetStream streams and Redis keys.
  */
-export async function startCluster(topology: Record<string, string>, dataDir: string, extraEnv: Record<string, string> = {}): Promise<Cluster> {
+export async function startCluster(
+	topology: Record<string, string>,
+	dataDir: string,
+	extraEnv: Record<string, string> = {},
+): Promise<Cluster> {
 	const namespace = `bench${process.pid}x${Math.random().toString(36).slice(2, 7)}`;
 	const shared = { TRANSPORTER: NATS_URL, CACHER: REDIS_URL, NAMESPACE: namespace, DATA_DIR: dataDir, ...extraEnv };
 	const processes: RegistryProcess[] = [];
@@ -109,8 +127,14 @@ export async function startCluster(topology: Record<string, string>, dataDir: st
 	};
 	try {
 		// The gateway waits for accounts (readiness), the lookup for catalog: start the owners first.
-		const order = Object.entries(topology).sort(([, a], [, b]) => Number(a.includes("api")) - Number(b.includes("api")));
-		const started = await Promise.all(order.map(([name, services]) => startRegistry(name, { ...shared, SERVICES: services, NODE_ID: `${name}-${namespace}` })));
+		const order = Object.entries(topology).sort(
+			([, a], [, b]) => Number(a.includes("api")) - Number(b.includes("api")),
+		);
+		const started = await Promise.all(
+			order.map(([name, services]) =>
+				startRegistry(name, { ...shared, SERVICES: services, NODE_ID: `${name}-${namespace}` }),
+			),
+		);
 		processes.push(...started);
 	} catch (error) {
 		await cleanup();
@@ -126,7 +150,9 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult>;
 export function runLoad(spec: LatencySpec): Promise<LatencyResult>;
 export function runLoad(spec: LoadSpec | LatencySpec): Promise<LoadResult | LatencyResult> {
 	return new Promise((resolve, reject) => {
-		const child = fork(path.join(__dirname, "load-client.js"), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+		const child = fork(path.join(__dirname, "load-client.js"), [], {
+			stdio: ["ignore", "inherit", "inherit", "ipc"],
+		});
 		let settled = false;
 		child.once("message", (message: { result?: LoadResult | LatencyResult; error?: string }) => {
 			settled = true;
@@ -147,18 +173,32 @@ export interface BaselineServer {
 }
 
 /** The bare node:http server answering `answer` from memory (bench/baseline-server.ts). */
-export function startBaseline(answer: { status: number; headers: [string, string][]; body: string }): Promise<BaselineServer> {
+export function startBaseline(answer: {
+	status: number;
+	headers: [string, string][];
+	body: string;
+}): Promise<BaselineServer> {
 	return startAnswering("baseline-server.js", answer);
 }
 
 /** The bare moleculer-web gateway whose alias writes `answer` from memory (bench/moleculer-web-limit.ts); `metrics`: with moleculer's request metrics on. */
-export function startMoleculerWebLimit(answer: { status: number; headers: [string, string][]; body: string }, metrics = false): Promise<BaselineServer> {
+export function startMoleculerWebLimit(
+	answer: { status: number; headers: [string, string][]; body: string },
+	metrics = false,
+): Promise<BaselineServer> {
 	return startAnswering("moleculer-web-limit.js", answer, { ...process.env, BENCH_LIMIT_METRICS: String(metrics) });
 }
 
-function startAnswering(script: string, answer: { status: number; headers: [string, string][]; body: string }, env: NodeJS.ProcessEnv = process.env): Promise<BaselineServer> {
+function startAnswering(
+	script: string,
+	answer: { status: number; headers: [string, string][]; body: string },
+	env: NodeJS.ProcessEnv = process.env,
+): Promise<BaselineServer> {
 	return new Promise((resolve, reject) => {
-		const child = fork(path.join(__dirname, "..", script), [], { stdio: ["ignore", "inherit", "inherit", "ipc"], env });
+		const child = fork(path.join(__dirname, "..", script), [], {
+			stdio: ["ignore", "inherit", "inherit", "ipc"],
+			env,
+		});
 		child.once("message", (message: { port?: number; error?: string }) => {
 			if (!message.port) return reject(new Error(message.error ?? "baseline failed"));
 			resolve({

@@ -71,7 +71,13 @@ function milliseconds(text: string): number {
 	const match = /^([\d.]+)(us|ms|s|m)$/.exec(text.trim());
 	if (!match) return NaN;
 	const value = Number(match[1]);
-	return match[2] === "us" ? value / 1000 : match[2] === "ms" ? value : match[2] === "s" ? value * 1000 : value * 60_000;
+	return match[2] === "us"
+		? value / 1000
+		: match[2] === "ms"
+			? value
+			: match[2] === "s"
+				? value * 1000
+				: value * 60_000;
 }
 
 export function parseWrk(output: string): WrkResult {
@@ -82,20 +88,44 @@ export function parseWrk(output: string): WrkResult {
 		total: number(/(\d+) requests in/),
 		non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(output)?.[1] ?? 0),
 		socketErrors: socket ? socket.slice(1).reduce((sum, value) => sum + Number(value), 0) : 0,
-		latency: { p50: milliseconds(/\s50%\s+(\S+)/.exec(output)?.[1] ?? ""), p99: milliseconds(/\s99%\s+(\S+)/.exec(output)?.[1] ?? "") },
+		latency: {
+			p50: milliseconds(/\s50%\s+(\S+)/.exec(output)?.[1] ?? ""),
+			p99: milliseconds(/\s99%\s+(\S+)/.exec(output)?.[1] ?? ""),
+		},
 	};
 }
 
 /** One wrk run: one thread pinned to the client core, `connections` keep-alive connections, the paths in turn. */
-export function runWrk(spec: { url: string; paths: string[]; headers: Record<string, string>; connections: number; duration: number }): Promise<WrkResult> {
+export function runWrk(spec: {
+	url: string;
+	paths: string[];
+	headers: Record<string, string>;
+	connections: number;
+	duration: number;
+}): Promise<WrkResult> {
 	const { script, pathsFile } = scriptFiles(spec.paths);
 	const headerArgs = Object.entries(spec.headers).flatMap(([name, value]) => ["-H", `${name}: ${value}`]);
-	const args = ["-c", String(CLIENT_CORE), "wrk", "-t1", `-c${spec.connections}`, `-d${spec.duration}s`, "--latency", ...headerArgs, "-s", script, spec.url, "--", pathsFile];
+	const args = [
+		"-c",
+		String(CLIENT_CORE),
+		"wrk",
+		"-t1",
+		`-c${spec.connections}`,
+		`-d${spec.duration}s`,
+		"--latency",
+		...headerArgs,
+		"-s",
+		script,
+		spec.url,
+		"--",
+		pathsFile,
+	];
 	return new Promise((resolve, reject) => {
 		execFile("taskset", args, { maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
 			if (error) return reject(new Error(`wrk failed: ${error.message}\n${stderr}`));
 			const result = parseWrk(stdout);
-			if (!Number.isFinite(result.requestsPerSecond)) return reject(new Error(`wrk's output not understood:\n${stdout}`));
+			if (!Number.isFinite(result.requestsPerSecond))
+				return reject(new Error(`wrk's output not understood:\n${stdout}`));
 			resolve(result);
 		});
 	});

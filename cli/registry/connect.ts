@@ -38,7 +38,11 @@ export interface RegistryAccess {
  * Runs `work` with a broker that reaches the services in `access.needs`. Offline, the audit
  * service runs too when this build has it, so the operator's changes reach the audit trail.
  */
-export async function withRegistry<T>(io: CliIO, access: RegistryAccess, work: (broker: ServiceBroker) => Promise<T>): Promise<T> {
+export async function withRegistry<T>(
+	io: CliIO,
+	access: RegistryAccess,
+	work: (broker: ServiceBroker) => Promise<T>,
+): Promise<T> {
 	const join = joinsCluster(io);
 	const local = join ? [] : [...new Set([...access.needs, ...(access.alsoOffline ?? []), "audit"])];
 	const broker = createRegistryBroker({
@@ -46,13 +50,22 @@ export async function withRegistry<T>(io: CliIO, access: RegistryAccess, work: (
 		services: local,
 		overrides: {
 			nodeID: `registry-cli-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
-			logger: { type: "Console", options: { level: io.env.LOG_LEVEL || "warn", formatter: "short", colors: false, moduleColors: false } },
+			logger: {
+				type: "Console",
+				options: { level: io.env.LOG_LEVEL || "warn", formatter: "short", colors: false, moduleColors: false },
+			},
 		},
 	});
-	const where = join ? `the cluster at TRANSPORTER (NAMESPACE ${env("NAMESPACE", io.env) || "(none)"})` : "the local store";
+	const where = join
+		? `the cluster at TRANSPORTER (NAMESPACE ${env("NAMESPACE", io.env) || "(none)"})`
+		: "the local store";
 	try {
 		await withTimeout(broker.start(), JOIN_TIMEOUT_MS, `cannot start against ${where}`);
-		await withTimeout(broker.waitForServices(access.needs, JOIN_TIMEOUT_MS), JOIN_TIMEOUT_MS + 1000, `${where} has no running ${access.needs.join(", ")} service(s)`).catch((error) => {
+		await withTimeout(
+			broker.waitForServices(access.needs, JOIN_TIMEOUT_MS),
+			JOIN_TIMEOUT_MS + 1000,
+			`${where} has no running ${access.needs.join(", ")} service(s)`,
+		).catch((error) => {
 			if (error instanceof CliFailure) throw error;
 			throw new CliFailure(`${where} has no running ${access.needs.join(", ")} service(s)`);
 		});

@@ -15,7 +15,12 @@ export interface CliIO {
 	env: NodeJS.ProcessEnv;
 }
 
-export const PROCESS_IO: CliIO = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env };
+export const PROCESS_IO: CliIO = {
+	stdin: process.stdin,
+	stdout: process.stdout,
+	stderr: process.stderr,
+	env: process.env,
+};
 
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
@@ -59,13 +64,29 @@ function violationText(violation: Violation): string {
 export function describeError(error: unknown): { message: string; lines: string[] } {
 	if (error instanceof CliFailure) return { message: error.message, lines: error.lines };
 	const reasons = reasonsOf(error);
-	if (reasons) return { message: (error as Error).message, lines: reasons.map((reason) => `${reason.path || "(file)"}: ${reason.message}`) };
+	if (reasons)
+		return {
+			message: (error as Error).message,
+			lines: reasons.map((reason) => `${reason.path || "(file)"}: ${reason.message}`),
+		};
 	const data = (error as { data?: unknown } | null)?.data;
-	const violations = Array.isArray(data) ? data : Array.isArray((data as { violations?: unknown })?.violations) ? (data as { violations: unknown[] }).violations : null;
-	if (violations) return { message: "refused: the values given are not valid", lines: (violations as Violation[]).map(violationText) };
+	const violations = Array.isArray(data)
+		? data
+		: Array.isArray((data as { violations?: unknown })?.violations)
+			? (data as { violations: unknown[] }).violations
+			: null;
+	if (violations)
+		return {
+			message: "refused: the values given are not valid",
+			lines: (violations as Violation[]).map(violationText),
+		};
 	const name = (error as { name?: string } | null)?.name;
 	const message = error instanceof Error ? error.message : String(error);
-	if (name === "ServiceNotFoundError" || name === "ServiceNotAvailableError") return { message: `${message}: is the service running (and TRANSPORTER/NAMESPACE those of the cluster)?`, lines: [] };
+	if (name === "ServiceNotFoundError" || name === "ServiceNotAvailableError")
+		return {
+			message: `${message}: is the service running (and TRANSPORTER/NAMESPACE those of the cluster)?`,
+			lines: [],
+		};
 	return { message, lines: [] };
 }
 

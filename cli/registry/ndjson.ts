@@ -63,8 +63,16 @@ export function batchSize(joined: boolean): number {
 // ---------------------------------------------------------------------------------------
 // Export
 
-export async function exportRegistry(broker: ServiceBroker, out: Writable, progress: Progress, pageSize: number): Promise<Record<RecordType, number>> {
-	const page = (request: ExportPageRequest) => broker.call<ExportPage, ExportPageRequest>(`${RECORD_OWNERS[request.type]}.exportRecords`, request, { timeout: CALL_TIMEOUT_MS });
+export async function exportRegistry(
+	broker: ServiceBroker,
+	out: Writable,
+	progress: Progress,
+	pageSize: number,
+): Promise<Record<RecordType, number>> {
+	const page = (request: ExportPageRequest) =>
+		broker.call<ExportPage, ExportPageRequest>(`${RECORD_OWNERS[request.type]}.exportRecords`, request, {
+			timeout: CALL_TIMEOUT_MS,
+		});
 	const totals = await Promise.all(RECORD_TYPES.map(async (type) => (await page({ type, limit: 1 })).total ?? 0));
 	progress.start(totals.reduce((sum, total) => sum + total, 0));
 	const counts = Object.fromEntries(RECORD_TYPES.map((type) => [type, 0])) as Record<RecordType, number>;
@@ -73,7 +81,8 @@ export async function exportRegistry(broker: ServiceBroker, out: Writable, progr
 		for (;;) {
 			const { records, next } = await page({ type, limit: pageSize, ...(after === undefined ? {} : { after }) });
 			if (records.length) {
-				if (!out.write(records.map((record) => `${JSON.stringify(record)}\n`).join(""))) await once(out, "drain");
+				if (!out.write(records.map((record) => `${JSON.stringify(record)}\n`).join("")))
+					await once(out, "drain");
 				counts[type] += records.length;
 				progress.increment(records.length);
 			}
@@ -179,7 +188,9 @@ class Check {
 			CREATE TABLE reasons (line INTEGER NOT NULL, field TEXT NOT NULL, message TEXT NOT NULL);
 			CREATE INDEX reasons_line ON reasons (line);
 		`);
-		this.insertKey = this.db.prepare("INSERT INTO keys (kind, key, line, extra) VALUES (?, ?, ?, ?) ON CONFLICT (kind, key) DO NOTHING");
+		this.insertKey = this.db.prepare(
+			"INSERT INTO keys (kind, key, line, extra) VALUES (?, ?, ?, ?) ON CONFLICT (kind, key) DO NOTHING",
+		);
 		this.firstLine = this.db.prepare("SELECT line FROM keys WHERE kind = ? AND key = ?").pluck();
 		this.insertReference = this.db.prepare("INSERT INTO refs (line, field, kind, id) VALUES (?, ?, ?, ?)");
 		this.insertReason = this.db.prepare("INSERT INTO reasons (line, field, message) VALUES (?, ?, ?)");
@@ -210,7 +221,9 @@ class Check {
 
 	/** Every reason in line order, streamed. */
 	reasons(): IterableIterator<{ line: number; field: string; message: string }> {
-		return this.db.prepare("SELECT line, field, message FROM reasons ORDER BY line, rowid").iterate() as IterableIterator<{ line: number; field: string; message: string }>;
+		return this.db
+			.prepare("SELECT line, field, message FROM reasons ORDER BY line, rowid")
+			.iterate() as IterableIterator<{ line: number; field: string; message: string }>;
 	}
 
 	close(): void {
@@ -221,7 +234,13 @@ class Check {
 
 /** Keys and references of one line (its fields may be of any shape: only strings count). */
 function remember(check: Check, line: number, type: RecordType, value: Record<string, unknown>): void {
-	const duplicate = (kind: string, key: string | undefined, field: string, what: string, extra: string | null = null) => {
+	const duplicate = (
+		kind: string,
+		key: string | undefined,
+		field: string,
+		what: string,
+		extra: string | null = null,
+	) => {
 		const first = check.unique(kind, key, line, extra);
 		if (first !== null) check.reason(line, field, `duplicate ${what} (also line ${first})`);
 	};
@@ -234,19 +253,28 @@ function remember(check: Check, line: number, type: RecordType, value: Record<st
 	const identifier = lower(value.identifier);
 	duplicate(type, identifier, "identifier", `${type} identifier`);
 	if (type === "process" || type === "documentType") {
-		duplicate(`${type}:qualifiedIdentifier`, lower(value.qualifiedIdentifier), "qualifiedIdentifier", `${type} qualifiedIdentifier`, identifier ?? null);
+		duplicate(
+			`${type}:qualifiedIdentifier`,
+			lower(value.qualifiedIdentifier),
+			"qualifiedIdentifier",
+			`${type} qualifiedIdentifier`,
+			identifier ?? null,
+		);
 	}
 	if (type === "accessPoint") check.reference(line, "provider", "accessPointProvider", lower(value.provider));
 	if (type === "process") {
-		for (const { field, identifier: id } of referencesIn(value.capabilities, "capabilities")) check.reference(line, field, "capability", id);
-		for (const { field, identifier: id } of referencesIn(value.documentTypes, "documentTypes")) check.reference(line, field, "documentType", id);
+		for (const { field, identifier: id } of referencesIn(value.capabilities, "capabilities"))
+			check.reference(line, field, "capability", id);
+		for (const { field, identifier: id } of referencesIn(value.documentTypes, "documentTypes"))
+			check.reference(line, field, "documentType", id);
 		for (const { field, identifier: id } of referencesIn(value.dependencies, "dependencies")) {
 			if (id === identifier) check.reason(line, field, "a process cannot depend on itself");
 			check.reference(line, field, "process", id);
 		}
 	}
 	if (type === "documentType") {
-		for (const { field, identifier: id } of referencesIn(value.processes, "processes")) check.reference(line, field, "process", id);
+		for (const { field, identifier: id } of referencesIn(value.processes, "processes"))
+			check.reference(line, field, "process", id);
 	}
 	if (type === "participant") {
 		const provider = lower((value.provider as { identifier?: unknown } | null)?.identifier);
@@ -254,13 +282,24 @@ function remember(check: Check, line: number, type: RecordType, value: Record<st
 		const icd = str(value.icd);
 		const organizationIdentifier = str(value.organizationIdentifier);
 		const key = icd && organizationIdentifier ? organizationKey(icd, organizationIdentifier) : undefined;
-		if (key && provider) duplicate("participant:organization", `${provider}|${key}`, "", "participant of this service provider for this organization");
+		if (key && provider)
+			duplicate(
+				"participant:organization",
+				`${provider}|${key}`,
+				"",
+				"participant of this service provider for this organization",
+			);
 		for (const { field, identifier: processId } of referencesIn(value.processes, "processes")) {
 			check.reference(line, field, "process", processId);
 			if (!key) continue;
 			const first = check.unique("claim", `${key}|${processId}`, line);
 			if (first === line) check.reason(line, field, "the same process is listed twice");
-			else if (first !== null) check.reason(line, field, `the organization holds this process with another participant too (line ${first})`);
+			else if (first !== null)
+				check.reason(
+					line,
+					field,
+					`the organization holds this process with another participant too (line ${first})`,
+				);
 		}
 	}
 }
@@ -271,13 +310,18 @@ async function knownToRegistry(broker: ServiceBroker, kind: ReferenceKind, ident
 	if (kind === "serviceProvider") return ids(await broker.call("accounts.serviceProviders", { identifiers }));
 	if (kind === "accessPointProvider") return ids(await broker.call("accessPoints.providers", { identifiers }));
 	const section = { capability: "capabilities", process: "processes", documentType: "documentTypes" }[kind];
-	const known = await broker.call<Record<string, string[]>, Record<string, string[]>>("catalog.knownIdentifiers", { [section]: identifiers });
+	const known = await broker.call<Record<string, string[]>, Record<string, string[]>>("catalog.knownIdentifiers", {
+		[section]: identifiers,
+	});
 	return (known[section] ?? []).map((id) => id.toLowerCase());
 }
 
 async function checkReferences(broker: ServiceBroker, check: Check): Promise<void> {
-	const markKnown = check.db.prepare("INSERT INTO keys (kind, key, line, extra) VALUES (?, ?, 0, NULL) ON CONFLICT (kind, key) DO NOTHING");
-	const outside = "FROM refs WHERE kind = ? AND NOT EXISTS (SELECT 1 FROM keys WHERE keys.kind = refs.kind AND keys.key = refs.id)";
+	const markKnown = check.db.prepare(
+		"INSERT INTO keys (kind, key, line, extra) VALUES (?, ?, 0, NULL) ON CONFLICT (kind, key) DO NOTHING",
+	);
+	const outside =
+		"FROM refs WHERE kind = ? AND NOT EXISTS (SELECT 1 FROM keys WHERE keys.kind = refs.kind AND keys.key = refs.id)";
 	for (const kind of Object.keys(NOUN) as ReferenceKind[]) {
 		// Identifiers outside the file are the registry's reference data: a short list.
 		const asked = check.db.prepare(`SELECT DISTINCT id ${outside}`).pluck().all(kind) as string[];
@@ -285,8 +329,13 @@ async function checkReferences(broker: ServiceBroker, check: Check): Promise<voi
 			const known = await knownToRegistry(broker, kind, asked.slice(start, start + 1000));
 			check.db.transaction(() => known.forEach((id) => markKnown.run(kind, id)))();
 		}
-		const missing = check.db.prepare(`SELECT line, field, id ${outside} ORDER BY line`).all(kind) as { line: number; field: string; id: string }[];
-		for (const { line, field, id } of missing) check.reason(line, field, `no ${NOUN[kind]} ${id} in the file or the registry`);
+		const missing = check.db.prepare(`SELECT line, field, id ${outside} ORDER BY line`).all(kind) as {
+			line: number;
+			field: string;
+			id: string;
+		}[];
+		for (const { line, field, id } of missing)
+			check.reason(line, field, `no ${NOUN[kind]} ${id} in the file or the registry`);
 	}
 }
 
@@ -298,14 +347,23 @@ async function checkQualifiedIdentifiers(broker: ServiceBroker, check: Check, pa
 		const redefined = check.db.prepare("SELECT 1 FROM keys WHERE kind = ? AND key = ? AND line > 0");
 		let after: string | undefined;
 		do {
-			const page: ExportPage = await broker.call(`catalog.exportRecords`, { type, limit: pageSize, ...(after === undefined ? {} : { after }) }, { timeout: CALL_TIMEOUT_MS });
+			const page: ExportPage = await broker.call(
+				`catalog.exportRecords`,
+				{ type, limit: pageSize, ...(after === undefined ? {} : { after }) },
+				{ timeout: CALL_TIMEOUT_MS },
+			);
 			for (const record of page.records) {
 				const qualifiedIdentifier = lower(record.qualifiedIdentifier);
 				const identifier = String(record.identifier);
 				if (!qualifiedIdentifier) continue;
-				const holder = inFile.get(`${type}:qualifiedIdentifier`, qualifiedIdentifier) as { line: number; extra: string | null } | undefined;
+				const holder = inFile.get(`${type}:qualifiedIdentifier`, qualifiedIdentifier) as
+					{ line: number; extra: string | null } | undefined;
 				if (holder && holder.extra !== identifier && !redefined.get(type, identifier)) {
-					check.reason(holder.line, "qualifiedIdentifier", `the registry's ${type} ${identifier} has this qualified identifier`);
+					check.reason(
+						holder.line,
+						"qualifiedIdentifier",
+						`the registry's ${type} ${identifier} has this qualified identifier`,
+					);
 				}
 			}
 			after = page.next ?? undefined;
@@ -364,7 +422,9 @@ async function checkFile(broker: ServiceBroker, file: string, check: Check, size
 
 export type ImportCounts = Partial<Record<RecordType, SeedCounts>>;
 
-const TYPE_OF_SECTION = Object.fromEntries(Object.entries(SEED_SECTION_OF).map(([type, section]) => [section, type])) as Record<string, RecordType>;
+const TYPE_OF_SECTION = Object.fromEntries(
+	Object.entries(SEED_SECTION_OF).map(([type, section]) => [section, type]),
+) as Record<string, RecordType>;
 
 /** A refusal of one batch, told by file line: `accounts[3].serviceProvider` → `line 812: serviceProvider: …`. */
 function refusedBatch(error: unknown, lines: Partial<Record<string, number[]>>): CliFailure {
@@ -372,9 +432,14 @@ function refusedBatch(error: unknown, lines: Partial<Record<string, number[]>>):
 	const told = (reasons ?? [{ path: "", message: (error as Error).message }]).map(({ path: where, message }) => {
 		const match = /^(\w+)\[(\d+)\]\.?(.*)$/.exec(where);
 		const line = match ? lines[match[1]]?.[Number(match[2])] : undefined;
-		return line === undefined ? `${where || "(batch)"}: ${message}` : `line ${line}: ${match?.[3] ? `${match[3]}: ` : ""}${message}`;
+		return line === undefined
+			? `${where || "(batch)"}: ${message}`
+			: `line ${line}: ${match?.[3] ? `${match[3]}: ` : ""}${message}`;
 	});
-	return new CliFailure("import stopped: a batch was refused (earlier batches are imported; importing the file again is safe)", told);
+	return new CliFailure(
+		"import stopped: a batch was refused (earlier batches are imported; importing the file again is safe)",
+		told,
+	);
 }
 
 interface Phase {
@@ -417,7 +482,10 @@ function phases(size: number): Phase[] {
 			types: ["participant"],
 			action: "participants.importRecords",
 			batch: size,
-			params: (records) => ({ params: { participants: records.map((record) => importedParticipantOf(record.value)) }, lines: { participants: records.map((record) => record.line) } }),
+			params: (records) => ({
+				params: { participants: records.map((record) => importedParticipantOf(record.value)) },
+				lines: { participants: records.map((record) => record.line) },
+			}),
 		},
 	];
 }
@@ -434,7 +502,8 @@ function addCounts(total: ImportCounts, result: Record<string, unknown>): void {
 /** Accounts the file says are disabled and the registry does not (yet): the seed import never changes the flag. */
 async function disableAccounts(broker: ServiceBroker, file: string): Promise<number> {
 	const wanted = new Set<string>();
-	for await (const { value } of recordsOf(file, ["account"])) if (value.disabled === true) wanted.add(value.username as string);
+	for await (const { value } of recordsOf(file, ["account"]))
+		if (value.disabled === true) wanted.add(value.username as string);
 	if (!wanted.size) return 0;
 	const accounts = await broker.call<AccountSummary[]>("accounts.listAccounts");
 	let disabled = 0;
@@ -454,13 +523,20 @@ export interface ImportOutcome {
 }
 
 /** Checks the whole file, then imports it; a bad file is refused whole (every reason on stderr, by line). */
-export async function importRegistry(broker: ServiceBroker, file: string, io: CliIO, progress: Progress, size: number): Promise<ImportOutcome> {
+export async function importRegistry(
+	broker: ServiceBroker,
+	file: string,
+	io: CliIO,
+	progress: Progress,
+	size: number,
+): Promise<ImportOutcome> {
 	const check = new Check();
 	try {
 		await checkFile(broker, file, check, size);
 		const problems = check.reasonCount();
 		if (problems > 0) {
-			for (const { line, field, message } of check.reasons()) writeLine(io.stderr, `  line ${line}: ${field ? `${field}: ` : ""}${message}`);
+			for (const { line, field, message } of check.reasons())
+				writeLine(io.stderr, `  line ${line}: ${field ? `${field}: ` : ""}${message}`);
 			throw new CliFailure(`${file} refused, nothing changed: ${problems} problem(s), listed above by line`);
 		}
 	} finally {

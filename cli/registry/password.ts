@@ -76,6 +76,9 @@ export async function readNewPassword(io: CliIO, username: string): Promise<stri
 	} else {
 		password = await firstLine(io.stdin);
 	}
-	if (password === "") throw new CliFailure("no password given (type it, or give it as the first line of standard input); nothing changed");
+	if (password === "")
+		throw new CliFailure(
+			"no password given (type it, or give it as the first line of standard input); nothing changed",
+		);
 	return password;
 }

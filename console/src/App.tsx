@@ -25,7 +25,11 @@ const ENTRIES: Entry[] = [
 	{ href: "/audit", label: "Audit trail", roles: ["SERVICE_PROVIDER", ...OPERATORS] },
 	{ href: "/jobs", label: "Process replacement", roles: OPERATORS },
 	{ href: "/accounts", label: "Accounts", roles: ["ADMIN"] },
-	{ href: "/access-points", label: "Access points", roles: ["SERVICE_PROVIDER", "ACCESS_POINT_PROVIDER", ...OPERATORS] },
+	{
+		href: "/access-points",
+		label: "Access points",
+		roles: ["SERVICE_PROVIDER", "ACCESS_POINT_PROVIDER", ...OPERATORS],
+	},
 	{ href: "/account", label: "Your account", roles: ["SERVICE_PROVIDER", "ACCESS_POINT_PROVIDER", ...OPERATORS] },
 ];
 
@@ -36,7 +40,14 @@ function Navigation() {
 	return (
 		<nav aria-label="Console">
 			{ENTRIES.filter((entry) => !entry.roles || (role && entry.roles.includes(role))).map((entry) => (
-				<NavLink key={entry.href} component={Link} href={entry.href} label={entry.label} active={location === entry.href} aria-current={location === entry.href ? "page" : undefined} />
+				<NavLink
+					key={entry.href}
+					component={Link}
+					href={entry.href}
+					label={entry.label}
+					active={location === entry.href}
+					aria-current={location === entry.href ? "page" : undefined}
+				/>
 			))}
 		</nav>
 	);
@@ -118,7 +129,9 @@ export function App() {
 							<Route path="/participants/:qualifiedIdentifier/edit">
 								{(params) => (
 									<Guarded roles={["SERVICE_PROVIDER"]}>
-										<ParticipantFormPage qualifiedIdentifier={decodeURIComponent(params.qualifiedIdentifier)} />
+										<ParticipantFormPage
+											qualifiedIdentifier={decodeURIComponent(params.qualifiedIdentifier)}
+										/>
 									</Guarded>
 								)}
 							</Route>

@@ -40,7 +40,10 @@ export async function ok<T>(call: Promise<Answer>): Promise<T> {
 	} catch {
 		throw new ApiFailure({ status: 0, message: "The registry cannot be reached.", fields: {} });
 	}
-	if (!answer.response.ok) throw new ApiFailure(describeFailure(answer.response.status, answer.error, answer.response.headers.get("Retry-After")));
+	if (!answer.response.ok)
+		throw new ApiFailure(
+			describeFailure(answer.response.status, answer.error, answer.response.headers.get("Retry-After")),
+		);
 	return answer.data as T;
 }
 

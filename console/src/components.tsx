@@ -95,7 +95,11 @@ export function PagedTable<T>({
 		// `load` is a new function on each render of the page; the inputs that matter are these.
 	}, [page, size, sorting, reloadKey]);
 
-	const sortBy = useCallback((field: string) => setSorting((before) => ({ field, descending: before.field === field ? !before.descending : false })), []);
+	const sortBy = useCallback(
+		(field: string) =>
+			setSorting((before) => ({ field, descending: before.field === field ? !before.descending : false })),
+		[],
+	);
 
 	return (
 		<div aria-busy={loading} data-testid={`table-${caption}`}>
@@ -105,7 +109,16 @@ export function PagedTable<T>({
 				<Table.Thead>
 					<Table.Tr>
 						{columns.map((column) => (
-							<Table.Th key={column.label} aria-sort={column.sort && sorting.field === column.sort ? (sorting.descending ? "descending" : "ascending") : undefined}>
+							<Table.Th
+								key={column.label}
+								aria-sort={
+									column.sort && sorting.field === column.sort
+										? sorting.descending
+											? "descending"
+											: "ascending"
+										: undefined
+								}
+							>
 								{column.sort ? (
 									<UnstyledButton onClick={() => sortBy(column.sort as string)} fw={700}>
 										{column.label}
@@ -130,9 +143,18 @@ export function PagedTable<T>({
 			</Table>
 			{answer && answer.content.length === 0 && !loading ? <Text mt="sm">Nothing found.</Text> : null}
 			<Group justify="space-between" mt="sm">
-				<Text size="sm">{answer ? `${answer.totalElements} in all, page ${answer.totalPages === 0 ? 0 : answer.number + 1} of ${answer.totalPages}` : ""}</Text>
+				<Text size="sm">
+					{answer
+						? `${answer.totalElements} in all, page ${answer.totalPages === 0 ? 0 : answer.number + 1} of ${answer.totalPages}`
+						: ""}
+				</Text>
 				{answer && answer.totalPages > 1 ? (
-					<Pagination total={answer.totalPages} value={page + 1} onChange={(value) => setPage(value - 1)} getControlProps={(control) => ({ "aria-label": `${control} page` })} />
+					<Pagination
+						total={answer.totalPages}
+						value={page + 1}
+						onChange={(value) => setPage(value - 1)}
+						getControlProps={(control) => ({ "aria-label": `${control} page` })}
+					/>
 				) : null}
 			</Group>
 		</div>

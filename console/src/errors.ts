@@ -89,7 +89,9 @@ export function retryAfterSeconds(value: string | null | undefined, now = Date.n
 export function statusMessage(status: number, body: ApiErrorBody | undefined, retryAfter: number | undefined): string {
 	switch (status) {
 		case 400:
-			return body?.errors?.length ? "Some fields need attention." : (body?.message ?? "The registry refused the request.");
+			return body?.errors?.length
+				? "Some fields need attention."
+				: (body?.message ?? "The registry refused the request.");
 		case 401:
 			return "Wrong username or password, or the account is disabled. Sign in again.";
 		case 403:
@@ -101,7 +103,9 @@ export function statusMessage(status: number, body: ApiErrorBody | undefined, re
 		case 412:
 			return "Someone else changed this record since you opened it. Your changes were not saved: reload to see the current version.";
 		case 429:
-			return retryAfter !== undefined ? `Too many attempts. Try again in ${retryAfter} second${retryAfter === 1 ? "" : "s"}.` : "Too many attempts. Try again later.";
+			return retryAfter !== undefined
+				? `Too many attempts. Try again in ${retryAfter} second${retryAfter === 1 ? "" : "s"}.`
+				: "Too many attempts. Try again later.";
 		case 503:
 			return "The registry is not available right now. Try again in a moment.";
 		default:

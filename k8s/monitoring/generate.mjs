@@ -17,5 +17,6 @@ const resource = {
 	},
 	spec: { groups: rules.groups },
 };
-const header = "# GENERATED from registry-rules.yaml by generate.mjs: edit that file, then run `node k8s/monitoring/generate.mjs && npx prettier --write k8s/monitoring`.\n";
+const header =
+	"# GENERATED from registry-rules.yaml by generate.mjs: edit that file, then run `node k8s/monitoring/generate.mjs && npx prettier --write k8s/monitoring`.\n";
 fs.writeFileSync(path.join(here, "prometheus-rule.yaml"), header + stringify(resource, { lineWidth: 0 }));

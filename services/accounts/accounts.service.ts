@@ -16,11 +16,37 @@ import { OutboxMixin, type OutboxThis } from "../../mixins/outbox.mixin";
 import { DbMixin } from "../../mixins/db.mixin";
 import { AUDIT_OUTBOX_MODEL, auditRecord, auditWrite, type AuditRecord } from "../../src/platform/audit";
 import { NOTICE_OUTBOX_MODEL, NOTICES, noticeWrite } from "../../src/platform/notices";
-import { AccessDenied, Conflict, NotFound, ValidationFailed, violation, type Violation } from "../../src/contract/errors";
-import { MAX_PASSWORD_LENGTH, type AccountSummary, type Caller, type OwnAccount, type ServiceProvider } from "../../src/contract/model";
+import {
+	AccessDenied,
+	Conflict,
+	NotFound,
+	ValidationFailed,
+	violation,
+	type Violation,
+} from "../../src/contract/errors";
+import {
+	MAX_PASSWORD_LENGTH,
+	type AccountSummary,
+	type Caller,
+	type OwnAccount,
+	type ServiceProvider,
+} from "../../src/contract/model";
 import { SORTABLE } from "../../src/contract/operations";
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageOf, type Page, type PageRequest, type SortableNames } from "../../src/contract/paging";
-import { ACCOUNT_FORM, PASSWORD_FORM, SERVICE_PROVIDER_FORM, type AccountForm, type ServiceProviderForm } from "../../src/contract/schemas";
+import {
+	DEFAULT_PAGE_SIZE,
+	MAX_PAGE_SIZE,
+	pageOf,
+	type Page,
+	type PageRequest,
+	type SortableNames,
+} from "../../src/contract/paging";
+import {
+	ACCOUNT_FORM,
+	PASSWORD_FORM,
+	SERVICE_PROVIDER_FORM,
+	type AccountForm,
+	type ServiceProviderForm,
+} from "../../src/contract/schemas";
 import { isDuplicateKey } from "../../src/store/errors";
 import { hashPassword, prepareDummyHash, spendVerificationTime, verifyPassword } from "../../src/platform/passwords";
 import { SeedRefused } from "../../src/exchange/seed";
@@ -29,7 +55,14 @@ import { accountLinkReasons, referencesOutside, validateSeed } from "../../src/e
 import { planUpserts, type SeedCounts } from "../../src/exchange/upserts";
 import type { Collection, Filter, ModelSpec, Store, StoredDoc, WriteOp } from "../../src/store/types";
 import { DEFAULT_MESSAGES } from "../../src/contract/validation";
-import { exportPageParams, keysetPage, linesOf, type AccountLine, type ExportPage, type ExportPageRequest } from "../../src/exchange/registry-export";
+import {
+	exportPageParams,
+	keysetPage,
+	linesOf,
+	type AccountLine,
+	type ExportPage,
+	type ExportPageRequest,
+} from "../../src/exchange/registry-export";
 import { newRecordIdentifier } from "../../src/platform/record-identifier";
 
 export interface AccountRecord extends StoredDoc {
@@ -82,7 +115,12 @@ interface AccountsService extends Service, OutboxThis {
 	linkViolations(ctx: RegistryContext<unknown>, account: AccountLinks): Promise<Violation[]>;
 	write(ops: WriteOp[], changed: AccountsChanged[]): Promise<void>;
 	existingAccount(key: { username: string } | { identifier: string }): Promise<AccountRecord>;
-	changeAccount(ctx: RegistryContext<unknown>, operation: string, before: AccountRecord, after: AccountRecord): Promise<AccountSummary>;
+	changeAccount(
+		ctx: RegistryContext<unknown>,
+		operation: string,
+		before: AccountRecord,
+		after: AccountRecord,
+	): Promise<AccountSummary>;
 }
 
 type AccountLinks = Pick<AccountSeed, "role" | "serviceProvider" | "accessPointProvider">;
@@ -137,9 +175,23 @@ function withoutVersion<T extends StoredDoc>(record: T): T {
 	return copy;
 }
 
-function audited(caller: Caller | null | undefined, operation: string, resource: AuditRecord["resource"], before: StoredDoc | null, after: StoredDoc | null): WriteOp {
+function audited(
+	caller: Caller | null | undefined,
+	operation: string,
+	resource: AuditRecord["resource"],
+	before: StoredDoc | null,
+	after: StoredDoc | null,
+): WriteOp {
 	const image = (record: StoredDoc | null) => (record ? withoutVersion(record) : null);
-	return auditWrite(auditRecord(caller, { operation, resource, resourceId: (after ?? before)?.identifier ?? "", before: image(before), after: image(after) }));
+	return auditWrite(
+		auditRecord(caller, {
+			operation,
+			resource,
+			resourceId: (after ?? before)?.identifier ?? "",
+			before: image(before),
+			after: image(after),
+		}),
+	);
 }
 
 /** A paged find's `pageRequest` (the gateway parsed it; the CLI may leave it out). */
@@ -151,7 +203,16 @@ function pageRequestRule(sortable: SortableNames) {
 		props: {
 			page: { type: "number", integer: true, min: 0 },
 			size: { type: "number", integer: true, min: 1, max: MAX_PAGE_SIZE },
-			sort: { type: "array", items: { type: "object", props: { field: { type: "enum", values: Object.values(sortable) }, direction: { type: "enum", values: ["asc", "desc"] } } } },
+			sort: {
+				type: "array",
+				items: {
+					type: "object",
+					props: {
+						field: { type: "enum", values: Object.values(sortable) },
+						direction: { type: "enum", values: ["asc", "desc"] },
+					},
+				},
+			},
 		},
 	};
 }
@@ -160,16 +221,30 @@ type AccountSections = { serviceProviders?: ServiceProviderSeed[]; accounts?: Ac
 
 const AccountsServiceSchema: ServiceSchema = {
 	name: "accounts",
-	mixins: [OutboxMixin(), DbMixin({ accounts: ACCOUNT_MODEL, serviceProviders: SERVICE_PROVIDER_MODEL, auditOutbox: AUDIT_OUTBOX_MODEL, noticeOutbox: NOTICE_OUTBOX_MODEL })],
+	mixins: [
+		OutboxMixin(),
+		DbMixin({
+			accounts: ACCOUNT_MODEL,
+			serviceProviders: SERVICE_PROVIDER_MODEL,
+			auditOutbox: AUDIT_OUTBOX_MODEL,
+			noticeOutbox: NOTICE_OUTBOX_MODEL,
+		}),
+	],
 
 	actions: {
 		/** Never throws for wrong credentials; spends the same time whether the username exists or not. */
 		authenticate: {
 			visibility: "public",
 			params: { username: "string", password: "string" },
-			async handler(this: AccountsService, ctx: RegistryContext<{ username: string; password: string }>): Promise<Caller | null> {
+			async handler(
+				this: AccountsService,
+				ctx: RegistryContext<{ username: string; password: string }>,
+			): Promise<Caller | null> {
 				const { username, password } = ctx.params;
-				const account = password.length <= MAX_PASSWORD_LENGTH ? await this.collections.accounts.findOne({ username }) : null;
+				const account =
+					password.length <= MAX_PASSWORD_LENGTH
+						? await this.collections.accounts.findOne({ username })
+						: null;
 				if (!account) return spendVerificationTime(password.slice(0, MAX_PASSWORD_LENGTH)).then(() => null);
 				const verified = await verifyPassword(password, account.passwordHash);
 				return verified && !account.disabled ? callerOf(account) : null;
@@ -179,7 +254,10 @@ const AccountsServiceSchema: ServiceSchema = {
 		getServiceProvider: {
 			visibility: "public",
 			params: { identifier: "string" },
-			async handler(this: AccountsService, ctx: RegistryContext<{ identifier: string }>): Promise<ServiceProvider | null> {
+			async handler(
+				this: AccountsService,
+				ctx: RegistryContext<{ identifier: string }>,
+			): Promise<ServiceProvider | null> {
 				const record = await this.collections.serviceProviders.get(ctx.params.identifier.toLowerCase());
 				return record ? serviceProviderOf(record) : null;
 			},
@@ -188,10 +266,20 @@ const AccountsServiceSchema: ServiceSchema = {
 		serviceProviders: {
 			visibility: "public",
 			params: { identifiers: { type: "array", items: "string" } },
-			async handler(this: AccountsService, ctx: RegistryContext<{ identifiers: string[] }>): Promise<ServiceProvider[]> {
+			async handler(
+				this: AccountsService,
+				ctx: RegistryContext<{ identifiers: string[] }>,
+			): Promise<ServiceProvider[]> {
 				const asked = ctx.params.identifiers.map((identifier) => identifier.toLowerCase());
-				const found = new Map((await this.collections.serviceProviders.getMany([...new Set(asked)])).map((record) => [record.identifier, record]));
-				return asked.flatMap((identifier) => (found.has(identifier) ? [serviceProviderOf(found.get(identifier) as ServiceProviderRecord)] : []));
+				const found = new Map(
+					(await this.collections.serviceProviders.getMany([...new Set(asked)])).map((record) => [
+						record.identifier,
+						record,
+					]),
+				);
+				return asked.flatMap((identifier) =>
+					found.has(identifier) ? [serviceProviderOf(found.get(identifier) as ServiceProviderRecord)] : [],
+				);
 			},
 		},
 
@@ -202,25 +290,51 @@ const AccountsServiceSchema: ServiceSchema = {
 		 */
 		importSeed: {
 			visibility: "public",
-			params: { serviceProviders: { type: "array", optional: true }, accounts: { type: "array", optional: true } },
-			async handler(this: AccountsService, ctx: RegistryContext<AccountSections>): Promise<Record<"serviceProviders" | "accounts", SeedCounts>> {
-				const sections = { serviceProviders: ctx.params.serviceProviders ?? [], accounts: ctx.params.accounts ?? [] };
+			params: {
+				serviceProviders: { type: "array", optional: true },
+				accounts: { type: "array", optional: true },
+			},
+			async handler(
+				this: AccountsService,
+				ctx: RegistryContext<AccountSections>,
+			): Promise<Record<"serviceProviders" | "accounts", SeedCounts>> {
+				const sections = {
+					serviceProviders: ctx.params.serviceProviders ?? [],
+					accounts: ctx.params.accounts ?? [],
+				};
 				const outside = referencesOutside(sections);
 				const existing = {
-					serviceProviders: (await this.collections.serviceProviders.getMany(outside.serviceProviders)).map((record) => record.identifier),
+					serviceProviders: (await this.collections.serviceProviders.getMany(outside.serviceProviders)).map(
+						(record) => record.identifier,
+					),
 					accessPointProviders: outside.accessPointProviders.length
-						? (await ctx.call<{ identifier: string }[], { identifiers: string[] }>("accessPoints.providers", { identifiers: outside.accessPointProviders })).map(
-								(provider) => provider.identifier,
-							)
+						? (
+								await ctx.call<{ identifier: string }[], { identifiers: string[] }>(
+									"accessPoints.providers",
+									{ identifiers: outside.accessPointProviders },
+								)
+							).map((provider) => provider.identifier)
 						: [],
 				};
 				const reasons = validateSeed(sections, existing);
 				if (reasons.length) throw new SeedRefused(reasons);
 
-				const providers = sections.serviceProviders.map(({ identifier, title }) => ({ identifier: identifier.toLowerCase(), title }));
-				const providerPlan = planUpserts(await this.collections.serviceProviders.getMany(providers.map((record) => record.identifier)), providers);
-				const stored = await Promise.all(sections.accounts.map((account) => this.collections.accounts.findOne({ username: account.username })));
-				const accounts = await Promise.all(sections.accounts.map((account, index) => seedAccountRecord(account, stored[index])));
+				const providers = sections.serviceProviders.map(({ identifier, title }) => ({
+					identifier: identifier.toLowerCase(),
+					title,
+				}));
+				const providerPlan = planUpserts(
+					await this.collections.serviceProviders.getMany(providers.map((record) => record.identifier)),
+					providers,
+				);
+				const stored = await Promise.all(
+					sections.accounts.map((account) =>
+						this.collections.accounts.findOne({ username: account.username }),
+					),
+				);
+				const accounts = await Promise.all(
+					sections.accounts.map((account, index) => seedAccountRecord(account, stored[index])),
+				);
 				const accountPlan = planUpserts(
 					stored.filter((record): record is AccountRecord => record !== null),
 					accounts,
@@ -238,7 +352,10 @@ const AccountsServiceSchema: ServiceSchema = {
 							audited(caller, "seed", "account", before, after),
 						]),
 					],
-					[...providerPlan.writes.map(({ after }) => ({ serviceProvider: after.identifier })), ...accountPlan.writes.map(({ after }) => ({ username: after.username }))],
+					[
+						...providerPlan.writes.map(({ after }) => ({ serviceProvider: after.identifier })),
+						...accountPlan.writes.map(({ after }) => ({ username: after.username })),
+					],
 				);
 				return { serviceProviders: providerPlan.counts, accounts: accountPlan.counts };
 			},
@@ -254,24 +371,35 @@ const AccountsServiceSchema: ServiceSchema = {
 				const caller = ctx.meta.user;
 				if (!caller) throw new AccessDenied();
 				const account = await this.existingAccount({ username: caller.username });
-				const provider = account.serviceProvider ? await this.collections.serviceProviders.get(account.serviceProvider) : null;
+				const provider = account.serviceProvider
+					? await this.collections.serviceProviders.get(account.serviceProvider)
+					: null;
 				return { ...summaryOf(account), ...(provider ? { serviceProviderTitle: provider.title } : {}) };
 			},
 		},
 
 		findAccounts: {
 			params: { pageRequest: pageRequestRule(SORTABLE.accounts), role: { type: "string", optional: true } },
-			async handler(this: AccountsService, ctx: RegistryContext<{ pageRequest: PageRequest; role?: string }>): Promise<Page<AccountSummary>> {
+			async handler(
+				this: AccountsService,
+				ctx: RegistryContext<{ pageRequest: PageRequest; role?: string }>,
+			): Promise<Page<AccountSummary>> {
 				const { page, size, sort } = ctx.params.pageRequest;
 				const filter: Filter = ctx.params.role ? { role: ctx.params.role } : {};
-				const [records, total] = await Promise.all([this.collections.accounts.find({ filter, sort, offset: page * size, limit: size }), this.collections.accounts.count({ filter })]);
+				const [records, total] = await Promise.all([
+					this.collections.accounts.find({ filter, sort, offset: page * size, limit: size }),
+					this.collections.accounts.count({ filter }),
+				]);
 				return pageOf(records.map(summaryOf), total, ctx.params.pageRequest);
 			},
 		},
 
 		getAccount: {
 			params: { identifier: "uuid" },
-			async handler(this: AccountsService, ctx: RegistryContext<{ identifier: string }>): Promise<AccountSummary> {
+			async handler(
+				this: AccountsService,
+				ctx: RegistryContext<{ identifier: string }>,
+			): Promise<AccountSummary> {
 				return summaryOf(await this.existingAccount({ identifier: ctx.params.identifier.toLowerCase() }));
 			},
 		},
@@ -280,7 +408,11 @@ const AccountsServiceSchema: ServiceSchema = {
 			params: { body: ACCOUNT_FORM },
 			async handler(this: AccountsService, ctx: RegistryContext<{ body: AccountForm }>): Promise<AccountSummary> {
 				const { username, password, role } = ctx.params.body;
-				const links: AccountLinks = { role, serviceProvider: ctx.params.body.serviceProvider ?? undefined, accessPointProvider: ctx.params.body.accessPointProvider ?? undefined };
+				const links: AccountLinks = {
+					role,
+					serviceProvider: ctx.params.body.serviceProvider ?? undefined,
+					accessPointProvider: ctx.params.body.accessPointProvider ?? undefined,
+				};
 				const violations = await this.linkViolations(ctx, links);
 				if (violations.length) throw new ValidationFailed(violations);
 				const account: AccountRecord = {
@@ -293,7 +425,13 @@ const AccountsServiceSchema: ServiceSchema = {
 					disabled: false,
 				};
 				try {
-					await this.write([{ kind: "insert", collection: ACCOUNT_MODEL.collection, doc: account }, audited(ctx.meta.user, "addAccount", "account", null, account)], [{ username }]);
+					await this.write(
+						[
+							{ kind: "insert", collection: ACCOUNT_MODEL.collection, doc: account },
+							audited(ctx.meta.user, "addAccount", "account", null, account),
+						],
+						[{ username }],
+					);
 				} catch (error) {
 					if (isDuplicateKey(error)) throw new Conflict(`account ${username} already exists`);
 					throw error;
@@ -304,7 +442,10 @@ const AccountsServiceSchema: ServiceSchema = {
 
 		disableAccount: {
 			params: { identifier: "uuid" },
-			async handler(this: AccountsService, ctx: RegistryContext<{ identifier: string }>): Promise<AccountSummary> {
+			async handler(
+				this: AccountsService,
+				ctx: RegistryContext<{ identifier: string }>,
+			): Promise<AccountSummary> {
 				const before = await this.existingAccount({ identifier: ctx.params.identifier.toLowerCase() });
 				return this.changeAccount(ctx, "disableAccount", before, { ...before, disabled: true });
 			},
@@ -312,17 +453,29 @@ const AccountsServiceSchema: ServiceSchema = {
 
 		resetPassword: {
 			params: { identifier: "uuid", body: PASSWORD_FORM },
-			async handler(this: AccountsService, ctx: RegistryContext<{ identifier: string; body: { password: string } }>): Promise<AccountSummary> {
+			async handler(
+				this: AccountsService,
+				ctx: RegistryContext<{ identifier: string; body: { password: string } }>,
+			): Promise<AccountSummary> {
 				const before = await this.existingAccount({ identifier: ctx.params.identifier.toLowerCase() });
-				return this.changeAccount(ctx, "resetPassword", before, { ...before, passwordHash: await hashPassword(ctx.params.body.password) });
+				return this.changeAccount(ctx, "resetPassword", before, {
+					...before,
+					passwordHash: await hashPassword(ctx.params.body.password),
+				});
 			},
 		},
 
 		findServiceProviders: {
 			params: { pageRequest: pageRequestRule(SORTABLE.serviceProviders) },
-			async handler(this: AccountsService, ctx: RegistryContext<{ pageRequest: PageRequest }>): Promise<Page<ServiceProvider>> {
+			async handler(
+				this: AccountsService,
+				ctx: RegistryContext<{ pageRequest: PageRequest }>,
+			): Promise<Page<ServiceProvider>> {
 				const { page, size, sort } = ctx.params.pageRequest;
-				const [records, total] = await Promise.all([this.collections.serviceProviders.find({ sort, offset: page * size, limit: size }), this.collections.serviceProviders.count()]);
+				const [records, total] = await Promise.all([
+					this.collections.serviceProviders.find({ sort, offset: page * size, limit: size }),
+					this.collections.serviceProviders.count(),
+				]);
 				return pageOf(records.map(serviceProviderOf), total, ctx.params.pageRequest);
 			},
 		},
@@ -330,7 +483,10 @@ const AccountsServiceSchema: ServiceSchema = {
 		/** GET /rest/api/service-providers/{identifier}: 404 when absent (getServiceProvider answers null, for the other services). */
 		getServiceProviderRecord: {
 			params: { identifier: "uuid" },
-			async handler(this: AccountsService, ctx: RegistryContext<{ identifier: string }>): Promise<ServiceProvider> {
+			async handler(
+				this: AccountsService,
+				ctx: RegistryContext<{ identifier: string }>,
+			): Promise<ServiceProvider> {
 				const record = await this.collections.serviceProviders.get(ctx.params.identifier.toLowerCase());
 				if (!record) throw NotFound.instance("service provider", ctx.params.identifier);
 				return serviceProviderOf(record);
@@ -339,15 +495,25 @@ const AccountsServiceSchema: ServiceSchema = {
 
 		addServiceProvider: {
 			params: { body: SERVICE_PROVIDER_FORM },
-			async handler(this: AccountsService, ctx: RegistryContext<{ body: ServiceProviderForm }>): Promise<ServiceProvider> {
-				const provider: ServiceProviderRecord = { identifier: ctx.params.body.identifier?.toLowerCase() ?? newRecordIdentifier(), title: ctx.params.body.title };
+			async handler(
+				this: AccountsService,
+				ctx: RegistryContext<{ body: ServiceProviderForm }>,
+			): Promise<ServiceProvider> {
+				const provider: ServiceProviderRecord = {
+					identifier: ctx.params.body.identifier?.toLowerCase() ?? newRecordIdentifier(),
+					title: ctx.params.body.title,
+				};
 				try {
 					await this.write(
-						[{ kind: "insert", collection: SERVICE_PROVIDER_MODEL.collection, doc: provider }, audited(ctx.meta.user, "addServiceProvider", "serviceProvider", null, provider)],
+						[
+							{ kind: "insert", collection: SERVICE_PROVIDER_MODEL.collection, doc: provider },
+							audited(ctx.meta.user, "addServiceProvider", "serviceProvider", null, provider),
+						],
 						[{ serviceProvider: provider.identifier }],
 					);
 				} catch (error) {
-					if (isDuplicateKey(error)) throw new Conflict(`service provider ${provider.identifier} already exists`);
+					if (isDuplicateKey(error))
+						throw new Conflict(`service provider ${provider.identifier} already exists`);
 					throw error;
 				}
 				return serviceProviderOf(provider);
@@ -358,7 +524,9 @@ const AccountsServiceSchema: ServiceSchema = {
 		listServiceProviders: {
 			visibility: "public",
 			async handler(this: AccountsService): Promise<ServiceProvider[]> {
-				return (await this.collections.serviceProviders.find({ sort: [{ field: "title", direction: "asc" }] })).map(serviceProviderOf);
+				return (
+					await this.collections.serviceProviders.find({ sort: [{ field: "title", direction: "asc" }] })
+				).map(serviceProviderOf);
 			},
 		},
 
@@ -377,39 +545,87 @@ const AccountsServiceSchema: ServiceSchema = {
 			params: exportPageParams(["serviceProvider", "account"]),
 			async handler(this: AccountsService, ctx: RegistryContext<ExportPageRequest>): Promise<ExportPage> {
 				if (ctx.params.type === "serviceProvider") {
-					return linesOf(await keysetPage(this.collections.serviceProviders, ctx.params), (record) => ({ type: "serviceProvider", ...serviceProviderOf(record) }));
+					return linesOf(await keysetPage(this.collections.serviceProviders, ctx.params), (record) => ({
+						type: "serviceProvider",
+						...serviceProviderOf(record),
+					}));
 				}
-				return linesOf(await keysetPage(this.collections.accounts, ctx.params), (record) => ({ type: "account", ...accountLineOf(record) }));
+				return linesOf(await keysetPage(this.collections.accounts, ctx.params), (record) => ({
+					type: "account",
+					...accountLineOf(record),
+				}));
 			},
 		},
 	},
 
 	methods: {
 		/** The role decides which provider an account names, and that provider must exist. */
-		async linkViolations(this: AccountsService, ctx: RegistryContext<unknown>, account: AccountLinks): Promise<Violation[]> {
+		async linkViolations(
+			this: AccountsService,
+			ctx: RegistryContext<unknown>,
+			account: AccountLinks,
+		): Promise<Violation[]> {
 			const shape = accountLinkReasons(account).map(({ field, message }) =>
-				violation(field, account[field as keyof AccountLinks] === undefined ? "NotNull" : "Null", message, account[field as keyof AccountLinks]),
+				violation(
+					field,
+					account[field as keyof AccountLinks] === undefined ? "NotNull" : "Null",
+					message,
+					account[field as keyof AccountLinks],
+				),
 			);
 			if (shape.length) return shape;
-			if (account.serviceProvider && !(await this.collections.serviceProviders.get(account.serviceProvider.toLowerCase()))) {
+			if (
+				account.serviceProvider &&
+				!(await this.collections.serviceProviders.get(account.serviceProvider.toLowerCase()))
+			) {
 				return [violation("serviceProvider", "Exists", DEFAULT_MESSAGES.Exists, account.serviceProvider)];
 			}
 			if (account.accessPointProvider) {
-				const found = await ctx.call<unknown[], { identifiers: string[] }>("accessPoints.providers", { identifiers: [account.accessPointProvider] });
-				if (!found.length) return [violation("accessPointProvider", "Exists", DEFAULT_MESSAGES.Exists, account.accessPointProvider)];
+				const found = await ctx.call<unknown[], { identifiers: string[] }>("accessPoints.providers", {
+					identifiers: [account.accessPointProvider],
+				});
+				if (!found.length)
+					return [
+						violation(
+							"accessPointProvider",
+							"Exists",
+							DEFAULT_MESSAGES.Exists,
+							account.accessPointProvider,
+						),
+					];
 			}
 			return [];
 		},
 
-		async existingAccount(this: AccountsService, key: { username: string } | { identifier: string }): Promise<AccountRecord> {
-			const account = "username" in key ? await this.collections.accounts.findOne({ username: key.username }) : await this.collections.accounts.get(key.identifier);
+		async existingAccount(
+			this: AccountsService,
+			key: { username: string } | { identifier: string },
+		): Promise<AccountRecord> {
+			const account =
+				"username" in key
+					? await this.collections.accounts.findOne({ username: key.username })
+					: await this.collections.accounts.get(key.identifier);
 			if (!account) throw NotFound.instance("account", "username" in key ? key.username : key.identifier);
 			return account;
 		},
 
-		async changeAccount(this: AccountsService, ctx: RegistryContext<unknown>, operation: string, before: AccountRecord, after: AccountRecord): Promise<AccountSummary> {
+		async changeAccount(
+			this: AccountsService,
+			ctx: RegistryContext<unknown>,
+			operation: string,
+			before: AccountRecord,
+			after: AccountRecord,
+		): Promise<AccountSummary> {
 			await this.write(
-				[{ kind: "replace", collection: ACCOUNT_MODEL.collection, doc: withoutVersion(after), expectedVersion: before.version }, audited(ctx.meta.user, operation, "account", before, after)],
+				[
+					{
+						kind: "replace",
+						collection: ACCOUNT_MODEL.collection,
+						doc: withoutVersion(after),
+						expectedVersion: before.version,
+					},
+					audited(ctx.meta.user, operation, "account", before, after),
+				],
 				[{ username: after.username }],
 			);
 			return summaryOf(after);
@@ -419,7 +635,10 @@ const AccountsServiceSchema: ServiceSchema = {
 		async write(this: AccountsService, ops: WriteOp[], changed: AccountsChanged[]): Promise<void> {
 			if (!ops.length) return;
 			// The notices are published before the request answers: gateways forget cached credentials.
-			await this.writeAudited([...ops, ...changed.map((payload) => noticeWrite(NOTICES.accountsChanged, payload))]);
+			await this.writeAudited([
+				...ops,
+				...changed.map((payload) => noticeWrite(NOTICES.accountsChanged, payload)),
+			]);
 		},
 	},
 
@@ -431,8 +650,11 @@ const AccountsServiceSchema: ServiceSchema = {
 
 /** The stored account a seed entry asks for; an unchanged password keeps its stored hash. */
 async function seedAccountRecord(account: AccountSeed, stored: AccountRecord | null): Promise<AccountRecord> {
-	const keepsHash = stored && account.password !== undefined && (await verifyPassword(account.password, stored.passwordHash));
-	const passwordHash = account.passwordHash ?? (keepsHash && stored ? stored.passwordHash : await hashPassword(account.password as string));
+	const keepsHash =
+		stored && account.password !== undefined && (await verifyPassword(account.password, stored.passwordHash));
+	const passwordHash =
+		account.passwordHash ??
+		(keepsHash && stored ? stored.passwordHash : await hashPassword(account.password as string));
 	return {
 		identifier: stored?.identifier ?? accountIdentifier(account.username),
 		username: account.username,

@@ -25,7 +25,10 @@ function intern(part: string): string {
 function isPlainObject(value: unknown): value is Record<string, unknown> {
 	if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
 	const prototype = Object.getPrototypeOf(value);
-	return (prototype === Object.prototype || prototype === null) && typeof (value as { toJSON?: unknown }).toJSON !== "function";
+	return (
+		(prototype === Object.prototype || prototype === null) &&
+		typeof (value as { toJSON?: unknown }).toJSON !== "function"
+	);
 }
 
 /**

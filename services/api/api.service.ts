@@ -22,7 +22,13 @@ import { envNumber, env } from "../../src/config/settings";
 import { parseCursor, type ChangePage } from "../../src/contract/changes";
 import { AccessDenied, RegistryError, TypeMismatch, Unauthenticated } from "../../src/contract/errors";
 import type { Caller } from "../../src/contract/model";
-import { checkContentType, parsePathValues, responseMediaType, selectByAccept, selectByPathForm } from "../../src/contract/negotiation";
+import {
+	checkContentType,
+	parsePathValues,
+	responseMediaType,
+	selectByAccept,
+	selectByPathForm,
+} from "../../src/contract/negotiation";
 import { API_BASE } from "../../src/contract/operations";
 import type { RegistryContext } from "../../src/platform/context";
 import { NOTICES, NOTICES_RESET, noticesOf } from "../../src/platform/notices";
@@ -83,7 +89,12 @@ function redisOf(broker: ServiceBroker): import("ioredis").default | null {
 }
 
 /** The alias handler of every operation, run once both hooks passed (never calls `next()` without an error: moleculer-web would answer 500). */
-function serveOperation(this: GatewayThis, req: GatewayRequest, res: ServerResponse, next: (error?: unknown) => void): void {
+function serveOperation(
+	this: GatewayThis,
+	req: GatewayRequest,
+	res: ServerResponse,
+	next: (error?: unknown) => void,
+): void {
 	this.operationCalls.serve(req, res, req.state!, next);
 }
 
@@ -96,7 +107,8 @@ function pathOf(req: GatewayRequest): string {
 
 /** moleculer-web's own refusal when it matches a route (a path value not validly percent-encoded), in the contract's terms. */
 function fromMoleculerWeb(error: unknown): unknown {
-	if ((error as { type?: unknown } | null)?.type === "UNABLE_DECODE_PARAM") return new TypeMismatch("A path parameter is not validly percent-encoded");
+	if ((error as { type?: unknown } | null)?.type === "UNABLE_DECODE_PARAM")
+		return new TypeMismatch("A path parameter is not validly percent-encoded");
 	return error;
 }
 
@@ -104,7 +116,13 @@ function fromMoleculerWeb(error: unknown): unknown {
 function notRouted(req: GatewayRequest): RegistryError {
 	const path = pathOf(req);
 	const allowed = methodsOf(path);
-	if (allowed.length > 0) return new RegistryError(405, "HttpRequestMethodNotSupportedException", `Request method '${req.method}' is not supported`, { allow: allowed });
+	if (allowed.length > 0)
+		return new RegistryError(
+			405,
+			"HttpRequestMethodNotSupportedException",
+			`Request method '${req.method}' is not supported`,
+			{ allow: allowed },
+		);
 	return new RegistryError(404, "NotFoundException", `No endpoint ${req.method} ${path}`);
 }
 
@@ -158,9 +176,15 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 		 */
 		followChanges: {
 			visibility: "protected",
-			params: { after: { type: "string", optional: true, max: 100 }, lastEventId: { type: "string", optional: true, max: 100 } },
+			params: {
+				after: { type: "string", optional: true, max: 100 },
+				lastEventId: { type: "string", optional: true, max: 100 },
+			},
 			handler(this: GatewayThis, ctx: RegistryContext<{ after?: string; lastEventId?: string }>): Readable {
-				const after = ctx.params.lastEventId !== undefined ? parseCursor("Last-Event-ID", ctx.params.lastEventId) : parseCursor("after", ctx.params.after);
+				const after =
+					ctx.params.lastEventId !== undefined
+						? parseCursor("Last-Event-ID", ctx.params.lastEventId)
+						: parseCursor("after", ctx.params.after);
 				return this.changeStreams.open(ctx.meta.user as Caller, after);
 			},
 		},
@@ -177,7 +201,10 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 		},
 		[NOTICES.participantsChanged](this: GatewayThis, ctx: { params: OrganizationNotice }) {
 			const { organizationKey, serviceProviders } = ctx.params;
-			this.held.participantChanged(typeof organizationKey === "string" ? organizationKey : undefined, Array.isArray(serviceProviders) ? (serviceProviders as string[]) : undefined);
+			this.held.participantChanged(
+				typeof organizationKey === "string" ? organizationKey : undefined,
+				Array.isArray(serviceProviders) ? (serviceProviders as string[]) : undefined,
+			);
 		},
 		[NOTICES.catalogChanged](this: GatewayThis) {
 			this.held.catalogChanged();
@@ -203,9 +230,24 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 		 * moleculer-web's `authentication` hook: who is calling (its answer becomes `ctx.meta.user`).
 		 * The request's state starts here, with the path values parsed once.
 		 */
-		authenticate(this: GatewayThis, ctx: RegistryContext, route: unknown, req: GatewayRequest, res: ServerResponse, alias: OperationAlias): Caller | null | Promise<Caller | null> {
+		authenticate(
+			this: GatewayThis,
+			ctx: RegistryContext,
+			route: unknown,
+			req: GatewayRequest,
+			res: ServerResponse,
+			alias: OperationAlias,
+		): Caller | null | Promise<Caller | null> {
 			const address = clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], this.trusted);
-			req.state = { group: alias.group, path: parsePathValues(req.$params.params), address, caller: null, operation: null, mediaType: "", validated: undefined };
+			req.state = {
+				group: alias.group,
+				path: parsePathValues(req.$params.params),
+				address,
+				caller: null,
+				operation: null,
+				mediaType: "",
+				validated: undefined,
+			};
 			return this.authenticator.authenticate(req, address);
 		},
 
@@ -217,16 +259,24 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 			const state = req.state!;
 			const caller = (state.caller = ctx.meta.user ?? null);
 			const operations = state.group.operations;
-			if (!caller && operations.every((operation) => !operation.roles.includes("ANONYMOUS"))) throw new Unauthenticated();
+			if (!caller && operations.every((operation) => !operation.roles.includes("ANONYMOUS")))
+				throw new Unauthenticated();
 			const accept = req.headers.accept;
-			const operation = (state.operation = selectByAccept(selectByPathForm(operations, state.path.participant), accept));
+			const operation = (state.operation = selectByAccept(
+				selectByPathForm(operations, state.path.participant),
+				accept,
+			));
 			if (operation.body) checkContentType(operation, req.headers["content-type"]);
 			if (!caller && !operation.roles.includes("ANONYMOUS")) throw new Unauthenticated();
 			if (caller && !operation.roles.includes(caller.role)) throw new AccessDenied();
 			// Not moleculer-web's `rateLimit`: it runs before authentication, keys on the address and asks its store every request.
 			if (this.rateLimiter.enabled) {
 				const wait = this.rateLimiter.take(caller ? `user:${caller.username}` : `addr:${state.address}`);
-				if (wait > 0) throw tooManyRequests(wait, `Rate limit of ${this.rateLimiter.perMinute} requests per minute exceeded`);
+				if (wait > 0)
+					throw tooManyRequests(
+						wait,
+						`Rate limit of ${this.rateLimiter.perMinute} requests per minute exceeded`,
+					);
 			}
 			state.mediaType = responseMediaType(operation, accept);
 		},
@@ -235,14 +285,20 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 		async drain(this: GatewayThis, timeoutMs: number): Promise<void> {
 			this.changeStreams.endAll();
 			const cut = await this.server.drain(timeoutMs);
-			this.logger.info(`gateway drained: stopped listening${cut ? `, ${cut} request(s) cut at the deadline` : ""}`);
+			this.logger.info(
+				`gateway drained: stopped listening${cut ? `, ${cut} request(s) cut at the deadline` : ""}`,
+			);
 		},
 	},
 
 	created(this: GatewayThis) {
 		const redis = redisOf(this.broker);
 		const namespace = env("NAMESPACE") || "default";
-		const counters: Counters = redis ? new RedisCounters(redis, `registry-${namespace}-counters:`, (error) => this.logger.warn("counter store unavailable:", String(error))) : new MemoryCounters();
+		const counters: Counters = redis
+			? new RedisCounters(redis, `registry-${namespace}-counters:`, (error) =>
+					this.logger.warn("counter store unavailable:", String(error)),
+				)
+			: new MemoryCounters();
 		this.credentials = new CredentialCache<VerifiedCredential>(() => envNumber("AUTH_CACHE_SECONDS") * 1000);
 		this.throttle = new LoginThrottle(
 			counters,
@@ -263,26 +319,44 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 			redis,
 			prefix: `registry-${namespace}-counters:`,
 			syncIntervalMs: envNumber("RATE_LIMIT_SYNC_MS"),
-			onSyncError: (error) => this.logger.warn("rate limit: sharing with the other gateways failed:", String(error)),
+			onSyncError: (error) =>
+				this.logger.warn("rate limit: sharing with the other gateways failed:", String(error)),
 		});
-		this.held = new HeldAnswers({ lookups: this.settings.heldLookups, participantReads: this.settings.heldParticipantReads });
+		this.held = new HeldAnswers({
+			lookups: this.settings.heldLookups,
+			participantReads: this.settings.heldParticipantReads,
+		});
 		this.trusted = trustedProxies(env("TRUST_PROXY"));
 		this.authenticator = new Authenticator(this.credentials, this.throttle, (username, password) =>
-			this.broker.call<Caller | null, { username: string; password: string }>("accounts.authenticate", { username, password }, { caller: "api" } as never),
+			this.broker.call<Caller | null, { username: string; password: string }>(
+				"accounts.authenticate",
+				{ username, password },
+				{ caller: "api" } as never,
+			),
 		);
 		this.changeStreams = new ChangeStreams({
 			read: (caller, after, limit) =>
-				this.broker.call<ChangePage, { after: string; limit: number }>("audit.changes", { after: String(after), limit }, { meta: { user: caller }, caller: "api" } as never),
+				this.broker.call<ChangePage, { after: string; limit: number }>(
+					"audit.changes",
+					{ after: String(after), limit },
+					{ meta: { user: caller }, caller: "api" } as never,
+				),
 			pollMs: CHANGE_STREAM_POLL_MS,
 			keepAliveMs: CHANGE_STREAM_KEEP_ALIVE_MS,
-			onReadError: (error) => this.logger.warn("change stream: reading the feed failed (retrying):", String(error)),
+			onReadError: (error) =>
+				this.logger.warn("change stream: reading the feed failed (retrying):", String(error)),
 		});
-		const keyEntries = redis ? new RedisKeyEntries(redis, `registry-${namespace}-idempotency:`) : new MemoryKeyEntries();
+		const keyEntries = redis
+			? new RedisKeyEntries(redis, `registry-${namespace}-idempotency:`)
+			: new MemoryKeyEntries();
 		this.operationCalls = new OperationCalls({
 			broker: this.broker,
 			held: this.held,
-			idempotency: new Idempotency(keyEntries, (error) => this.logger.warn("idempotency keys unavailable (adds run without them):", String(error))),
-			onServerError: (req, error) => this.logger.error(`${req.method} ${req.originalUrl ?? req.url} failed:`, error),
+			idempotency: new Idempotency(keyEntries, (error) =>
+				this.logger.warn("idempotency keys unavailable (adds run without them):", String(error)),
+			),
+			onServerError: (req, error) =>
+				this.logger.error(`${req.method} ${req.originalUrl ?? req.url} failed:`, error),
 		});
 	},
 
@@ -292,7 +366,10 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 		this.server = new GatewayServer({
 			operational,
 			// moleculer-web calls `next()` for a request no route took (middleware mode).
-			api: (req, res) => gateway(req as GatewayRequest, res, () => this.sendError(req as GatewayRequest, res, notRouted(req as GatewayRequest))),
+			api: (req, res) =>
+				gateway(req as GatewayRequest, res, () =>
+					this.sendError(req as GatewayRequest, res, notRouted(req as GatewayRequest)),
+				),
 			failed: (req, res, error) => {
 				if (writeError(req, res, error) >= 500) this.logger.error(`${req.method} ${req.url} failed:`, error);
 			},

@@ -38,7 +38,13 @@ function parseBody(req: IncomingMessage, res: ServerResponse): Promise<unknown> 
 			req.off("data", arrived);
 			// The rest of the body will not be read: the connection closes after the answer.
 			res.shouldKeepAlive = false;
-			reject(new RegistryError(408, "HttpMessageNotReadableException", `The request body stopped arriving (nothing for ${BODY_IDLE_MS / 1000} s)`));
+			reject(
+				new RegistryError(
+					408,
+					"HttpMessageNotReadableException",
+					`The request body stopped arriving (nothing for ${BODY_IDLE_MS / 1000} s)`,
+				),
+			);
 		}
 		req.on("data", arrived);
 		jsonBody(req, res, (error?: unknown) => {
@@ -46,9 +52,24 @@ function parseBody(req: IncomingMessage, res: ServerResponse): Promise<unknown> 
 			req.off("data", arrived);
 			const body = (req as IncomingMessage & { body?: unknown }).body;
 			if (error) return reject(bodyError(error));
-			if (jsonDepthExceeds(body)) return reject(new RegistryError(400, "HttpMessageNotReadableException", `JSON nesting is deeper than ${MAX_JSON_DEPTH} levels`));
+			if (jsonDepthExceeds(body))
+				return reject(
+					new RegistryError(
+						400,
+						"HttpMessageNotReadableException",
+						`JSON nesting is deeper than ${MAX_JSON_DEPTH} levels`,
+					),
+				);
 			const longArray = longArrayPath(body);
-			if (longArray !== null) return reject(ValidationFailed.one(longArray || "body", "Size", `size must be between 0 and ${MAX_ARRAY_ITEMS}`, null));
+			if (longArray !== null)
+				return reject(
+					ValidationFailed.one(
+						longArray || "body",
+						"Size",
+						`size must be between 0 and ${MAX_ARRAY_ITEMS}`,
+						null,
+					),
+				);
 			resolve(body);
 		});
 	});
@@ -68,7 +89,8 @@ function operationQuery(operation: Operation, query: Record<string, unknown>): R
 		const value = single(query[name], name);
 		if (spec.type === "integer") {
 			if (value === undefined || value === "") continue;
-			if (!/^\d{1,9}$/.test(value)) throw new TypeMismatch(`Query parameter '${name}' must be a whole number; value: '${value}'`);
+			if (!/^\d{1,9}$/.test(value))
+				throw new TypeMismatch(`Query parameter '${name}' must be a whole number; value: '${value}'`);
 			out[name] = Number(value);
 		} else if (spec.type === "boolean") {
 			if (value === undefined || value === "") out[name] = false;
@@ -82,7 +104,12 @@ function operationQuery(operation: Operation, query: Record<string, unknown>): R
 }
 
 /** The action's params of the request's operation; `query` is the query string as moleculer-web parsed it. */
-export async function bindParams(req: IncomingMessage, res: ServerResponse, state: RequestState, query: Record<string, unknown>): Promise<Record<string, unknown>> {
+export async function bindParams(
+	req: IncomingMessage,
+	res: ServerResponse,
+	state: RequestState,
+	query: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
 	const operation = state.operation as Operation;
 	const params: Record<string, unknown> = pathParamsToActionParams(operation, state.path);
 	if (operation.sortable || operation.queryParams) {
@@ -96,7 +123,10 @@ export async function bindParams(req: IncomingMessage, res: ServerResponse, stat
 	if (operation.ifMatch) {
 		const ifMatch = req.headers["if-match"];
 		if (ifMatch !== undefined) {
-			if (!isEntityTagList(ifMatch)) throw new TypeMismatch(`Header 'If-Match' must be * or a list of quoted entity tags; value: '${ifMatch}'`);
+			if (!isEntityTagList(ifMatch))
+				throw new TypeMismatch(
+					`Header 'If-Match' must be * or a list of quoted entity tags; value: '${ifMatch}'`,
+				);
 			params.ifMatch = ifMatch;
 		}
 	}

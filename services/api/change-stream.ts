@@ -93,7 +93,8 @@ class ChangeStream {
 				const page = await this.options.read(this.caller, this.cursor, PAGE);
 				for (const change of page.changes) {
 					if (this.ended) return;
-					if (!this.write(`id: ${change.sequence}\nevent: change\ndata: ${JSON.stringify(change)}\n\n`)) await this.drained();
+					if (!this.write(`id: ${change.sequence}\nevent: change\ndata: ${JSON.stringify(change)}\n\n`))
+						await this.drained();
 				}
 				this.cursor = Number(page.cursor);
 				more = page.more;

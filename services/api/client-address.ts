@@ -33,7 +33,11 @@ export function trustedProxies(setting: string): TrustedProxies {
 	};
 }
 
-export function clientAddress(peer: string | undefined, forwardedFor: string | string[] | undefined, trusted: TrustedProxies): string {
+export function clientAddress(
+	peer: string | undefined,
+	forwardedFor: string | string[] | undefined,
+	trusted: TrustedProxies,
+): string {
 	const socketPeer = normalize(peer ?? "unknown");
 	if (!trusted(socketPeer) || typeof forwardedFor !== "string") return socketPeer;
 	const hops = forwardedFor

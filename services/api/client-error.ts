@@ -26,7 +26,14 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
 		return;
 	}
 	const status = statusOf(error.code);
-	const message = status === 431 ? "Request header fields are too large" : status === 408 ? "Request timed out" : status === 413 ? "Request is too large" : "Malformed HTTP request";
+	const message =
+		status === 431
+			? "Request header fields are too large"
+			: status === 408
+				? "Request timed out"
+				: status === 413
+					? "Request is too large"
+					: "Malformed HTTP request";
 	const body = errorBody({ status, exception: "HttpMessageNotReadableException", message }, "", undefined);
 	const payload = JSON.stringify(body);
 	const headers = {
@@ -35,6 +42,8 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
 		"Content-Length": String(Buffer.byteLength(payload)),
 		Connection: "close",
 	};
-	const head = [`HTTP/1.1 ${status} ${body.error}`].concat(Object.entries(headers).map(([name, value]) => `${name}: ${value}`)).join("\r\n");
+	const head = [`HTTP/1.1 ${status} ${body.error}`]
+		.concat(Object.entries(headers).map(([name, value]) => `${name}: ${value}`))
+		.join("\r\n");
 	socket.end(`${head}\r\n\r\n${payload}`);
 }

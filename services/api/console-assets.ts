@@ -110,7 +110,11 @@ export function consoleAssets(directory = consoleDirectory()): ConsoleAssets {
 			// Any other path is a route of the console's own (client-side routing): its page.
 			const index = read(path.join(root, "index.html"));
 			if (!index) {
-				send(404, "text/plain; charset=utf-8", "The console is not built in this installation: run `npm run build:console` (npm ci does it).\n");
+				send(
+					404,
+					"text/plain; charset=utf-8",
+					"The console is not built in this installation: run `npm run build:console` (npm ci does it).\n",
+				);
 				return true;
 			}
 			send(200, TYPES[".html"], index);

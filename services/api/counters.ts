@@ -97,7 +97,11 @@ export class RedisCounters implements Counters {
 		return this.guard(0, async () => {
 			const full = this.prefix + key;
 			const transaction = this.redis.multi().incr(full);
-			const results = await (expiresAfter === "latest" ? transaction.expire(full, ttlSeconds) : transaction.expire(full, ttlSeconds, "NX")).exec();
+			const results = await (
+				expiresAfter === "latest"
+					? transaction.expire(full, ttlSeconds)
+					: transaction.expire(full, ttlSeconds, "NX")
+			).exec();
 			return Number(results?.[0]?.[1] ?? 0);
 		});
 	}

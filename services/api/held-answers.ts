@@ -44,7 +44,8 @@ class HeldAnswerMap {
 		if (this.pending.get(key) !== token) return;
 		this.pending.delete(key);
 		if (!answer || this.maxEntries <= 0) return;
-		if (!this.entries.has(key) && this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+		if (!this.entries.has(key) && this.entries.size >= this.maxEntries)
+			this.entries.delete(this.entries.keys().next().value as string);
 		this.entries.set(key, answer);
 	}
 
@@ -86,12 +87,20 @@ export class HeldAnswers {
 		if (operation.held === "lookup") {
 			const organization = pathValues.qualifiedIdentifier?.organization;
 			if (!organization) return null;
-			return { kind: "lookup", key: lookupKey(caller ? "all" : "visible", organization.organizationKey), holdsNotFound: true };
+			return {
+				kind: "lookup",
+				key: lookupKey(caller ? "all" : "visible", organization.organizationKey),
+				holdsNotFound: true,
+			};
 		}
 		if (operation.held === "participantRead" && caller?.role === "SERVICE_PROVIDER" && caller.serviceProvider) {
 			const organization = pathValues.participant?.organization;
 			if (!organization) return null;
-			return { kind: "participantRead", key: readKey(caller.serviceProvider, organization.organizationKey), holdsNotFound: false };
+			return {
+				kind: "participantRead",
+				key: readKey(caller.serviceProvider, organization.organizationKey),
+				holdsNotFound: false,
+			};
 		}
 		return null;
 	}
@@ -122,7 +131,8 @@ export class HeldAnswers {
 	/** A participant changed: its owners' reads of it (every read when its owners are not named). */
 	participantChanged(organizationKey: string | undefined, serviceProviders: string[] | undefined): void {
 		if (organizationKey === undefined || !serviceProviders) return this.participantReads.clear();
-		for (const serviceProvider of serviceProviders) this.participantReads.forget(readKey(serviceProvider, organizationKey));
+		for (const serviceProvider of serviceProviders)
+			this.participantReads.forget(readKey(serviceProvider, organizationKey));
 	}
 
 	/** A process or document type changed: every answer embeds them. */

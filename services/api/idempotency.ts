@@ -109,7 +109,8 @@ export function fingerprintOf(operationId: string, params: unknown): string {
 /** The header's value, checked; undefined when the request has none. */
 export function idempotencyKeyOf(header: string | string[] | undefined): string | undefined {
 	if (header === undefined) return undefined;
-	if (typeof header !== "string" || !KEY_FORM.test(header)) throw new TypeMismatch("Header 'Idempotency-Key' must be 1 to 255 printable ASCII characters without spaces");
+	if (typeof header !== "string" || !KEY_FORM.test(header))
+		throw new TypeMismatch("Header 'Idempotency-Key' must be 1 to 255 printable ASCII characters without spaces");
 	return header;
 }
 
@@ -128,7 +129,12 @@ export class Idempotency {
 	 * Runs `execute` once for this caller's key, or replays its answer. An answer of 5xx is not
 	 * kept (a retry runs again); `execute` answers errors as recorded answers, it never throws them.
 	 */
-	async run(caller: string, key: string, fingerprint: string, execute: () => Promise<RecordedAnswer>): Promise<IdempotentRun> {
+	async run(
+		caller: string,
+		key: string,
+		fingerprint: string,
+		execute: () => Promise<RecordedAnswer>,
+	): Promise<IdempotentRun> {
 		// A Basic username has no colon, so the first colon ends it.
 		const scoped = `${caller}:${key}`;
 		const deadline = Date.now() + WAIT_FOR_FIRST_MS;
@@ -150,7 +156,11 @@ export class Idempotency {
 		}
 	}
 
-	private async first(key: string, fingerprint: string, execute: () => Promise<RecordedAnswer>): Promise<RecordedAnswer> {
+	private async first(
+		key: string,
+		fingerprint: string,
+		execute: () => Promise<RecordedAnswer>,
+	): Promise<RecordedAnswer> {
 		let answer: RecordedAnswer;
 		try {
 			answer = await execute();
@@ -158,7 +168,8 @@ export class Idempotency {
 			await this.entries.release(key).catch(this.onStoreError);
 			throw error;
 		}
-		const keep = answer.status < 500 ? this.entries.finish(key, { fingerprint, answer }) : this.entries.release(key);
+		const keep =
+			answer.status < 500 ? this.entries.finish(key, { fingerprint, answer }) : this.entries.release(key);
 		await keep.catch(this.onStoreError);
 		return answer;
 	}
@@ -181,5 +192,9 @@ export class Idempotency {
 }
 
 function reusedKey(): RegistryError {
-	return new RegistryError(422, "UnprocessableEntityException", "This Idempotency-Key was used for another request; use a new key for a new request");
+	return new RegistryError(
+		422,
+		"UnprocessableEntityException",
+		"This Idempotency-Key was used for another request; use a new key for a new request",
+	);
 }

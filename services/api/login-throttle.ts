@@ -74,7 +74,11 @@ export class LoginThrottle {
 		if (failures >= settings.userMaxFailures) {
 			// The level remembers earlier lockouts so the wait doubles; it is forgotten after a quiet
 			// spell of twice the longest lockout since the LAST lockout (docs/decisions.md).
-			const level = await this.counters.increment(`level:user:${userKey}`, settings.maxLockoutSeconds * 2, "latest");
+			const level = await this.counters.increment(
+				`level:user:${userKey}`,
+				settings.maxLockoutSeconds * 2,
+				"latest",
+			);
 			const seconds = Math.min(settings.lockoutSeconds * 2 ** Math.max(0, level - 1), settings.maxLockoutSeconds);
 			await this.lock(`user:${userKey}`, seconds);
 			await this.counters.remove(`fail:user:${userKey}`);

@@ -59,11 +59,28 @@ export class OperationCalls {
 		else writeAnswer(req, res, state, true, held.parts);
 		const ctx = req.$ctx;
 		const { service, type } = this.placeOf(operation.action);
-		countHeldAnswer(this.parts.broker, service, operation.action, ctx.service?.fullName ?? "api", ctx.level + 1, type);
-		if (ctx.tracing) ctx.finishSpan(ctx.startSpan(`action '${operation.action}'`, { tags: { action: operation.action, held: true } } as never));
+		countHeldAnswer(
+			this.parts.broker,
+			service,
+			operation.action,
+			ctx.service?.fullName ?? "api",
+			ctx.level + 1,
+			type,
+		);
+		if (ctx.tracing)
+			ctx.finishSpan(
+				ctx.startSpan(`action '${operation.action}'`, {
+					tags: { action: operation.action, held: true },
+				} as never),
+			);
 	}
 
-	private async bindAndCall(req: GatewayRequest, res: ServerResponse, state: RequestState, slot: HoldSlot | null): Promise<void> {
+	private async bindAndCall(
+		req: GatewayRequest,
+		res: ServerResponse,
+		state: RequestState,
+		slot: HoldSlot | null,
+	): Promise<void> {
 		const operation = state.operation as Operation;
 		const params = await bindParams(req, res, state, req.$params.query);
 		state.validated = params;
@@ -73,23 +90,40 @@ export class OperationCalls {
 	}
 
 	/** An add with an Idempotency-Key: the action once per caller and key, its answer recorded and replayed to retries. */
-	private async callOnce(req: GatewayRequest, res: ServerResponse, state: RequestState, params: Record<string, unknown>, key: string): Promise<void> {
+	private async callOnce(
+		req: GatewayRequest,
+		res: ServerResponse,
+		state: RequestState,
+		params: Record<string, unknown>,
+		key: string,
+	): Promise<void> {
 		const operation = state.operation as Operation;
-		const run = await this.parts.idempotency.run((state.caller as Caller).username, key, fingerprintOf(operation.id, params), async () => {
-			try {
-				return recordSuccess(operation, state.mediaType, await req.$ctx.call(operation.action, params));
-			} catch (error) {
-				const recorded = recordError(req, error, state);
-				if (recorded.status >= 500) this.parts.onServerError(req, error);
-				return recorded;
-			}
-		});
+		const run = await this.parts.idempotency.run(
+			(state.caller as Caller).username,
+			key,
+			fingerprintOf(operation.id, params),
+			async () => {
+				try {
+					return recordSuccess(operation, state.mediaType, await req.$ctx.call(operation.action, params));
+				} catch (error) {
+					const recorded = recordError(req, error, state);
+					if (recorded.status >= 500) this.parts.onServerError(req, error);
+					return recorded;
+				}
+			},
+		);
 		if (run.replayed) countReplay(this.parts.broker, operation.action);
 		writeRecorded(res, run.answer, run.replayed ? ["Idempotent-Replayed", "true"] : []);
 	}
 
 	/** The action, then the answer, held when its slot says so and no notice about it came meanwhile. */
-	private async call(req: GatewayRequest, res: ServerResponse, state: RequestState, params: Record<string, unknown>, slot: HoldSlot | null): Promise<void> {
+	private async call(
+		req: GatewayRequest,
+		res: ServerResponse,
+		state: RequestState,
+		params: Record<string, unknown>,
+		slot: HoldSlot | null,
+	): Promise<void> {
 		const { broker, held } = this.parts;
 		const operation = state.operation as Operation;
 		const ctx = req.$ctx;
@@ -97,12 +131,26 @@ export class OperationCalls {
 		const token = holding ? held.begin(slot) : 0;
 		let answer: unknown;
 		try {
-			answer = await ctx.call(operation.action, params, holding ? { meta: { [HEARD_NOTICES_META]: noticesOf(broker).heard } } : undefined);
+			answer = await ctx.call(
+				operation.action,
+				params,
+				holding ? { meta: { [HEARD_NOTICES_META]: noticesOf(broker).heard } } : undefined,
+			);
 		} catch (error) {
-			if (holding) held.settle(slot, token, slot.holdsNotFound && isNotFound(error) && !ctx.meta[BEHIND_NOTICES_META] ? { notFound: true } : null);
+			if (holding)
+				held.settle(
+					slot,
+					token,
+					slot.holdsNotFound && isNotFound(error) && !ctx.meta[BEHIND_NOTICES_META]
+						? { notFound: true }
+						: null,
+				);
 			throw error;
 		}
-		const parts = answer === null || answer === undefined || operation.status === 204 || isReadable(answer) ? null : answerParts(answer, holding);
+		const parts =
+			answer === null || answer === undefined || operation.status === 204 || isReadable(answer)
+				? null
+				: answerParts(answer, holding);
 		if (holding) held.settle(slot, token, parts && !ctx.meta[BEHIND_NOTICES_META] ? { parts } : null);
 		writeAnswer(req, res, state, answer, parts);
 	}

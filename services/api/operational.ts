@@ -17,7 +17,11 @@ import { serveApiDocs } from "./api-docs";
 import { consoleAssets } from "./console-assets";
 import { methodsOf } from "./routes";
 
-export type OperationalAnswer = (req: http.IncomingMessage, res: http.ServerResponse, path: string) => boolean | Promise<void>;
+export type OperationalAnswer = (
+	req: http.IncomingMessage,
+	res: http.ServerResponse,
+	path: string,
+) => boolean | Promise<void>;
 
 export function operationalAnswers(broker: ServiceBroker, registryVersion: string): OperationalAnswer {
 	const prometheus = prometheusFormatter(broker);

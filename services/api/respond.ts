@@ -17,7 +17,12 @@ import { joinParts } from "./answer-body";
 import type { GatewayRequest, RequestState } from "./request-state";
 
 export function isReadable(value: unknown): value is Readable {
-	return value !== null && typeof value === "object" && typeof (value as Readable).pipe === "function" && typeof (value as Readable).on === "function";
+	return (
+		value !== null &&
+		typeof value === "object" &&
+		typeof (value as Readable).pipe === "function" &&
+		typeof (value as Readable).on === "function"
+	);
 }
 
 function locationOf(operation: Operation, answer: unknown): string | undefined {
@@ -31,7 +36,13 @@ function writeHead(res: ServerResponse, status: number, more: string[]): void {
 }
 
 /** A successful answer of the request's operation: `parts` is the answer's JSON (services/api/answer-body.ts), or null when it has no body. */
-export function writeAnswer(req: IncomingMessage, res: ServerResponse, state: RequestState, answer: unknown, parts: readonly string[] | null): void {
+export function writeAnswer(
+	req: IncomingMessage,
+	res: ServerResponse,
+	state: RequestState,
+	answer: unknown,
+	parts: readonly string[] | null,
+): void {
 	const operation = state.operation as Operation;
 	const location = answersLocation(operation) ? locationOf(operation, answer) : undefined;
 	const more = location ? ["Location", location] : [];
@@ -54,7 +65,11 @@ export function writeAnswer(req: IncomingMessage, res: ServerResponse, state: Re
 	if (operation.entityTag) {
 		const tag = tagOf(parts, body);
 		const ifNoneMatch = req.headers["if-none-match"];
-		if (ifNoneMatch !== undefined && (req.method === "GET" || req.method === "HEAD") && isNotModified(ifNoneMatch, tag)) {
+		if (
+			ifNoneMatch !== undefined &&
+			(req.method === "GET" || req.method === "HEAD") &&
+			isNotModified(ifNoneMatch, tag)
+		) {
 			writeHead(res, 304, ["ETag", tag]);
 			res.end();
 			return;
@@ -87,7 +102,8 @@ export interface RecordedAnswer {
 
 /** A successful JSON answer (an add's 201), recorded. */
 export function recordSuccess(operation: Operation, mediaType: string, answer: unknown): RecordedAnswer {
-	if (operation.status === 204 || answer === null || answer === undefined) return { status: operation.status, head: [], body: null };
+	if (operation.status === 204 || answer === null || answer === undefined)
+		return { status: operation.status, head: [], body: null };
 	const body = JSON.stringify(answer);
 	const location = answersLocation(operation) ? locationOf(operation, answer) : undefined;
 	const head = [...(location ? ["Location", location] : []), "Content-Type", withCharset(mediaType)];
@@ -105,7 +121,11 @@ export function recordError(req: IncomingMessage, error: unknown, state?: Reques
 	if (classified.status === 405 && data?.allow) head.push("Allow", data.allow.join(", "));
 	const path = ((req as GatewayRequest).originalUrl ?? req.url ?? "").split("?")[0];
 	const body = errorBody(classified, path, state?.operation?.body?.objectName);
-	return { status: classified.status, head: [...head, "Content-Type", ERROR_CONTENT_TYPE], body: JSON.stringify(body) };
+	return {
+		status: classified.status,
+		head: [...head, "Content-Type", ERROR_CONTENT_TYPE],
+		body: JSON.stringify(body),
+	};
 }
 
 /** Writes a recorded answer (without its body to a HEAD request); `more` are headers of this request only. */

@@ -18,7 +18,11 @@ const GROUPS = groupOperations(OPERATIONS);
  */
 export function operationAliases(handler: OperationAlias["handler"]): Record<string, OperationAlias> {
 	const aliases: Record<string, OperationAlias> = {};
-	const hotFirst = [...GROUPS].sort((a, b) => Number(b.operations.some((operation) => operation.held)) - Number(a.operations.some((operation) => operation.held)));
+	const hotFirst = [...GROUPS].sort(
+		(a, b) =>
+			Number(b.operations.some((operation) => operation.held)) -
+			Number(a.operations.some((operation) => operation.held)),
+	);
 	for (const group of hotFirst) {
 		aliases[`${group.method} ${group.path}`] = { group, handler };
 		if (group.method === "GET") aliases[`HEAD ${group.path}`] = { group, handler };

@@ -21,7 +21,8 @@ export interface EventsQuery {
  */
 export function eventScope(caller: Caller | null | undefined): Filter {
 	if (seesEverything(caller)) return {};
-	if (caller?.role === "SERVICE_PROVIDER" && caller.serviceProvider) return { serviceProviders: caller.serviceProvider.toLowerCase() };
+	if (caller?.role === "SERVICE_PROVIDER" && caller.serviceProvider)
+		return { serviceProviders: caller.serviceProvider.toLowerCase() };
 	throw new AccessDenied();
 }
 
@@ -40,7 +41,9 @@ export function eventsFilter(caller: Caller | null | undefined, query: EventsQue
 		} else {
 			const organization = parseParticipantIdentifier(value);
 			if (!organization) {
-				throw new TypeMismatch(`Query parameter 'participant' must be a participant qualified identifier or a UUID; value: '${query.participant}'`);
+				throw new TypeMismatch(
+					`Query parameter 'participant' must be a participant qualified identifier or a UUID; value: '${query.participant}'`,
+				);
 			}
 			filter.organizationKey = organization.organizationKey;
 		}

@@ -71,7 +71,12 @@ const DEFAULT_ORDER: SortKey[] = [{ field: "at", direction: "desc" }];
 
 interface AuditService extends Service {
 	store: Store;
-	collections: { auditEvents: Collection<AuditEventDoc>; feedCounter: FeedParts["counter"]; feedHeads: FeedParts["heads"]; feedOutbox: Collection<FeedOutboxDoc> };
+	collections: {
+		auditEvents: Collection<AuditEventDoc>;
+		feedCounter: FeedParts["counter"];
+		feedHeads: FeedParts["heads"];
+		feedOutbox: Collection<FeedOutboxDoc>;
+	};
 	feed: ChangeFeed;
 	feedRelay: OutboxRelay<FeedOutboxDoc>;
 }
@@ -84,7 +89,13 @@ const PAGE_REQUEST = {
 		size: { type: "number", integer: true, min: 1, max: MAX_PAGE_SIZE },
 		sort: {
 			type: "array",
-			items: { type: "object", props: { field: { type: "enum", values: [...new Set(Object.values(SORTABLE.events))] }, direction: { type: "enum", values: ["asc", "desc"] } } },
+			items: {
+				type: "object",
+				props: {
+					field: { type: "enum", values: [...new Set(Object.values(SORTABLE.events))] },
+					direction: { type: "enum", values: ["asc", "desc"] },
+				},
+			},
 		},
 	},
 };
@@ -152,13 +163,21 @@ const AuditServiceSchema: ServiceSchema<Record<string, never>, AuditService> = {
 		record: {
 			visibility: "public",
 			params: { records: { type: "array", items: RECORD, max: 10000 } },
-			async handler(this: AuditService, ctx: RegistryContext<{ records: AuditRecord[] }>): Promise<{ recorded: number }> {
+			async handler(
+				this: AuditService,
+				ctx: RegistryContext<{ records: AuditRecord[] }>,
+			): Promise<{ recorded: number }> {
 				const numbered = await this.feed.record(ctx.params.records, eventDoc);
 				if (numbered.length > 0) {
 					void this.feedRelay.kick();
 					await noticesOf(this.broker)
 						.publish(NOTICES.changesRecorded, { sequence: numbered[numbered.length - 1].sequence })
-						.catch((error) => this.logger.warn("changes.recorded notice not sent (followers read on at their next poll):", String(error)));
+						.catch((error) =>
+							this.logger.warn(
+								"changes.recorded notice not sent (followers read on at their next poll):",
+								String(error),
+							),
+						);
 				}
 				return { recorded: ctx.params.records.length };
 			},
@@ -166,22 +185,43 @@ const AuditServiceSchema: ServiceSchema<Record<string, never>, AuditService> = {
 
 		/** GET /rest/api/changes (src/contract/operations.ts `findChanges`). */
 		changes: {
-			params: { after: { type: "string", optional: true, max: 100 }, limit: { type: "number", integer: true, optional: true } },
+			params: {
+				after: { type: "string", optional: true, max: 100 },
+				limit: { type: "number", integer: true, optional: true },
+			},
 			handler(this: AuditService, ctx: RegistryContext<{ after?: string; limit?: number }>): Promise<ChangePage> {
-				return this.feed.changesAfter(ctx.meta.user, parseCursor("after", ctx.params.after), changesLimit(ctx.params.limit));
+				return this.feed.changesAfter(
+					ctx.meta.user,
+					parseCursor("after", ctx.params.after),
+					changesLimit(ctx.params.limit),
+				);
 			},
 		},
 
 		/** GET /rest/api/events (src/contract/operations.ts `findEvents`). */
 		find: {
-			params: { pageRequest: PAGE_REQUEST, participant: QUERY_VALUE, operation: QUERY_VALUE, from: QUERY_VALUE, to: QUERY_VALUE },
-			async handler(this: AuditService, ctx: RegistryContext<EventsQuery & { pageRequest?: PageRequest }>): Promise<Page<AuditRecord>> {
+			params: {
+				pageRequest: PAGE_REQUEST,
+				participant: QUERY_VALUE,
+				operation: QUERY_VALUE,
+				from: QUERY_VALUE,
+				to: QUERY_VALUE,
+			},
+			async handler(
+				this: AuditService,
+				ctx: RegistryContext<EventsQuery & { pageRequest?: PageRequest }>,
+			): Promise<Page<AuditRecord>> {
 				const filter = eventsFilter(ctx.meta.user, ctx.params);
 				const page = ctx.params.pageRequest ?? { page: 0, size: DEFAULT_PAGE_SIZE, sort: [] };
 				// Ties within a sort key: newest first (a client's `sort=at,...` decides itself).
 				const sort = page.sort.some((key) => key.field === "at") ? page.sort : [...page.sort, ...DEFAULT_ORDER];
 				const [docs, total] = await Promise.all([
-					this.collections.auditEvents.find({ filter, sort, offset: page.page * page.size, limit: page.size }),
+					this.collections.auditEvents.find({
+						filter,
+						sort,
+						offset: page.page * page.size,
+						limit: page.size,
+					}),
 					this.collections.auditEvents.count({ filter }),
 				]);
 				return pageOf(docs.map(eventAnswer), total, page);
@@ -194,7 +234,8 @@ const AuditServiceSchema: ServiceSchema<Record<string, never>, AuditService> = {
 			name: "audit changes",
 			outbox: () => this.collections?.feedOutbox,
 			deliver: async (batches) => {
-				for (const batch of batches) for (const change of batch.changes) await publishOnChannel(this.broker, REGISTRY_CHANGES, change);
+				for (const batch of batches)
+					for (const change of batch.changes) await publishOnChannel(this.broker, REGISTRY_CHANGES, change);
 			},
 			logger: this.logger,
 		});
@@ -202,7 +243,12 @@ const AuditServiceSchema: ServiceSchema<Record<string, never>, AuditService> = {
 
 	started(this: AuditService) {
 		const { auditEvents, feedCounter, feedHeads } = this.collections;
-		this.feed = new ChangeFeed({ events: auditEvents, counter: feedCounter, heads: feedHeads, batch: (ops) => this.store.batch(ops) });
+		this.feed = new ChangeFeed({
+			events: auditEvents,
+			counter: feedCounter,
+			heads: feedHeads,
+			batch: (ops) => this.store.batch(ops),
+		});
 		this.feedRelay.start(OUTBOX_RELAY_INTERVAL_MS);
 	},
 

@@ -41,7 +41,11 @@ export interface FeedOutboxDoc extends OutboxMessage {
 export const FEED_MODELS = {
 	feedCounter: { collection: "feedCounter", fields: {}, indexes: [] },
 	feedHeads: { collection: "feedHeads", fields: {}, indexes: [] },
-	feedOutbox: { collection: "feedOutbox", fields: { at: { kind: "string" } }, indexes: [{ name: "at", fields: ["at"] }] },
+	feedOutbox: {
+		collection: "feedOutbox",
+		fields: { at: { kind: "string" } },
+		indexes: [{ name: "at", fields: ["at"] }],
+	},
 } satisfies Record<string, ModelSpec>;
 
 const COUNTER_ID = "feed";
@@ -82,9 +86,12 @@ export function changeOf(record: AuditRecord & { sequence: number }): Change {
  * theirs, so the change that took one away (a transfer) is, for the old owner, its deletion.
  */
 export function changeFor(caller: Caller, change: Change): Change {
-	if (caller.role !== "SERVICE_PROVIDER" || change.resource !== "participant" || change.record === null) return change;
+	if (caller.role !== "SERVICE_PROVIDER" || change.resource !== "participant" || change.record === null)
+		return change;
 	const owner = (change.record as { provider?: { identifier?: string } }).provider?.identifier;
-	return owner?.toLowerCase() === caller.serviceProvider?.toLowerCase() ? change : { ...change, deleted: true, record: null };
+	return owner?.toLowerCase() === caller.serviceProvider?.toLowerCase()
+		? change
+		: { ...change, deleted: true, record: null };
 }
 
 export class ChangeFeed {
@@ -104,18 +111,31 @@ export class ChangeFeed {
 		}
 	}
 
-	private async attempt<T extends AuditRecord>(records: T[], stored: (record: Numbered<T>) => StoredDoc): Promise<Change[]> {
+	private async attempt<T extends AuditRecord>(
+		records: T[],
+		stored: (record: Numbered<T>) => StoredDoc,
+	): Promise<Change[]> {
 		const unique = [...new Map(records.map((record) => [record.identifier, record])).values()];
-		const known = new Set((await this.parts.events.getMany(unique.map((record) => record.identifier))).map((doc) => doc.identifier));
+		const known = new Set(
+			(await this.parts.events.getMany(unique.map((record) => record.identifier))).map((doc) => doc.identifier),
+		);
 		const fresh = unique.filter((record) => !known.has(record.identifier));
 		if (fresh.length === 0) return [];
 		const feedRecords = fresh.filter((record) => record.change && FEED_RESOURCES.has(record.resource));
 		if (feedRecords.length === 0) {
-			await this.parts.batch(fresh.map((record) => ({ kind: "insert", collection: this.parts.events.spec.collection, doc: stored({ ...record, sequence: null }) })));
+			await this.parts.batch(
+				fresh.map((record) => ({
+					kind: "insert",
+					collection: this.parts.events.spec.collection,
+					doc: stored({ ...record, sequence: null }),
+				})),
+			);
 			return [];
 		}
 		const counter = await this.parts.counter.get(COUNTER_ID);
-		const heads = new Map((await this.parts.heads.getMany(feedRecords.map(headKey))).map((head) => [head.identifier, head]));
+		const heads = new Map(
+			(await this.parts.heads.getMany(feedRecords.map(headKey))).map((head) => [head.identifier, head]),
+		);
 		const changedHeads = new Map<string, HeadDoc>();
 		let next = counter?.next ?? 1;
 		const ops: WriteOp[] = [];
@@ -127,31 +147,54 @@ export class ChangeFeed {
 				const head = changedHeads.get(key) ?? heads.get(key);
 				if (isNewer(record, head)) {
 					sequence = next++;
-					changedHeads.set(key, { identifier: key, recordVersion: record.change.version, deleted: record.change.record === null, at: record.at });
+					changedHeads.set(key, {
+						identifier: key,
+						recordVersion: record.change.version,
+						deleted: record.change.record === null,
+						at: record.at,
+					});
 					numbered.push(changeOf({ ...record, sequence }));
 				}
 			}
-			ops.push({ kind: "insert", collection: this.parts.events.spec.collection, doc: stored({ ...record, sequence }) });
+			ops.push({
+				kind: "insert",
+				collection: this.parts.events.spec.collection,
+				doc: stored({ ...record, sequence }),
+			});
 		}
 		for (const [key, head] of changedHeads) {
 			const previous = heads.get(key);
 			ops.push(
 				previous
-					? { kind: "replace", collection: this.parts.heads.spec.collection, doc: head, expectedVersion: previous.version }
+					? {
+							kind: "replace",
+							collection: this.parts.heads.spec.collection,
+							doc: head,
+							expectedVersion: previous.version,
+						}
 					: { kind: "insert", collection: this.parts.heads.spec.collection, doc: head },
 			);
 		}
 		const counterDoc: CounterDoc = { identifier: COUNTER_ID, next };
 		ops.push(
 			counter
-				? { kind: "replace", collection: this.parts.counter.spec.collection, doc: counterDoc, expectedVersion: counter.version }
+				? {
+						kind: "replace",
+						collection: this.parts.counter.spec.collection,
+						doc: counterDoc,
+						expectedVersion: counter.version,
+					}
 				: { kind: "insert", collection: this.parts.counter.spec.collection, doc: counterDoc },
 		);
 		if (numbered.length > 0)
 			ops.push({
 				kind: "insert",
 				collection: FEED_MODELS.feedOutbox.collection,
-				doc: { identifier: `changes-${numbered[0].sequence}`, at: new Date().toISOString(), changes: numbered } as FeedOutboxDoc,
+				doc: {
+					identifier: `changes-${numbered[0].sequence}`,
+					at: new Date().toISOString(),
+					changes: numbered,
+				} as FeedOutboxDoc,
 			});
 		await this.parts.batch(ops);
 		return numbered;
@@ -160,11 +203,17 @@ export class ChangeFeed {
 	/** GET /rest/api/changes: the caller's changes after `after`, oldest first. */
 	async changesAfter(caller: Caller | null | undefined, after: number, limit: number): Promise<ChangePage> {
 		const scope: Filter = eventScope(caller);
-		const docs = (await this.parts.events.find({ filter: { ...scope, sequence: { gte: after + 1 } }, sort: [{ field: "sequence", direction: "asc" }], limit: limit + 1 })) as unknown as Array<
-			AuditRecord & { sequence: number }
-		>;
+		const docs = (await this.parts.events.find({
+			filter: { ...scope, sequence: { gte: after + 1 } },
+			sort: [{ field: "sequence", direction: "asc" }],
+			limit: limit + 1,
+		})) as unknown as Array<AuditRecord & { sequence: number }>;
 		const page = docs.slice(0, limit).map((doc) => changeFor(caller as Caller, changeOf(doc)));
-		return { changes: page, cursor: String(page.length ? page[page.length - 1].sequence : after), more: docs.length > limit };
+		return {
+			changes: page,
+			cursor: String(page.length ? page[page.length - 1].sequence : after),
+			more: docs.length > limit,
+		};
 	}
 }
 

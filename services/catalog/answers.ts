@@ -19,8 +19,14 @@ export function byIdentifier<T extends { identifier: string }>(records: T[]): Ma
 }
 
 /** Records in the order of `identifiers`; unknown ones (deleted meanwhile) are left out. */
-function pick<T extends { identifier: string; visible?: boolean }>(identifiers: string[], records: Map<string, T>, seesHidden: boolean): T[] {
-	return identifiers.map((identifier) => records.get(identifier)).filter((record): record is T => record !== undefined && (seesHidden || record.visible !== false));
+function pick<T extends { identifier: string; visible?: boolean }>(
+	identifiers: string[],
+	records: Map<string, T>,
+	seesHidden: boolean,
+): T[] {
+	return identifiers
+		.map((identifier) => records.get(identifier))
+		.filter((record): record is T => record !== undefined && (seesHidden || record.visible !== false));
 }
 
 export function processSummary(record: ProcessRecord): ProcessSummary {
@@ -51,7 +57,10 @@ export function processAnswer(record: ProcessRecord, related: Related, seesHidde
 		alias: record.alias,
 		restricted: record.restricted,
 		visible: record.visible,
-		capabilities: pick(record.capabilityIds, related.capabilities, true).map(({ identifier, title }) => ({ identifier, title })),
+		capabilities: pick(record.capabilityIds, related.capabilities, true).map(({ identifier, title }) => ({
+			identifier,
+			title,
+		})),
 		documentTypes: pick(record.documentTypeIds, related.documentTypes, seesHidden).map(documentTypeSummary),
 		dependencies: pick(record.dependencyIds, related.processes, seesHidden).map(processSummary),
 		requiredICDs: [...record.requiredICDs],
@@ -59,7 +68,11 @@ export function processAnswer(record: ProcessRecord, related: Related, seesHidde
 }
 
 /** `linked`: the processes whose `documentTypeIds` hold this document type. */
-export function documentTypeAnswer(record: DocumentTypeRecord, linked: ProcessRecord[], seesHidden: boolean): DocumentType {
+export function documentTypeAnswer(
+	record: DocumentTypeRecord,
+	linked: ProcessRecord[],
+	seesHidden: boolean,
+): DocumentType {
 	return {
 		identifier: record.identifier,
 		qualifiedIdentifier: record.qualifiedIdentifier,
@@ -70,7 +83,11 @@ export function documentTypeAnswer(record: DocumentTypeRecord, linked: ProcessRe
 }
 
 /** The identifiers a set of processes refers to, each once, for one getMany per collection. */
-export function referencedBy(records: ProcessRecord[]): { capabilities: string[]; documentTypes: string[]; processes: string[] } {
+export function referencedBy(records: ProcessRecord[]): {
+	capabilities: string[];
+	documentTypes: string[];
+	processes: string[];
+} {
 	const unique = (lists: string[][]) => [...new Set(lists.flat())];
 	return {
 		capabilities: unique(records.map((record) => record.capabilityIds)),

@@ -63,11 +63,22 @@ export class CatalogBatch {
 	upsert<T extends StoredDoc>(resource: CatalogResource, before: T | null, after: T): void {
 		const doc = withoutVersion(after);
 		this.ops.push({ kind: "upsert", collection: COLLECTION[resource], doc });
-		this.record(resource, before ? "update" : "add", before ? withoutVersion(before) : null, doc, before ? nextVersion(before) : 1);
+		this.record(
+			resource,
+			before ? "update" : "add",
+			before ? withoutVersion(before) : null,
+			doc,
+			before ? nextVersion(before) : 1,
+		);
 	}
 
 	delete(resource: CatalogResource, before: StoredDoc): void {
-		this.ops.push({ kind: "delete", collection: COLLECTION[resource], identifier: before.identifier, expectedVersion: before.version });
+		this.ops.push({
+			kind: "delete",
+			collection: COLLECTION[resource],
+			identifier: before.identifier,
+			expectedVersion: before.version,
+		});
 		this.record(resource, "delete", withoutVersion(before), null, nextVersion(before));
 	}
 
@@ -76,11 +87,29 @@ export class CatalogBatch {
 	}
 
 	/** `version`: the record's store version after this write (a deletion counts as one). */
-	private record(resource: CatalogResource, operation: CatalogChange["operation"], before: unknown, after: StoredDoc | null, version: number): void {
+	private record(
+		resource: CatalogResource,
+		operation: CatalogChange["operation"],
+		before: unknown,
+		after: StoredDoc | null,
+		version: number,
+	): void {
 		const identifier = ((after ?? before) as StoredDoc).identifier;
 		const change: CatalogChange = { resource, identifier, operation };
 		const feed = { version, record: after ? catalogReference(resource, after) : null };
-		this.ops.push(auditWrite(auditRecord(this.caller, { operation: this.operation, resource, resourceId: identifier, before, after, change: feed })), noticeWrite(NOTICES.catalogChanged, change));
+		this.ops.push(
+			auditWrite(
+				auditRecord(this.caller, {
+					operation: this.operation,
+					resource,
+					resourceId: identifier,
+					before,
+					after,
+					change: feed,
+				}),
+			),
+			noticeWrite(NOTICES.catalogChanged, change),
+		);
 		this.changes.push(change);
 	}
 }

@@ -31,13 +31,18 @@ export interface BootstrapClaim extends BootstrapRequest {
 /** A loading claim older than this is its process's that went away; another may take it over. */
 export const BOOTSTRAP_TAKEOVER_MS = 120_000;
 
-export async function claimBootstrap(claims: Collection<BootstrapClaim>, request: BootstrapRequest, now = new Date()): Promise<{ granted: boolean; claim: BootstrapClaim }> {
+export async function claimBootstrap(
+	claims: Collection<BootstrapClaim>,
+	request: BootstrapRequest,
+	now = new Date(),
+): Promise<{ granted: boolean; claim: BootstrapClaim }> {
 	const fresh: BootstrapClaim = { ...request, identifier: "registry", state: "loading", at: now.toISOString() };
 	for (;;) {
 		const current = await claims.get("registry");
 		try {
 			if (!current) return { granted: true, claim: await claims.insert(fresh) };
-			const abandoned = current.state === "loading" && now.getTime() - Date.parse(current.at) > BOOTSTRAP_TAKEOVER_MS;
+			const abandoned =
+				current.state === "loading" && now.getTime() - Date.parse(current.at) > BOOTSTRAP_TAKEOVER_MS;
 			if (!abandoned) return { granted: false, claim: current };
 			return { granted: true, claim: await claims.replace(fresh, current.version) };
 		} catch (error) {
@@ -47,7 +52,11 @@ export async function claimBootstrap(claims: Collection<BootstrapClaim>, request
 	}
 }
 
-export async function finishBootstrap(claims: Collection<BootstrapClaim>, node: string, loaded: BootstrapClaim["loaded"]): Promise<BootstrapClaim | null> {
+export async function finishBootstrap(
+	claims: Collection<BootstrapClaim>,
+	node: string,
+	loaded: BootstrapClaim["loaded"],
+): Promise<BootstrapClaim | null> {
 	const current = await claims.get("registry");
 	if (!current || current.node !== node) return current;
 	return claims.replace({ ...current, state: "done", loaded, at: new Date().toISOString() }, current.version);

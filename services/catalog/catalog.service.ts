@@ -27,7 +27,13 @@ import { claimBootstrap, finishBootstrap, type BootstrapClaim, type BootstrapReq
 import { Catalog, type CatalogCollections, type CatalogSeed } from "./catalog";
 import type { DocumentTypeForm, ProcessForm } from "../../src/contract/schemas";
 import { CATALOG_MODELS, type DocumentTypeRecord, type ProcessRecord } from "./models";
-import { exportPageParams, keysetPage, linesOf, type ExportPage, type ExportPageRequest } from "../../src/exchange/registry-export";
+import {
+	exportPageParams,
+	keysetPage,
+	linesOf,
+	type ExportPage,
+	type ExportPageRequest,
+} from "../../src/exchange/registry-export";
 
 type CatalogContext<P = Record<string, never>> = RegistryContext<P>;
 
@@ -56,7 +62,13 @@ function pageRequestRule(sortable: Record<string, string>) {
 			size: { type: "number", integer: true, min: 1, max: MAX_PAGE_SIZE },
 			sort: {
 				type: "array",
-				items: { type: "object", props: { field: { type: "enum", values: [...new Set(Object.values(sortable))] }, direction: { type: "enum", values: ["asc", "desc"] } } },
+				items: {
+					type: "object",
+					props: {
+						field: { type: "enum", values: [...new Set(Object.values(sortable))] },
+						direction: { type: "enum", values: ["asc", "desc"] },
+					},
+				},
 			},
 		},
 	};
@@ -142,8 +154,16 @@ const CatalogServiceSchema: ServiceSchema = {
 		},
 		updateProcess: {
 			params: { identifier: IDENTIFIER, ifMatch: IF_MATCH_PARAM, body: PROCESS_FORM },
-			async handler(this: CatalogService, ctx: CatalogContext<{ identifier: string; ifMatch?: string; body: ProcessForm }>) {
-				const written = await this.catalog.updateProcess(ctx.params.identifier.toLowerCase(), ctx.params.body, caller(ctx), ctx.params.ifMatch);
+			async handler(
+				this: CatalogService,
+				ctx: CatalogContext<{ identifier: string; ifMatch?: string; body: ProcessForm }>,
+			) {
+				const written = await this.catalog.updateProcess(
+					ctx.params.identifier.toLowerCase(),
+					ctx.params.body,
+					caller(ctx),
+					ctx.params.ifMatch,
+				);
 				await this.announce(written.changes);
 				return written.answer;
 			},
@@ -152,8 +172,14 @@ const CatalogServiceSchema: ServiceSchema = {
 			params: { identifier: IDENTIFIER, ifMatch: IF_MATCH_PARAM },
 			async handler(this: CatalogService, ctx: CatalogContext<{ identifier: string; ifMatch?: string }>) {
 				// Participants own who holds a process; without them the answer is unknown, so the call's error stands.
-				const countParticipantsUsing = (identifier: string) => ctx.call<number, { identifier: string }>("participants.countUsingProcess", { identifier });
-				const written = await this.catalog.deleteProcess(ctx.params.identifier.toLowerCase(), caller(ctx), countParticipantsUsing, ctx.params.ifMatch);
+				const countParticipantsUsing = (identifier: string) =>
+					ctx.call<number, { identifier: string }>("participants.countUsingProcess", { identifier });
+				const written = await this.catalog.deleteProcess(
+					ctx.params.identifier.toLowerCase(),
+					caller(ctx),
+					countParticipantsUsing,
+					ctx.params.ifMatch,
+				);
 				await this.announce(written.changes);
 			},
 		},
@@ -182,8 +208,16 @@ const CatalogServiceSchema: ServiceSchema = {
 		},
 		updateDocumentType: {
 			params: { identifier: IDENTIFIER, ifMatch: IF_MATCH_PARAM, body: DOCUMENT_TYPE_FORM },
-			async handler(this: CatalogService, ctx: CatalogContext<{ identifier: string; ifMatch?: string; body: DocumentTypeForm }>) {
-				const written = await this.catalog.updateDocumentType(ctx.params.identifier.toLowerCase(), ctx.params.body, caller(ctx), ctx.params.ifMatch);
+			async handler(
+				this: CatalogService,
+				ctx: CatalogContext<{ identifier: string; ifMatch?: string; body: DocumentTypeForm }>,
+			) {
+				const written = await this.catalog.updateDocumentType(
+					ctx.params.identifier.toLowerCase(),
+					ctx.params.body,
+					caller(ctx),
+					ctx.params.ifMatch,
+				);
 				await this.announce(written.changes);
 				return written.answer;
 			},
@@ -191,7 +225,11 @@ const CatalogServiceSchema: ServiceSchema = {
 		deleteDocumentType: {
 			params: { identifier: IDENTIFIER, ifMatch: IF_MATCH_PARAM },
 			async handler(this: CatalogService, ctx: CatalogContext<{ identifier: string; ifMatch?: string }>) {
-				const written = await this.catalog.deleteDocumentType(ctx.params.identifier.toLowerCase(), caller(ctx), ctx.params.ifMatch);
+				const written = await this.catalog.deleteDocumentType(
+					ctx.params.identifier.toLowerCase(),
+					caller(ctx),
+					ctx.params.ifMatch,
+				);
 				await this.announce(written.changes);
 			},
 		},
@@ -213,7 +251,10 @@ const CatalogServiceSchema: ServiceSchema = {
 		knownIdentifiers: {
 			visibility: "public",
 			params: { capabilities: IDENTIFIERS, processes: IDENTIFIERS, documentTypes: IDENTIFIERS },
-			handler(this: CatalogService, ctx: CatalogContext<{ capabilities?: string[]; processes?: string[]; documentTypes?: string[] }>) {
+			handler(
+				this: CatalogService,
+				ctx: CatalogContext<{ capabilities?: string[]; processes?: string[]; documentTypes?: string[] }>,
+			) {
 				return this.catalog.knownIdentifiers(ctx.params);
 			},
 		},
@@ -226,11 +267,18 @@ const CatalogServiceSchema: ServiceSchema = {
 			params: exportPageParams(["capability", "process", "documentType"]),
 			async handler(this: CatalogService, ctx: CatalogContext<ExportPageRequest>): Promise<ExportPage> {
 				const { type } = ctx.params;
-				if (type === "capability") return linesOf(await keysetPage(this.collections.capabilities, ctx.params), ({ identifier, title }) => ({ type, identifier, title }));
-				if (type === "process") return linesOf(await keysetPage(this.collections.processes, ctx.params), processLine);
+				if (type === "capability")
+					return linesOf(
+						await keysetPage(this.collections.capabilities, ctx.params),
+						({ identifier, title }) => ({ type, identifier, title }),
+					);
+				if (type === "process")
+					return linesOf(await keysetPage(this.collections.processes, ctx.params), processLine);
 				const page = await keysetPage(this.collections.documentTypes, ctx.params);
 				const ids = page.docs.map((record) => record.identifier);
-				const linking = ids.length ? await this.collections.processes.find({ filter: { documentTypeIds: { in: ids } } }) : [];
+				const linking = ids.length
+					? await this.collections.processes.find({ filter: { documentTypeIds: { in: ids } } })
+					: [];
 				return linesOf(page, (record) =>
 					documentTypeLine(
 						record,
@@ -242,7 +290,12 @@ const CatalogServiceSchema: ServiceSchema = {
 		/** The registry's one-time initialization claim (services/catalog/bootstrap.ts, src/exchange/bootstrap.ts). */
 		claimBootstrap: {
 			visibility: "public",
-			params: { source: { type: "enum", values: ["demo", "seed"] }, file: { type: "string", optional: true }, digest: { type: "string", optional: true }, node: "string" },
+			params: {
+				source: { type: "enum", values: ["demo", "seed"] },
+				file: { type: "string", optional: true },
+				digest: { type: "string", optional: true },
+				node: "string",
+			},
 			handler(this: CatalogService, ctx: CatalogContext<BootstrapRequest>) {
 				return claimBootstrap(this.collections.bootstrap, ctx.params);
 			},
@@ -256,7 +309,11 @@ const CatalogServiceSchema: ServiceSchema = {
 		},
 		importSeed: {
 			visibility: "public",
-			params: { capabilities: { type: "array", optional: true }, processes: { type: "array", optional: true }, documentTypes: { type: "array", optional: true } },
+			params: {
+				capabilities: { type: "array", optional: true },
+				processes: { type: "array", optional: true },
+				documentTypes: { type: "array", optional: true },
+			},
 			async handler(this: CatalogService, ctx: CatalogContext<CatalogSeed>) {
 				const written = await this.catalog.importSeed(ctx.params, caller(ctx));
 				await this.announce(written.changes);

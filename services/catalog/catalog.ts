@@ -18,7 +18,12 @@ import { byIdentifier, documentTypeAnswer, processAnswer, referencedBy } from ".
 import { CatalogBatch, type CatalogChange, type CatalogResource } from "./batch";
 import type { DocumentTypeForm, ProcessForm } from "../../src/contract/schemas";
 import { distinct, documentTypeRecord, processRecord, referenceIds } from "./forms";
-import { QUALIFIED_IDENTIFIER_INDEX, type CapabilityRecord, type DocumentTypeRecord, type ProcessRecord } from "./models";
+import {
+	QUALIFIED_IDENTIFIER_INDEX,
+	type CapabilityRecord,
+	type DocumentTypeRecord,
+	type ProcessRecord,
+} from "./models";
 import { newRecordIdentifier } from "../../src/platform/record-identifier";
 import { isDuplicateKey, isStaleVersion } from "../../src/store/errors";
 
@@ -67,7 +72,11 @@ function visibleTo(seesHidden: boolean): Filter {
  * that record; otherwise its words must each start a word of the title. Both stay within `scope`
  * (what the caller may see) and run in the store.
  */
-async function searchQuery<T extends StoredDoc>(collection: Collection<T>, scope: Filter, text: string | undefined): Promise<Pick<Query, "filter" | "words">> {
+async function searchQuery<T extends StoredDoc>(
+	collection: Collection<T>,
+	scope: Filter,
+	text: string | undefined,
+): Promise<Pick<Query, "filter" | "words">> {
 	const value = (text ?? "").trim();
 	if (value === "") return { filter: scope };
 	const exact = { ...scope, qualifiedIdentifier: value };
@@ -76,7 +85,13 @@ async function searchQuery<T extends StoredDoc>(collection: Collection<T>, scope
 }
 
 function unknownReference(field: string, index: number, identifier: string): Violation {
-	return { field: `${field}[${index}].identifier`, code: "Exists", defaultMessage: DEFAULT_MESSAGES.Exists, rejectedValue: identifier, bindingFailure: false };
+	return {
+		field: `${field}[${index}].identifier`,
+		code: "Exists",
+		defaultMessage: DEFAULT_MESSAGES.Exists,
+		rejectedValue: identifier,
+		bindingFailure: false,
+	};
 }
 
 export class Catalog {
@@ -91,14 +106,22 @@ export class Catalog {
 	async findProcesses(request: PageRequest, seesHidden: boolean, text?: string): Promise<Page<Process>> {
 		const query = await searchQuery(this.records.processes, visibleTo(seesHidden), text);
 		const [found, total] = await Promise.all([
-			this.records.processes.find({ ...query, sort: request.sort, offset: request.page * request.size, limit: request.size }),
+			this.records.processes.find({
+				...query,
+				sort: request.sort,
+				offset: request.page * request.size,
+				limit: request.size,
+			}),
 			this.records.processes.count(query),
 		]);
 		return pageOf(await this.processAnswers(found, seesHidden), total, request);
 	}
 
 	async streamProcesses(seesHidden: boolean, text?: string): Promise<Process[]> {
-		return this.processAnswers(await this.records.processes.find(await searchQuery(this.records.processes, visibleTo(seesHidden), text)), seesHidden);
+		return this.processAnswers(
+			await this.records.processes.find(await searchQuery(this.records.processes, visibleTo(seesHidden), text)),
+			seesHidden,
+		);
 	}
 
 	async getProcess(identifier: string, seesHidden: boolean): Promise<Process> {
@@ -108,8 +131,12 @@ export class Catalog {
 
 	/** Full answers (hidden ones included), in the order asked; unknown identifiers are left out. */
 	async processesByIds(identifiers: string[]): Promise<Process[]> {
-		const found = byIdentifier(await this.records.processes.getMany(distinct(identifiers.map((id) => id.toLowerCase()))));
-		const ordered = identifiers.map((id) => found.get(id.toLowerCase())).filter((record): record is ProcessRecord => record !== undefined);
+		const found = byIdentifier(
+			await this.records.processes.getMany(distinct(identifiers.map((id) => id.toLowerCase()))),
+		);
+		const ordered = identifiers
+			.map((id) => found.get(id.toLowerCase()))
+			.filter((record): record is ProcessRecord => record !== undefined);
 		return this.processAnswers(ordered, true);
 	}
 
@@ -120,7 +147,12 @@ export class Catalog {
 	async findDocumentTypes(request: PageRequest, seesHidden: boolean, text?: string): Promise<Page<DocumentType>> {
 		const query = await searchQuery(this.records.documentTypes, visibleTo(seesHidden), text);
 		const [found, total] = await Promise.all([
-			this.records.documentTypes.find({ ...query, sort: request.sort, offset: request.page * request.size, limit: request.size }),
+			this.records.documentTypes.find({
+				...query,
+				sort: request.sort,
+				offset: request.page * request.size,
+				limit: request.size,
+			}),
 			this.records.documentTypes.count(query),
 		]);
 		return pageOf(await this.documentTypeAnswers(found, seesHidden), total, request);
@@ -136,7 +168,11 @@ export class Catalog {
 	/** Which of these identifiers the catalog holds (seed files may refer to them). */
 	async knownIdentifiers(asked: { capabilities?: string[]; processes?: string[]; documentTypes?: string[] }) {
 		const present = async <T extends StoredDoc>(collection: Collection<T>, ids: string[] = []) =>
-			ids.length ? (await collection.getMany(distinct(ids.map((id) => id.toLowerCase())))).map((record) => record.identifier) : [];
+			ids.length
+				? (await collection.getMany(distinct(ids.map((id) => id.toLowerCase())))).map(
+						(record) => record.identifier,
+					)
+				: [];
 		return {
 			capabilities: await present(this.records.capabilities, asked.capabilities),
 			processes: await present(this.records.processes, asked.processes),
@@ -155,7 +191,12 @@ export class Catalog {
 		return { answer: await this.getProcess(record.identifier, true), changes: batch.changes };
 	}
 
-	async updateProcess(identifier: string, form: ProcessForm, caller: Caller | undefined, ifMatch?: string): Promise<Written<Process>> {
+	async updateProcess(
+		identifier: string,
+		form: ProcessForm,
+		caller: Caller | undefined,
+		ifMatch?: string,
+	): Promise<Written<Process>> {
 		return retryingStale(async () => {
 			const before = await this.existingProcess(identifier);
 			await this.requireMatch(ifMatch, "Process", before, () => this.processAnswers([before], true));
@@ -169,14 +210,23 @@ export class Catalog {
 	}
 
 	/** 409 while another process depends on it or a participant holds it (decisions §6). */
-	async deleteProcess(identifier: string, caller: Caller | undefined, countParticipantsUsing: CountParticipantsUsing, ifMatch?: string): Promise<Written<void>> {
+	async deleteProcess(
+		identifier: string,
+		caller: Caller | undefined,
+		countParticipantsUsing: CountParticipantsUsing,
+		ifMatch?: string,
+	): Promise<Written<void>> {
 		return retryingStale(async () => {
 			const before = await this.existingProcess(identifier);
 			await this.requireMatch(ifMatch, "Process", before, () => this.processAnswers([before], true));
 			const dependents = await this.records.processes.count({ filter: { dependencyIds: before.identifier } });
-			if (dependents > 0) throw new Conflict(`process ${identifier} cannot be deleted: ${dependents} other process(es) depend on it`);
+			if (dependents > 0)
+				throw new Conflict(
+					`process ${identifier} cannot be deleted: ${dependents} other process(es) depend on it`,
+				);
 			const holders = await countParticipantsUsing(before.identifier);
-			if (holders > 0) throw new Conflict(`process ${identifier} cannot be deleted: ${holders} participant(s) use it`);
+			if (holders > 0)
+				throw new Conflict(`process ${identifier} cannot be deleted: ${holders} participant(s) use it`);
 			const batch = new CatalogBatch(caller, "deleteProcess");
 			batch.delete("process", before);
 			await this.commit(batch, "process", before);
@@ -189,7 +239,11 @@ export class Catalog {
 	async addDocumentType(form: DocumentTypeForm, caller: Caller | undefined): Promise<Written<DocumentType>> {
 		return retryingStale(async () => {
 			const record = documentTypeRecord(newRecordIdentifier(), form);
-			const linked = await this.existingReferences(referenceIds(form.processes), "processes", this.records.processes);
+			const linked = await this.existingReferences(
+				referenceIds(form.processes),
+				"processes",
+				this.records.processes,
+			);
 			const batch = new CatalogBatch(caller, "addDocumentType");
 			batch.insert("documentType", record);
 			this.relink(batch, record.identifier, [], linked);
@@ -199,11 +253,20 @@ export class Catalog {
 	}
 
 	/** Replaces the document type's side of the relation: the processes sent are exactly the linked ones afterwards. */
-	async updateDocumentType(identifier: string, form: DocumentTypeForm, caller: Caller | undefined, ifMatch?: string): Promise<Written<DocumentType>> {
+	async updateDocumentType(
+		identifier: string,
+		form: DocumentTypeForm,
+		caller: Caller | undefined,
+		ifMatch?: string,
+	): Promise<Written<DocumentType>> {
 		return retryingStale(async () => {
 			const before = await this.existingDocumentType(identifier);
 			await this.requireMatch(ifMatch, "Document type", before, () => this.documentTypeAnswers([before], true));
-			const linked = await this.existingReferences(referenceIds(form.processes), "processes", this.records.processes);
+			const linked = await this.existingReferences(
+				referenceIds(form.processes),
+				"processes",
+				this.records.processes,
+			);
 			const current = await this.processesLinking(before.identifier);
 			const after = documentTypeRecord(before.identifier, form);
 			const batch = new CatalogBatch(caller, "updateDocumentType");
@@ -219,7 +282,10 @@ export class Catalog {
 			const before = await this.existingDocumentType(identifier);
 			await this.requireMatch(ifMatch, "Document type", before, () => this.documentTypeAnswers([before], true));
 			const linked = await this.records.processes.count({ filter: { documentTypeIds: before.identifier } });
-			if (linked > 0) throw new Conflict(`document type ${identifier} cannot be deleted: it is linked to ${linked} process(es)`);
+			if (linked > 0)
+				throw new Conflict(
+					`document type ${identifier} cannot be deleted: it is linked to ${linked} process(es)`,
+				);
 			const batch = new CatalogBatch(caller, "deleteDocumentType");
 			batch.delete("documentType", before);
 			await this.commit(batch, "document type", before);
@@ -234,14 +300,26 @@ export class Catalog {
 	 * import changes nothing). Links in the file count from both sides: a process lists its
 	 * document types, a document type its processes, and the union is stored.
 	 */
-	async importSeed(seed: CatalogSeed, caller: Caller | undefined): Promise<Written<Record<"capabilities" | "processes" | "documentTypes", SeedCounts>>> {
-		const sections = { capabilities: seed.capabilities ?? [], processes: seed.processes ?? [], documentTypes: seed.documentTypes ?? [] };
+	async importSeed(
+		seed: CatalogSeed,
+		caller: Caller | undefined,
+	): Promise<Written<Record<"capabilities" | "processes" | "documentTypes", SeedCounts>>> {
+		const sections = {
+			capabilities: seed.capabilities ?? [],
+			processes: seed.processes ?? [],
+			documentTypes: seed.documentTypes ?? [],
+		};
 		const reasons = validateSeed(sections, await this.knownIdentifiers(referencesOutside(sections)));
 		if (reasons.length) throw new SeedRefused(reasons);
 		return retryingStale(async () => {
 			const batch = new CatalogBatch(caller, "seed");
-			const capabilities = sections.capabilities.map(({ identifier, title }): CapabilityRecord => ({ identifier: identifier.toLowerCase(), title }));
-			const documentTypes = sections.documentTypes.map((entry) => documentTypeRecord(entry.identifier.toLowerCase(), entry));
+			const capabilities = sections.capabilities.map(({ identifier, title }): CapabilityRecord => ({
+				identifier: identifier.toLowerCase(),
+				title,
+			}));
+			const documentTypes = sections.documentTypes.map((entry) =>
+				documentTypeRecord(entry.identifier.toLowerCase(), entry),
+			);
 			const processes = this.seedProcesses(sections.processes, sections.documentTypes);
 			const result = {
 				capabilities: await this.upsertAll(batch, "capability", this.records.capabilities, capabilities),
@@ -257,7 +335,12 @@ export class Catalog {
 	// ---- helpers ------------------------------------------------------------------------
 
 	/** `If-Match` (docs/decisions.md "Safe writes"): against the answer a writer reads now; the write then expects this version. */
-	private async requireMatch(ifMatch: string | undefined, kind: string, record: StoredDoc, answers: () => Promise<unknown[]>): Promise<void> {
+	private async requireMatch(
+		ifMatch: string | undefined,
+		kind: string,
+		record: StoredDoc,
+		answers: () => Promise<unknown[]>,
+	): Promise<void> {
 		if (ifMatch === undefined) return;
 		const [answer] = await answers();
 		if (!ifMatchHolds(ifMatch, entityTagOfAnswer(answer))) throw new PreconditionFailed(kind, record.identifier);
@@ -270,13 +353,19 @@ export class Catalog {
 			this.records.documentTypes.getMany(wanted.documentTypes),
 			this.records.processes.getMany(wanted.processes),
 		]);
-		const related = { capabilities: byIdentifier(capabilities), documentTypes: byIdentifier(documentTypes), processes: byIdentifier(processes) };
+		const related = {
+			capabilities: byIdentifier(capabilities),
+			documentTypes: byIdentifier(documentTypes),
+			processes: byIdentifier(processes),
+		};
 		return records.map((record) => processAnswer(record, related, seesHidden));
 	}
 
 	private async documentTypeAnswers(records: DocumentTypeRecord[], seesHidden: boolean): Promise<DocumentType[]> {
 		const identifiers = records.map((record) => record.identifier);
-		const linking = identifiers.length ? await this.records.processes.find({ filter: { documentTypeIds: { in: identifiers } } }) : [];
+		const linking = identifiers.length
+			? await this.records.processes.find({ filter: { documentTypeIds: { in: identifiers } } })
+			: [];
 		return records.map((record) =>
 			documentTypeAnswer(
 				record,
@@ -307,7 +396,11 @@ export class Catalog {
 	}
 
 	/** The records named by `identifiers`; 400 naming every position that names none. */
-	private async existingReferences<T extends StoredDoc>(identifiers: string[], field: string, collection: Collection<T>): Promise<T[]> {
+	private async existingReferences<T extends StoredDoc>(
+		identifiers: string[],
+		field: string,
+		collection: Collection<T>,
+	): Promise<T[]> {
 		const found = await collection.getMany(distinct(identifiers));
 		const missing = this.missing(identifiers, field, found);
 		if (missing.length) throw new ValidationFailed(missing);
@@ -316,7 +409,9 @@ export class Catalog {
 
 	private missing(identifiers: string[], field: string, found: StoredDoc[]): Violation[] {
 		const known = new Set(found.map((record) => record.identifier));
-		return identifiers.flatMap((identifier, index) => (known.has(identifier) ? [] : [unknownReference(field, index, identifier)]));
+		return identifiers.flatMap((identifier, index) =>
+			known.has(identifier) ? [] : [unknownReference(field, index, identifier)],
+		);
 	}
 
 	/** Every linked capability, document type and dependency must exist; a process may not depend on itself. */
@@ -331,7 +426,15 @@ export class Catalog {
 		]);
 		const selfDependencies = dependencies.flatMap((dependency, index): Violation[] =>
 			dependency === identifier
-				? [{ field: `dependencies[${index}].identifier`, code: "NotSelf", defaultMessage: "a process cannot depend on itself", rejectedValue: dependency, bindingFailure: false }]
+				? [
+						{
+							field: `dependencies[${index}].identifier`,
+							code: "NotSelf",
+							defaultMessage: "a process cannot depend on itself",
+							rejectedValue: dependency,
+							bindingFailure: false,
+						},
+					]
 				: [],
 		);
 		const violations = [
@@ -351,13 +454,26 @@ export class Catalog {
 	 * Makes `wanted` exactly the processes linking the document type: removes it from the
 	 * `current` ones not wanted, adds it to the wanted ones that lack it.
 	 */
-	private relink(batch: CatalogBatch, documentTypeIdentifier: string, current: ProcessRecord[], wanted: ProcessRecord[]): void {
+	private relink(
+		batch: CatalogBatch,
+		documentTypeIdentifier: string,
+		current: ProcessRecord[],
+		wanted: ProcessRecord[],
+	): void {
 		const wantedIds = new Set(wanted.map((process) => process.identifier));
 		for (const process of current.filter((candidate) => !wantedIds.has(candidate.identifier))) {
-			batch.replace("process", process, { ...process, documentTypeIds: process.documentTypeIds.filter((id) => id !== documentTypeIdentifier) });
+			batch.replace("process", process, {
+				...process,
+				documentTypeIds: process.documentTypeIds.filter((id) => id !== documentTypeIdentifier),
+			});
 		}
-		for (const process of wanted.filter((candidate) => !candidate.documentTypeIds.includes(documentTypeIdentifier))) {
-			batch.replace("process", process, { ...process, documentTypeIds: [...process.documentTypeIds, documentTypeIdentifier] });
+		for (const process of wanted.filter(
+			(candidate) => !candidate.documentTypeIds.includes(documentTypeIdentifier),
+		)) {
+			batch.replace("process", process, {
+				...process,
+				documentTypeIds: [...process.documentTypeIds, documentTypeIdentifier],
+			});
 		}
 	}
 
@@ -369,36 +485,59 @@ export class Catalog {
 			const documentTypeId = documentType.identifier.toLowerCase();
 			for (const processId of referenceIds(documentType.processes)) {
 				const process = byId.get(processId);
-				if (process && !process.documentTypeIds.includes(documentTypeId)) process.documentTypeIds.push(documentTypeId);
+				if (process && !process.documentTypeIds.includes(documentTypeId))
+					process.documentTypeIds.push(documentTypeId);
 			}
 		}
 		return records;
 	}
 
 	/** Stored processes outside the file: their links to the file's document types follow what the file says. */
-	private async relinkOutsideSeed(batch: CatalogBatch, seedProcesses: ProcessRecord[], documentTypes: DocumentTypeSeed[]): Promise<void> {
+	private async relinkOutsideSeed(
+		batch: CatalogBatch,
+		seedProcesses: ProcessRecord[],
+		documentTypes: DocumentTypeSeed[],
+	): Promise<void> {
 		if (!documentTypes.length) return;
 		const inSeed = new Set(seedProcesses.map((process) => process.identifier));
-		const linksWanted = new Map(documentTypes.map((entry) => [entry.identifier.toLowerCase(), new Set(referenceIds(entry.processes))]));
+		const linksWanted = new Map(
+			documentTypes.map((entry) => [entry.identifier.toLowerCase(), new Set(referenceIds(entry.processes))]),
+		);
 		const named = distinct([...linksWanted.values()].flatMap((ids) => [...ids]).filter((id) => !inSeed.has(id)));
-		const candidates = byIdentifier([...(await this.records.processes.find({ filter: { documentTypeIds: { in: [...linksWanted.keys()] } } })), ...(await this.records.processes.getMany(named))]);
+		const candidates = byIdentifier([
+			...(await this.records.processes.find({ filter: { documentTypeIds: { in: [...linksWanted.keys()] } } })),
+			...(await this.records.processes.getMany(named)),
+		]);
 		for (const process of candidates.values()) {
 			if (inSeed.has(process.identifier)) continue;
-			const kept = process.documentTypeIds.filter((id) => !linksWanted.has(id) || linksWanted.get(id)?.has(process.identifier));
-			const added = [...linksWanted.entries()].filter(([id, processes]) => processes.has(process.identifier) && !kept.includes(id)).map(([id]) => id);
+			const kept = process.documentTypeIds.filter(
+				(id) => !linksWanted.has(id) || linksWanted.get(id)?.has(process.identifier),
+			);
+			const added = [...linksWanted.entries()]
+				.filter(([id, processes]) => processes.has(process.identifier) && !kept.includes(id))
+				.map(([id]) => id);
 			const after = { ...process, documentTypeIds: [...kept, ...added] };
 			if (!sameRecord(process, after)) batch.replace("process", process, after);
 		}
 	}
 
-	private async upsertAll<T extends StoredDoc>(batch: CatalogBatch, resource: CatalogResource, collection: Collection<T>, records: T[]): Promise<SeedCounts> {
+	private async upsertAll<T extends StoredDoc>(
+		batch: CatalogBatch,
+		resource: CatalogResource,
+		collection: Collection<T>,
+		records: T[],
+	): Promise<SeedCounts> {
 		const plan = planUpserts(await collection.getMany(records.map((record) => record.identifier)), records);
 		for (const { before, after } of plan.writes) batch.upsert(resource, before, after);
 		return plan.counts;
 	}
 
 	/** One atomic write; a unique qualified identifier already taken is a 409. */
-	private async commit(batch: CatalogBatch, kind: string, record: { qualifiedIdentifier?: string } | undefined): Promise<void> {
+	private async commit(
+		batch: CatalogBatch,
+		kind: string,
+		record: { qualifiedIdentifier?: string } | undefined,
+	): Promise<void> {
 		try {
 			await this.write(batch.ops);
 		} catch (error) {

@@ -22,7 +22,15 @@ import { NOTICES, NOTICES_RESET, noticesOf } from "../../src/platform/notices";
 import { isDuplicateKey, isStaleVersion } from "../../src/store/errors";
 import type { Collection, Store } from "../../src/store/types";
 import { CatalogCopy } from "./catalog-copy";
-import { applyChange, hasParticipants, organizationAnswer, organizationProcessIds, ORGANIZATION_PROCESSES_MODEL, rebuildModels, type OrganizationProcessesDoc } from "./read-model";
+import {
+	applyChange,
+	hasParticipants,
+	organizationAnswer,
+	organizationProcessIds,
+	ORGANIZATION_PROCESSES_MODEL,
+	rebuildModels,
+	type OrganizationProcessesDoc,
+} from "./read-model";
 import { SharedAnswers, type Visibility } from "./shared-answers";
 
 interface Settings {
@@ -91,7 +99,10 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 			params: { qualifiedIdentifier: { type: "string" } },
 			async handler(this: LookupThis, ctx: RegistryContext<{ qualifiedIdentifier: string }>): Promise<Process[]> {
 				const organization = parseParticipantIdentifier(ctx.params.qualifiedIdentifier);
-				if (!organization) throw new TypeMismatch(`'${ctx.params.qualifiedIdentifier}' is not an organization qualified identifier`);
+				if (!organization)
+					throw new TypeMismatch(
+						`'${ctx.params.qualifiedIdentifier}' is not an organization qualified identifier`,
+					);
 				const answer = await this.answer(organization.organizationKey, ctx.meta.user ? "all" : "visible");
 				if (answer === null) throw NotFound.organization(ctx.params.qualifiedIdentifier);
 				return answer;
@@ -156,9 +167,14 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 			const doc = await this.collections.organizationProcesses.get(organizationKey);
 			if (doc?.version !== undefined) this.shared.knowVersion(organizationKey, doc.version);
 			if (!hasParticipants(doc)) return null;
-			const answer = organizationAnswer(organizationProcessIds(doc as OrganizationProcessesDoc), this.catalog.processes, visibility === "visible");
+			const answer = organizationAnswer(
+				organizationProcessIds(doc as OrganizationProcessesDoc),
+				this.catalog.processes,
+				visibility === "visible",
+			);
 			// Shared only while this node hears every notice and its catalog copy is current.
-			if (this.catalog.current && noticesOf(this.broker).trusted) await this.shared.set(organizationKey, visibility, answer, doc?.version ?? 0, digest, epoch);
+			if (this.catalog.current && noticesOf(this.broker).trusted)
+				await this.shared.set(organizationKey, visibility, answer, doc?.version ?? 0, digest, epoch);
 			return answer;
 		},
 
@@ -172,7 +188,10 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 			const { applied, version } = await this.mutex.run(change.organizationKey, () => this.writeChange(change));
 			this.shared.knowVersion(change.organizationKey, version);
 			await this.shared.invalidate(change.organizationKey);
-			await noticesOf(this.broker).publish(NOTICES.lookupInvalidated, { organizationKey: change.organizationKey, version });
+			await noticesOf(this.broker).publish(NOTICES.lookupInvalidated, {
+				organizationKey: change.organizationKey,
+				version,
+			});
 			return applied;
 		},
 
@@ -205,11 +224,15 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 				const sets = await this.readParticipantSets();
 				const models = rebuildModels(sets);
 				const collection = this.collections.organizationProcesses.spec.collection;
-				await this.store.batch([{ kind: "deleteWhere", collection, filter: {} }, ...models.map((doc) => ({ kind: "insert" as const, collection, doc }))]);
+				await this.store.batch([
+					{ kind: "deleteWhere", collection, filter: {} },
+					...models.map((doc) => ({ kind: "insert" as const, collection, doc })),
+				]);
 				// Changes that arrived while the snapshot was read may be missing from it: apply them again.
 				const during = this.rebuildLog;
 				this.rebuildLog = null;
-				for (const change of during) await this.mutex.run(change.organizationKey, () => this.writeChange(change));
+				for (const change of during)
+					await this.mutex.run(change.organizationKey, () => this.writeChange(change));
 				this.shared.forgetVersions();
 				await this.shared.invalidate();
 				await noticesOf(this.broker).publish(NOTICES.lookupInvalidated, {});
@@ -225,7 +248,10 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 			const sets: Omit<ParticipantChange, "deleted">[] = [];
 			let after: string | undefined;
 			for (;;) {
-				const page = await this.broker.call<Omit<ParticipantChange, "deleted">[], { after?: string; limit: number }>("participants.organizationProcessSets", {
+				const page = await this.broker.call<
+					Omit<ParticipantChange, "deleted">[],
+					{ after?: string; limit: number }
+				>("participants.organizationProcessSets", {
 					...(after !== undefined ? { after } : {}),
 					limit: this.settings.rebuildPageSize,
 				});
@@ -239,7 +265,11 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 	created(this: LookupThis) {
 		this.catalog = new CatalogCopy(
 			() => this.broker.call<Process[], Record<string, never>>("catalog.allProcesses", {}),
-			(error) => this.logger.error("lookup: reloading the catalog failed (tried again in a second); answers keep the previous copy meanwhile:", String(error)),
+			(error) =>
+				this.logger.error(
+					"lookup: reloading the catalog failed (tried again in a second); answers keep the previous copy meanwhile:",
+					String(error),
+				),
 		);
 		this.shared = new SharedAnswers(
 			// Only a cacher other processes read: in one process the gateway holds every answer already.

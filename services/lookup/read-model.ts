@@ -34,11 +34,20 @@ export const ORGANIZATION_PROCESSES_MODEL: ModelSpec = {
  * The model after a change, or null when the change is not newer than what is known for
  * that participant (a redelivery or a late message): applying is idempotent.
  */
-export function applyChange(doc: OrganizationProcessesDoc | null, change: ParticipantChange): OrganizationProcessesDoc | null {
+export function applyChange(
+	doc: OrganizationProcessesDoc | null,
+	change: ParticipantChange,
+): OrganizationProcessesDoc | null {
 	const known = doc?.holders[change.participant];
 	if (known && known.version >= change.version) return null;
-	const holder: Holder = change.deleted ? { processes: [], version: change.version, deleted: true } : { processes: [...change.processes], version: change.version };
-	return { identifier: change.organizationKey, ...(doc?.version !== undefined ? { version: doc.version } : {}), holders: { ...(doc?.holders ?? {}), [change.participant]: holder } };
+	const holder: Holder = change.deleted
+		? { processes: [], version: change.version, deleted: true }
+		: { processes: [...change.processes], version: change.version };
+	return {
+		identifier: change.organizationKey,
+		...(doc?.version !== undefined ? { version: doc.version } : {}),
+		holders: { ...(doc?.holders ?? {}), [change.participant]: holder },
+	};
 }
 
 /** Does the organization have a participant (a live holder) in the registry? */
@@ -49,7 +58,8 @@ export function hasParticipants(doc: OrganizationProcessesDoc | null): boolean {
 /** The union of the processes the organization's participants hold. */
 export function organizationProcessIds(doc: OrganizationProcessesDoc): string[] {
 	const ids = new Set<string>();
-	for (const holder of Object.values(doc.holders)) if (!holder.deleted) for (const id of holder.processes) ids.add(id);
+	for (const holder of Object.values(doc.holders))
+		if (!holder.deleted) for (const id of holder.processes) ids.add(id);
 	return [...ids];
 }
 
@@ -59,7 +69,8 @@ export function rebuildModels(sets: Omit<ParticipantChange, "deleted">[]): Organ
 	for (const set of sets) {
 		const doc = models.get(set.organizationKey) ?? { identifier: set.organizationKey, holders: {} };
 		const known = doc.holders[set.participant];
-		if (!known || known.version < set.version) doc.holders[set.participant] = { processes: [...set.processes], version: set.version };
+		if (!known || known.version < set.version)
+			doc.holders[set.participant] = { processes: [...set.processes], version: set.version };
 		models.set(set.organizationKey, doc);
 	}
 	return [...models.values()];
@@ -79,10 +90,18 @@ export function visibleView(process: Process): Process {
  * (qualified identifier, then identifier). Processes the catalog no longer has are left
  * out; anonymous callers see only visible ones.
  */
-export function organizationAnswer(processIds: string[], catalog: ReadonlyMap<string, Process>, anonymous: boolean): Process[] {
+export function organizationAnswer(
+	processIds: string[],
+	catalog: ReadonlyMap<string, Process>,
+	anonymous: boolean,
+): Process[] {
 	return processIds
 		.map((id) => catalog.get(id))
 		.filter((process): process is Process => process !== undefined && (!anonymous || process.visible !== false))
 		.map((process) => (anonymous ? visibleView(process) : process))
-		.sort((a, b) => (a.qualifiedIdentifier ?? "").localeCompare(b.qualifiedIdentifier ?? "") || a.identifier.localeCompare(b.identifier));
+		.sort(
+			(a, b) =>
+				(a.qualifiedIdentifier ?? "").localeCompare(b.qualifiedIdentifier ?? "") ||
+				a.identifier.localeCompare(b.identifier),
+		);
 }

@@ -77,7 +77,14 @@ export class SharedAnswers {
 	}
 
 	/** Shares an answer computed at `epoch`, unless something was invalidated since. */
-	async set(organizationKey: string, visibility: Visibility, answer: Process[], version: number, catalogDigest: string, epoch: number): Promise<void> {
+	async set(
+		organizationKey: string,
+		visibility: Visibility,
+		answer: Process[],
+		version: number,
+		catalogDigest: string,
+		epoch: number,
+	): Promise<void> {
 		const cacher = this.cacher();
 		if (!cacher || epoch !== this.epoch) return;
 		try {
@@ -95,7 +102,12 @@ export class SharedAnswers {
 		if (!cacher) return;
 		try {
 			if (organizationKey === undefined) await cacher.clean(`${PREFIX}*`);
-			else await Promise.all((["all", "visible"] as const).map((visibility) => cacher.del(SharedAnswers.key(organizationKey, visibility))));
+			else
+				await Promise.all(
+					(["all", "visible"] as const).map((visibility) =>
+						cacher.del(SharedAnswers.key(organizationKey, visibility)),
+					),
+				);
 		} catch (error) {
 			this.onUnavailable(error);
 		}

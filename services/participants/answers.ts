@@ -32,6 +32,13 @@ export function processesOf(doc: ParticipantDoc, resolved: Map<string, Process>)
  * fields with its provider and processes as references, so a renamed provider or process is a
  * change of that record alone.
  */
-export function participantReference(doc: ParticipantDoc): Omit<Participant, "provider" | "processes"> & { provider: { identifier: string }; processes: { identifier: string }[] } {
-	return { ...participantAnswer(doc), provider: { identifier: doc.serviceProvider }, processes: doc.processIds.map((identifier) => ({ identifier })) };
+export function participantReference(doc: ParticipantDoc): Omit<Participant, "provider" | "processes"> & {
+	provider: { identifier: string };
+	processes: { identifier: string }[];
+} {
+	return {
+		...participantAnswer(doc),
+		provider: { identifier: doc.serviceProvider },
+		processes: doc.processIds.map((identifier) => ({ identifier })),
+	};
 }

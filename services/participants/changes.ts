@@ -13,7 +13,16 @@ import type { ParticipantChange } from "../../src/platform/channels";
 import { newRecordIdentifier } from "../../src/platform/record-identifier";
 import type { DuplicateKey } from "../../src/store/errors";
 import type { Collection, WriteOp } from "../../src/store/types";
-import { claimDoc, claimIdentifier, CHANGE_OUTBOX_MODEL, PARTICIPANTS_MODEL, PROCESS_CLAIMS_MODEL, type ParticipantChangeOutboxDoc, type ParticipantDoc, type ProcessClaimDoc } from "./model";
+import {
+	claimDoc,
+	claimIdentifier,
+	CHANGE_OUTBOX_MODEL,
+	PARTICIPANTS_MODEL,
+	PROCESS_CLAIMS_MODEL,
+	type ParticipantChangeOutboxDoc,
+	type ParticipantDoc,
+	type ProcessClaimDoc,
+} from "./model";
 import { participantReference } from "./answers";
 import { processChanges } from "./rules";
 
@@ -33,7 +42,12 @@ export interface PlannedChange {
  * a delete of a row that is already gone would otherwise succeed silently, and two racing
  * deletes must answer 204 once and 404 once.
  */
-export function planChange(caller: Caller | null, operation: string, before: ParticipantDoc | null, after: ParticipantDoc | null): PlannedChange {
+export function planChange(
+	caller: Caller | null,
+	operation: string,
+	before: ParticipantDoc | null,
+	after: ParticipantDoc | null,
+): PlannedChange {
 	const subject = (after ?? before) as ParticipantDoc;
 	const participants = PARTICIPANTS_MODEL.collection;
 	const claims = PROCESS_CLAIMS_MODEL.collection;
@@ -42,13 +56,20 @@ export function planChange(caller: Caller | null, operation: string, before: Par
 	if (!before && after) {
 		version = 1;
 		ops.push({ kind: "insert", collection: participants, doc: after });
-		for (const processId of after.processIds) ops.push({ kind: "insert", collection: claims, doc: claimDoc(after, processId) });
+		for (const processId of after.processIds)
+			ops.push({ kind: "insert", collection: claims, doc: claimDoc(after, processId) });
 	} else if (before && after) {
 		version = (before.version ?? 1) + 1;
 		ops.push({ kind: "replace", collection: participants, doc: after, expectedVersion: before.version });
 		const { added, removed } = processChanges(before.processIds, after.processIds);
-		for (const processId of removed) ops.push({ kind: "delete", collection: claims, identifier: claimIdentifier(before.organizationKey, processId) });
-		for (const processId of added) ops.push({ kind: "insert", collection: claims, doc: claimDoc(after, processId) });
+		for (const processId of removed)
+			ops.push({
+				kind: "delete",
+				collection: claims,
+				identifier: claimIdentifier(before.organizationKey, processId),
+			});
+		for (const processId of added)
+			ops.push({ kind: "insert", collection: claims, doc: claimDoc(after, processId) });
 	} else if (before) {
 		version = (before.version ?? 1) + 1;
 		ops.push({ kind: "replace", collection: participants, doc: before, expectedVersion: before.version });
@@ -58,9 +79,25 @@ export function planChange(caller: Caller | null, operation: string, before: Par
 		throw new Error("a participant change needs a before or an after image");
 	}
 	const image = after ? { ...after, version } : null;
-	const serviceProviders = [...new Set([before?.serviceProvider, after?.serviceProvider].filter((id): id is string => typeof id === "string"))];
+	const serviceProviders = [
+		...new Set(
+			[before?.serviceProvider, after?.serviceProvider].filter((id): id is string => typeof id === "string"),
+		),
+	];
 	const feed = { version, record: image ? participantReference(image) : null };
-	ops.push(auditWrite(auditRecord(caller, { operation, resource: "participant", resourceId: subject.identifier, serviceProviders, before, after: image, change: feed })));
+	ops.push(
+		auditWrite(
+			auditRecord(caller, {
+				operation,
+				resource: "participant",
+				resourceId: subject.identifier,
+				serviceProviders,
+				before,
+				after: image,
+				change: feed,
+			}),
+		),
+	);
 	const change: ParticipantChange = {
 		participant: subject.identifier,
 		organizationKey: subject.organizationKey,
@@ -69,13 +106,21 @@ export function planChange(caller: Caller | null, operation: string, before: Par
 		deleted: !after,
 		serviceProviders,
 	};
-	const outbox: ParticipantChangeOutboxDoc = { identifier: newRecordIdentifier(), at: new Date().toISOString(), change };
+	const outbox: ParticipantChangeOutboxDoc = {
+		identifier: newRecordIdentifier(),
+		at: new Date().toISOString(),
+		change,
+	};
 	ops.push({ kind: "insert", collection: CHANGE_OUTBOX_MODEL.collection, doc: outbox });
 	return { ops, before, after: image, change, outboxId: outbox.identifier };
 }
 
 /** The 409 a refused batch answers: which rule its unique key stands for (a read after the refusal, for the message only). */
-export async function conflictOf(error: DuplicateKey, changes: PlannedChange[], claims: Collection<ProcessClaimDoc>): Promise<Conflict> {
+export async function conflictOf(
+	error: DuplicateKey,
+	changes: PlannedChange[],
+	claims: Collection<ProcessClaimDoc>,
+): Promise<Conflict> {
 	const subject = changes.length === 1 ? changes[0].after : null;
 	const organization = subject ? `organization ${subject.qualifiedIdentifier}` : "an organization of the request";
 	if (error.collection === PARTICIPANTS_MODEL.collection) {
@@ -85,7 +130,11 @@ export async function conflictOf(error: DuplicateKey, changes: PlannedChange[], 
 	if (error.collection === PROCESS_CLAIMS_MODEL.collection && subject) {
 		const held = await claims.getMany(subject.processIds.map((id) => claimIdentifier(subject.organizationKey, id)));
 		const taken = held.filter((claim) => claim.participant !== subject.identifier).map((claim) => claim.processId);
-		return new Conflict(`Process ${taken.join(", ") || "(one of the request)"} is already registered for ${organization} by another service provider`);
+		return new Conflict(
+			`Process ${taken.join(", ") || "(one of the request)"} is already registered for ${organization} by another service provider`,
+		);
 	}
-	return new Conflict(`A process of the request is already registered for ${organization} by another service provider`);
+	return new Conflict(
+		`A process of the request is already registered for ${organization} by another service provider`,
+	);
 }

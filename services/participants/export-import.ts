@@ -17,9 +17,21 @@ import { Readable } from "node:stream";
 import type { Context } from "moleculer";
 import type { RegistryContext } from "../../src/platform/context";
 import { Conflict } from "../../src/contract/errors";
-import { organizationIdentifierIsValid, organizationKey, participantQualifiedIdentifier } from "../../src/contract/identifiers";
+import {
+	organizationIdentifierIsValid,
+	organizationKey,
+	participantQualifiedIdentifier,
+} from "../../src/contract/identifiers";
 import type { Process, ServiceProvider } from "../../src/contract/model";
-import { instantOf, keysetPage, linesOf, type ExportPage, type ExportPageRequest, type ExportedParticipant, type ImportedParticipant } from "../../src/exchange/registry-export";
+import {
+	instantOf,
+	keysetPage,
+	linesOf,
+	type ExportPage,
+	type ExportPageRequest,
+	type ExportedParticipant,
+	type ImportedParticipant,
+} from "../../src/exchange/registry-export";
 import { SeedRefused } from "../../src/exchange/seed";
 import type { SeedCounts } from "../../src/exchange/upserts";
 import { ADD_PARTICIPANT_FORM } from "../../src/contract/schemas";
@@ -80,7 +92,10 @@ export const IMPORT_RECORDS_PARAMS = {
 
 async function chunkOf(service: BulkParticipants, docs: ParticipantDoc[]): Promise<Buffer> {
 	const providers = await service.providers.resolve(docs.map((doc) => doc.serviceProvider));
-	return Buffer.from(docs.map((doc) => `${JSON.stringify(exportedParticipant(doc, providers.get(doc.serviceProvider)))}\n`).join(""), "utf8");
+	return Buffer.from(
+		docs.map((doc) => `${JSON.stringify(exportedParticipant(doc, providers.get(doc.serviceProvider)))}\n`).join(""),
+		"utf8",
+	);
 }
 
 async function* exportChunks(service: BulkParticipants): AsyncGenerator<Buffer> {
@@ -103,7 +118,10 @@ export function exportStream(service: BulkParticipants): Readable {
 export async function exportPage(service: BulkParticipants, request: ExportPageRequest): Promise<ExportPage> {
 	const page = await keysetPage(service.collection, request);
 	const providers = await service.providers.resolve(page.docs.map((doc) => doc.serviceProvider));
-	return linesOf(page, (doc) => ({ type: "participant", ...exportedParticipant(doc, providers.get(doc.serviceProvider)) }));
+	return linesOf(page, (doc) => ({
+		type: "participant",
+		...exportedParticipant(doc, providers.get(doc.serviceProvider)),
+	}));
 }
 
 // ---- import ---------------------------------------------------------------------------
@@ -130,7 +148,14 @@ interface Row extends ImportedParticipant {
 }
 
 function sameParticipant(a: ParticipantDoc, b: ParticipantDoc): boolean {
-	const fields: (keyof ParticipantDoc)[] = ["serviceProvider", "icd", "organizationIdentifier", "qualifiedIdentifier", "registrationDate", "lastModificationDate"];
+	const fields: (keyof ParticipantDoc)[] = [
+		"serviceProvider",
+		"icd",
+		"organizationIdentifier",
+		"qualifiedIdentifier",
+		"registrationDate",
+		"lastModificationDate",
+	];
 	return (
 		fields.every((field) => a[field] === b[field]) &&
 		(a.name ?? null) === (b.name ?? null) &&
@@ -158,12 +183,21 @@ function participantDoc(row: Row, stored: ParticipantDoc | null): ParticipantDoc
 }
 
 /** Every reason the batch cannot be imported as it stands, against itself and the store. */
-async function batchReasons(service: BulkParticipants, ctx: Context<unknown>, rows: Row[], stored: Map<string, ParticipantDoc>): Promise<ImportReason[]> {
+async function batchReasons(
+	service: BulkParticipants,
+	ctx: Context<unknown>,
+	rows: Row[],
+	stored: Map<string, ParticipantDoc>,
+): Promise<ImportReason[]> {
 	const reasons: ImportReason[] = [];
 	const [providers, processes, sameOrganizations] = await Promise.all([
-		ctx.call<ServiceProvider[], { identifiers: string[] }>("accounts.serviceProviders", { identifiers: [...new Set(rows.map((row) => row.serviceProvider))] }),
+		ctx.call<ServiceProvider[], { identifiers: string[] }>("accounts.serviceProviders", {
+			identifiers: [...new Set(rows.map((row) => row.serviceProvider))],
+		}),
 		service.processes.resolve(rows.flatMap((row) => row.processIds)),
-		service.collection.find({ filter: { organizationKey: { in: [...new Set(rows.map((row) => row.organizationKey))] } } }),
+		service.collection.find({
+			filter: { organizationKey: { in: [...new Set(rows.map((row) => row.organizationKey))] } },
+		}),
 	]);
 	const knownProviders = new Set(providers.map((provider) => provider.identifier.toLowerCase()));
 	const inBatch = new Set(rows.map((row) => row.identifier));
@@ -171,26 +205,63 @@ async function batchReasons(service: BulkParticipants, ctx: Context<unknown>, ro
 	const firstByOwner = new Map<string, number>();
 
 	rows.forEach((row, index) => {
-		const reason = (code: ImportReason["code"], field: string, message: string) => reasons.push({ index, field, message, code });
-		if (!knownProviders.has(row.serviceProvider)) reason("Exists", "provider.identifier", `${DEFAULT_MESSAGES.Exists}: no service provider ${row.serviceProvider}`);
+		const reason = (code: ImportReason["code"], field: string, message: string) =>
+			reasons.push({ index, field, message, code });
+		if (!knownProviders.has(row.serviceProvider))
+			reason(
+				"Exists",
+				"provider.identifier",
+				`${DEFAULT_MESSAGES.Exists}: no service provider ${row.serviceProvider}`,
+			);
 		row.processIds.forEach((processId, position) => {
-			if (!processes.has(processId)) reason("Exists", `processes[${position}].identifier`, `${DEFAULT_MESSAGES.Exists}: no process ${processId}`);
-			if (row.processIds.indexOf(processId) !== position) reason("Invalid", `processes[${position}].identifier`, "the same process is listed twice");
+			if (!processes.has(processId))
+				reason(
+					"Exists",
+					`processes[${position}].identifier`,
+					`${DEFAULT_MESSAGES.Exists}: no process ${processId}`,
+				);
+			if (row.processIds.indexOf(processId) !== position)
+				reason("Invalid", `processes[${position}].identifier`, "the same process is listed twice");
 		});
-		if (!organizationIdentifierIsValid(row.icd, row.organizationIdentifier)) reason("Invalid", "organizationIdentifier", DEFAULT_MESSAGES.OrganizationNumber);
+		if (!organizationIdentifierIsValid(row.icd, row.organizationIdentifier))
+			reason("Invalid", "organizationIdentifier", DEFAULT_MESSAGES.OrganizationNumber);
 
 		const owner = `${row.serviceProvider}|${row.organizationKey}`;
-		if (firstById.has(row.identifier)) reason("Conflict", "identifier", `the batch holds this participant twice (also row ${firstById.get(row.identifier)})`);
+		if (firstById.has(row.identifier))
+			reason(
+				"Conflict",
+				"identifier",
+				`the batch holds this participant twice (also row ${firstById.get(row.identifier)})`,
+			);
 		else firstById.set(row.identifier, index);
-		if (firstByOwner.has(owner)) reason("Conflict", "", `the service provider has this organization twice in the batch (also row ${firstByOwner.get(owner)})`);
+		if (firstByOwner.has(owner))
+			reason(
+				"Conflict",
+				"",
+				`the service provider has this organization twice in the batch (also row ${firstByOwner.get(owner)})`,
+			);
 		else firstByOwner.set(owner, index);
 
 		const previous = stored.get(row.identifier);
 		if (previous && previous.organizationKey !== row.organizationKey) {
-			reason("Conflict", "identifier", `names the registry's participant for organization ${previous.qualifiedIdentifier}`);
+			reason(
+				"Conflict",
+				"identifier",
+				`names the registry's participant for organization ${previous.qualifiedIdentifier}`,
+			);
 		}
-		const holder = sameOrganizations.find((doc) => doc.serviceProvider === row.serviceProvider && doc.organizationKey === row.organizationKey && doc.identifier !== row.identifier);
-		if (holder && !inBatch.has(holder.identifier)) reason("Conflict", "", `the service provider already has participant ${holder.identifier} for ${holder.qualifiedIdentifier}`);
+		const holder = sameOrganizations.find(
+			(doc) =>
+				doc.serviceProvider === row.serviceProvider &&
+				doc.organizationKey === row.organizationKey &&
+				doc.identifier !== row.identifier,
+		);
+		if (holder && !inBatch.has(holder.identifier))
+			reason(
+				"Conflict",
+				"",
+				`the service provider already has participant ${holder.identifier} for ${holder.qualifiedIdentifier}`,
+			);
 	});
 
 	// One provider per organization and process: the registry's other participants of these
@@ -205,7 +276,12 @@ async function batchReasons(service: BulkParticipants, ctx: Context<unknown>, ro
 			const key = `${row.organizationKey}|${processId}`;
 			const holder = claims.get(key);
 			if (holder !== undefined && holder !== row.identifier) {
-				reasons.push({ index, field: `processes[${position}].identifier`, message: `is already registered for this organization by participant ${holder}`, code: "Conflict" });
+				reasons.push({
+					index,
+					field: `processes[${position}].identifier`,
+					message: `is already registered for this organization by participant ${holder}`,
+					code: "Conflict",
+				});
 			} else {
 				claims.set(key, row.identifier);
 			}
@@ -215,7 +291,10 @@ async function batchReasons(service: BulkParticipants, ctx: Context<unknown>, ro
 }
 
 /** One batch: reasons (dry run), or every change in one store batch (SeedRefused when any reason). */
-export async function importRecords(service: BulkParticipants, ctx: RegistryContext<{ participants: ImportedParticipant[]; dryRun?: boolean }>): Promise<ImportResult> {
+export async function importRecords(
+	service: BulkParticipants,
+	ctx: RegistryContext<{ participants: ImportedParticipant[]; dryRun?: boolean }>,
+): Promise<ImportResult> {
 	const rows: Row[] = ctx.params.participants.map((participant) => ({
 		...participant,
 		identifier: participant.identifier.toLowerCase(),
@@ -224,10 +303,19 @@ export async function importRecords(service: BulkParticipants, ctx: RegistryCont
 		processIds: participant.processes.map((process) => process.identifier.toLowerCase()),
 	}));
 	const attempt = async (): Promise<ImportResult> => {
-		const stored = new Map((await service.collection.getMany(rows.map((row) => row.identifier))).map((doc) => [doc.identifier, doc]));
+		const stored = new Map(
+			(await service.collection.getMany(rows.map((row) => row.identifier))).map((doc) => [doc.identifier, doc]),
+		);
 		const reasons = await batchReasons(service, ctx, rows, stored);
-		if (reasons.length && ctx.params.dryRun) return { participants: { created: 0, updated: 0, unchanged: 0 }, reasons };
-		if (reasons.length) throw new SeedRefused(reasons.map(({ index, field, message }) => ({ path: `participants[${index}]${field ? `.${field}` : ""}`, message })));
+		if (reasons.length && ctx.params.dryRun)
+			return { participants: { created: 0, updated: 0, unchanged: 0 }, reasons };
+		if (reasons.length)
+			throw new SeedRefused(
+				reasons.map(({ index, field, message }) => ({
+					path: `participants[${index}]${field ? `.${field}` : ""}`,
+					message,
+				})),
+			);
 		const counts: SeedCounts = { created: 0, updated: 0, unchanged: 0 };
 		const changes: PlannedChange[] = [];
 		for (const row of rows) {
@@ -238,7 +326,15 @@ export async function importRecords(service: BulkParticipants, ctx: RegistryCont
 				continue;
 			}
 			counts[before ? "updated" : "created"]++;
-			if (!ctx.params.dryRun) changes.push(planChange(ctx.meta.user ?? null, "import", before, before ? { ...after, version: before.version } : after));
+			if (!ctx.params.dryRun)
+				changes.push(
+					planChange(
+						ctx.meta.user ?? null,
+						"import",
+						before,
+						before ? { ...after, version: before.version } : after,
+					),
+				);
 		}
 		if (ctx.params.dryRun) return { participants: counts, reasons: [] };
 		try {

@@ -166,5 +166,10 @@ export function claimIdentifier(organizationKey: string, processId: string): str
 }
 
 export function claimDoc(participant: ParticipantDoc, processId: string): ProcessClaimDoc {
-	return { identifier: claimIdentifier(participant.organizationKey, processId), organizationKey: participant.organizationKey, processId, participant: participant.identifier };
+	return {
+		identifier: claimIdentifier(participant.organizationKey, processId),
+		organizationKey: participant.organizationKey,
+		processId,
+		participant: participant.identifier,
+	};
 }

@@ -19,7 +19,12 @@ import { AccessDenied } from "../../src/contract/errors";
 import type { Participant, Process, ServiceProvider } from "../../src/contract/model";
 import { DEFAULT_PAGE_SIZE, type Page, type PageRequest } from "../../src/contract/paging";
 import { ADD_PARTICIPANT_FORM, UPDATE_PARTICIPANT_FORM } from "../../src/contract/schemas";
-import { exportPageParams, type ExportPage, type ExportPageRequest, type ImportedParticipant } from "../../src/exchange/registry-export";
+import {
+	exportPageParams,
+	type ExportPage,
+	type ExportPageRequest,
+	type ImportedParticipant,
+} from "../../src/exchange/registry-export";
 import { isActionAvailable } from "../../src/platform/broker";
 import { publishParticipantChange, type ParticipantChange } from "../../src/platform/channels";
 import { KeyedMutex } from "../../src/platform/keyed-mutex";
@@ -28,12 +33,23 @@ import { PeriodicTask } from "../../src/platform/periodic-task";
 import type { Collection, Filter, Store } from "../../src/store/types";
 import type { PlannedChange } from "./changes";
 import { exportPage, exportStream, importRecords, IMPORT_RECORDS_PARAMS, type ImportResult } from "./export-import";
-import { PARTICIPANT_MODELS, type ParticipantChangeOutboxDoc, type ParticipantDoc, type ProcessClaimDoc, type TransferDoc } from "./model";
+import {
+	PARTICIPANT_MODELS,
+	type ParticipantChangeOutboxDoc,
+	type ParticipantDoc,
+	type ProcessClaimDoc,
+	type TransferDoc,
+} from "./model";
 import { Participants, type AddForm, type Address, type FindFilters, type UpdateForm } from "./participants";
 import { CachedResolver } from "./resolver";
 import { PROCESS_REPLACEMENT_ACTIONS, type ProcessReplacementHost } from "./process-replacement.actions";
 import { ProcessReplacements } from "./process-replacement";
-import { PROCESS_REPLACEMENT_MODELS, type JobLockDoc, type ProcessReplacementJobDoc, type ProcessReplacementResultDoc } from "./process-replacement-model";
+import {
+	PROCESS_REPLACEMENT_MODELS,
+	type JobLockDoc,
+	type ProcessReplacementJobDoc,
+	type ProcessReplacementResultDoc,
+} from "./process-replacement-model";
 import { importSeedParticipants, type SeedParticipant } from "./seed";
 import { TransfersMixin, type TransfersThis } from "./transfers.mixin";
 
@@ -55,7 +71,13 @@ interface Settings {
 	jobCheckIntervalMs: number;
 }
 
-interface ParticipantsThis extends Service<Settings>, OutboxThis, ChangeDeliverer, ProcessReplacementHost, Pick<TransfersThis, "transfers" | "transferSweeper" | "startTransfers"> {
+interface ParticipantsThis
+	extends
+		Service<Settings>,
+		OutboxThis,
+		ChangeDeliverer,
+		ProcessReplacementHost,
+		Pick<TransfersThis, "transfers" | "transferSweeper" | "startTransfers"> {
 	store: Store;
 	collections: {
 		participants: Collection<ParticipantDoc>;
@@ -94,7 +116,11 @@ const FIND_PARAMS = {
 
 const SEED_PARTICIPANT = {
 	...ADD_PARTICIPANT_FORM,
-	props: { ...ADD_PARTICIPANT_FORM.props, serviceProvider: { type: "uuid" }, identifier: { type: "uuid", optional: true } },
+	props: {
+		...ADD_PARTICIPANT_FORM.props,
+		serviceProvider: { type: "uuid" },
+		identifier: { type: "uuid", optional: true },
+	},
 };
 
 function todayUtc(): string {
@@ -118,7 +144,10 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 	actions: {
 		find: {
 			params: { ...FIND_PARAMS, pageRequest: { type: "object", optional: true } },
-			handler(this: ParticipantsThis, ctx: RegistryContext<FindFilters & { pageRequest?: PageRequest; processes?: boolean }>): Promise<Page<Participant>> {
+			handler(
+				this: ParticipantsThis,
+				ctx: RegistryContext<FindFilters & { pageRequest?: PageRequest; processes?: boolean }>,
+			): Promise<Page<Participant>> {
 				const page = ctx.params.pageRequest ?? { page: 0, size: DEFAULT_PAGE_SIZE, sort: [] };
 				return this.participants.find(ctx.meta.user, page, ctx.params, ctx.params.processes === true);
 			},
@@ -126,7 +155,10 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 
 		stream: {
 			params: FIND_PARAMS,
-			handler(this: ParticipantsThis, ctx: RegistryContext<FindFilters & { processes?: boolean }>): Promise<Participant[]> {
+			handler(
+				this: ParticipantsThis,
+				ctx: RegistryContext<FindFilters & { processes?: boolean }>,
+			): Promise<Participant[]> {
 				return this.participants.stream(ctx.meta.user, ctx.params, ctx.params.processes === true);
 			},
 		},
@@ -154,8 +186,17 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 
 		update: {
 			params: { ...ADDRESS_PARAMS, ...IF_MATCH_PARAMS, body: UPDATE_PARTICIPANT_FORM },
-			handler(this: ParticipantsThis, ctx: RegistryContext<Address & IfMatch & { body: UpdateForm }>): Promise<Participant> {
-				return this.participants.update(ctx.meta.user, ctx.params, ctx.params.body, todayUtc(), ctx.params.ifMatch);
+			handler(
+				this: ParticipantsThis,
+				ctx: RegistryContext<Address & IfMatch & { body: UpdateForm }>,
+			): Promise<Participant> {
+				return this.participants.update(
+					ctx.meta.user,
+					ctx.params,
+					ctx.params.body,
+					todayUtc(),
+					ctx.params.ifMatch,
+				);
 			},
 		},
 
@@ -168,8 +209,16 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 
 		transfer: {
 			params: { ...ADDRESS_PARAMS, ...IF_MATCH_PARAMS, serviceProviderIdentifier: { type: "uuid" } },
-			handler(this: ParticipantsThis, ctx: RegistryContext<Address & IfMatch & { serviceProviderIdentifier: string }>): Promise<void> {
-				return this.participants.transfer(ctx.meta.user, ctx.params, ctx.params.serviceProviderIdentifier.toLowerCase(), ctx.params.ifMatch);
+			handler(
+				this: ParticipantsThis,
+				ctx: RegistryContext<Address & IfMatch & { serviceProviderIdentifier: string }>,
+			): Promise<void> {
+				return this.participants.transfer(
+					ctx.meta.user,
+					ctx.params,
+					ctx.params.serviceProviderIdentifier.toLowerCase(),
+					ctx.params.ifMatch,
+				);
 			},
 		},
 
@@ -177,7 +226,9 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		countUsingProcess: {
 			params: { identifier: { type: "string" } },
 			handler(this: ParticipantsThis, ctx: Context<{ identifier: string }>): Promise<number> {
-				return this.collections.processClaims.count({ filter: { processId: ctx.params.identifier.toLowerCase() } });
+				return this.collections.processClaims.count({
+					filter: { processId: ctx.params.identifier.toLowerCase() },
+				});
 			},
 		},
 
@@ -191,15 +242,26 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 				after: { type: "string", optional: true },
 				limit: { type: "number", integer: true, min: 1, optional: true, convert: true },
 			},
-			async handler(this: ParticipantsThis, ctx: Context<{ organizationKey?: string; after?: string; limit?: number }>): Promise<Omit<ParticipantChange, "deleted">[]> {
+			async handler(
+				this: ParticipantsThis,
+				ctx: Context<{ organizationKey?: string; after?: string; limit?: number }>,
+			): Promise<Omit<ParticipantChange, "deleted">[]> {
 				const { organizationKey: key, after, limit } = ctx.params;
 				const filter: Filter = {
 					...(key === undefined ? {} : { organizationKey: key }),
 					...(after === undefined ? {} : { identifier: { gte: after } }),
 				};
-				const docs = await this.collections.participants.find({ filter, limit: limit === undefined ? undefined : limit + 1 });
+				const docs = await this.collections.participants.find({
+					filter,
+					limit: limit === undefined ? undefined : limit + 1,
+				});
 				const page = docs.filter((doc) => doc.identifier !== after).slice(0, limit);
-				return page.map((doc) => ({ participant: doc.identifier, organizationKey: doc.organizationKey, processes: doc.processIds, version: doc.version ?? 1 }));
+				return page.map((doc) => ({
+					participant: doc.identifier,
+					organizationKey: doc.organizationKey,
+					processes: doc.processIds,
+					version: doc.version ?? 1,
+				}));
 			},
 		},
 
@@ -209,11 +271,16 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			async handler(this: ParticipantsThis, ctx: RegistryContext<{ participants?: SeedParticipant[] }>) {
 				const rows = ctx.params.participants ?? [];
 				if (rows.length === 0) return { participants: { created: 0, updated: 0, unchanged: 0 } };
-				const providers = await ctx.call<ServiceProvider[], { identifiers: string[] }>("accounts.serviceProviders", {
-					identifiers: [...new Set(rows.map((row) => row.serviceProvider.toLowerCase()))],
-				});
+				const providers = await ctx.call<ServiceProvider[], { identifiers: string[] }>(
+					"accounts.serviceProviders",
+					{
+						identifiers: [...new Set(rows.map((row) => row.serviceProvider.toLowerCase()))],
+					},
+				);
 				const known = new Set(providers.map((provider) => provider.identifier.toLowerCase()));
-				return { participants: await importSeedParticipants(this.participants, ctx.meta.user ?? null, rows, known) };
+				return {
+					participants: await importSeedParticipants(this.participants, ctx.meta.user ?? null, rows, known),
+				};
 			},
 		},
 
@@ -243,7 +310,10 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		importRecords: {
 			visibility: "public",
 			params: IMPORT_RECORDS_PARAMS,
-			handler(this: ParticipantsThis, ctx: RegistryContext<{ participants: ImportedParticipant[]; dryRun?: boolean }>): Promise<ImportResult> {
+			handler(
+				this: ParticipantsThis,
+				ctx: RegistryContext<{ participants: ImportedParticipant[]; dryRun?: boolean }>,
+			): Promise<ImportResult> {
 				return importRecords(this.participants, ctx);
 			},
 		},
@@ -251,7 +321,10 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		/** Delivers changes still in the outbox now (operators, tests); `olderThanMs` defaults to 0: all of them. */
 		relayChanges: {
 			params: { olderThanMs: { type: "number", integer: true, min: 0, optional: true } },
-			async handler(this: ParticipantsThis, ctx: Context<{ olderThanMs?: number }>): Promise<{ published: number }> {
+			async handler(
+				this: ParticipantsThis,
+				ctx: Context<{ olderThanMs?: number }>,
+			): Promise<{ published: number }> {
 				return { published: await this.relayChangesNow(ctx.params.olderThanMs ?? 0) };
 			},
 		},
@@ -294,7 +367,11 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			await this.applyToLookup(change);
 			await publishParticipantChange(this.broker, change);
 			const { participant, organizationKey, serviceProviders } = change;
-			await noticesOf(this.broker).publish(NOTICES.participantsChanged, { participant, organizationKey, serviceProviders: serviceProviders ?? null });
+			await noticesOf(this.broker).publish(NOTICES.participantsChanged, {
+				participant,
+				organizationKey,
+				serviceProviders: serviceProviders ?? null,
+			});
 		},
 
 		/**
@@ -306,25 +383,40 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			if (!local && !isActionAvailable(this.broker, "lookup.apply")) return;
 			for (let attempt = 1; attempt <= (local ? 1 : 2); attempt++) {
 				try {
-					await this.broker.call("lookup.apply", change, local ? {} : { timeout: this.settings.lookupApplyTimeoutMs });
+					await this.broker.call(
+						"lookup.apply",
+						change,
+						local ? {} : { timeout: this.settings.lookupApplyTimeoutMs },
+					);
 					return;
 				} catch (error) {
-					if (local || attempt === 2) this.logger.warn(`lookup.apply failed for participant ${change.participant} v${change.version} (the channel brings it):`, String(error));
+					if (local || attempt === 2)
+						this.logger.warn(
+							`lookup.apply failed for participant ${change.participant} v${change.version} (the channel brings it):`,
+							String(error),
+						);
 				}
 			}
 		},
 
 		async sweep(this: ParticipantsThis, today: string): Promise<number> {
 			const removed = await this.participants.sweep(today);
-			if (removed > 0) this.logger.info(`sweeper removed ${removed} participant(s) whose deleteDate arrived (${today})`);
+			if (removed > 0)
+				this.logger.info(`sweeper removed ${removed} participant(s) whose deleteDate arrived (${today})`);
 			return removed;
 		},
 	},
 
 	created(this: ParticipantsThis) {
 		this.leftovers = null;
-		this.processResolver = new CachedResolver<Process>((identifiers) => this.broker.call<Process[], { identifiers: string[] }>("catalog.processesByIds", { identifiers }));
-		this.providerResolver = new CachedResolver<ServiceProvider>((identifiers) => this.broker.call<ServiceProvider[], { identifiers: string[] }>("accounts.serviceProviders", { identifiers }));
+		this.processResolver = new CachedResolver<Process>((identifiers) =>
+			this.broker.call<Process[], { identifiers: string[] }>("catalog.processesByIds", { identifiers }),
+		);
+		this.providerResolver = new CachedResolver<ServiceProvider>((identifiers) =>
+			this.broker.call<ServiceProvider[], { identifiers: string[] }>("accounts.serviceProviders", {
+				identifiers,
+			}),
+		);
 		this.sweeper = new PeriodicTask(
 			() => this.sweep(todayUtc()),
 			(error) => this.logger.error("participants sweeper failed:", String(error)),
@@ -349,14 +441,21 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 					await this.collections.changeOutbox.delete(planned.outboxId);
 				} catch (error) {
 					// Committed already: not the request's failure. The relay delivers what stayed in the outbox.
-					this.logger.warn(`participant change ${planned.change.participant} v${planned.change.version} not delivered yet (the relay retries):`, String(error));
+					this.logger.warn(
+						`participant change ${planned.change.participant} v${planned.change.version} not delivered yet (the relay retries):`,
+						String(error),
+					);
 				}
 			},
-			serviceProvider: (identifier) => this.broker.call<ServiceProvider | null, { identifier: string }>("accounts.getServiceProvider", { identifier }),
+			serviceProvider: (identifier) =>
+				this.broker.call<ServiceProvider | null, { identifier: string }>("accounts.getServiceProvider", {
+					identifier,
+				}),
 			maxWriteAttempts: this.settings.maxWriteAttempts,
 		});
 		// Every final state has a series from the start, so a first INTERRUPTED is an increase.
-		for (const state of ["SUCCEEDED", "FAILED", "INTERRUPTED"]) countMetric(this.broker, REGISTRY_METRICS.processReplacementJobs, { state }, 0);
+		for (const state of ["SUCCEEDED", "FAILED", "INTERRUPTED"])
+			countMetric(this.broker, REGISTRY_METRICS.processReplacementJobs, { state }, 0);
 		this.processReplacements = new ProcessReplacements({
 			store: this.store,
 			participants: this.participants,
@@ -381,7 +480,9 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		this.leftovers = this.broker
 			.waitForServices(["lookup"], 15000)
 			.then(() => this.relayChangesNow(0))
-			.catch((error) => this.logger.warn("participant changes left in the outbox wait for the relay:", String(error)));
+			.catch((error) =>
+				this.logger.warn("participant changes left in the outbox wait for the relay:", String(error)),
+			);
 	},
 
 	async stopped(this: ParticipantsThis) {

@@ -6,8 +6,20 @@
  */
 import { instantBound } from "../../src/contract/dates";
 import { entityTagOfAnswer, ifMatchHolds } from "../../src/contract/entity-tags";
-import { BadRequest, Conflict, NotFound, PreconditionFailed, TypeMismatch, ValidationFailed, type Violation } from "../../src/contract/errors";
-import { organizationKey, parseParticipantIdentifier, participantQualifiedIdentifier } from "../../src/contract/identifiers";
+import {
+	BadRequest,
+	Conflict,
+	NotFound,
+	PreconditionFailed,
+	TypeMismatch,
+	ValidationFailed,
+	type Violation,
+} from "../../src/contract/errors";
+import {
+	organizationKey,
+	parseParticipantIdentifier,
+	participantQualifiedIdentifier,
+} from "../../src/contract/identifiers";
 import type { Caller, Contact, Participant, Process, Reference, ServiceProvider } from "../../src/contract/model";
 import { pageOf, type Page, type PageRequest } from "../../src/contract/paging";
 import type { KeyedMutex } from "../../src/platform/keyed-mutex";
@@ -19,7 +31,14 @@ import { conflictOf, planChange, type PlannedChange } from "./changes";
 import type { ParticipantDoc, ProcessClaimDoc } from "./model";
 import { canDelete, canRead, readScope, requireServiceProvider } from "./ownership";
 import type { CachedResolver } from "./resolver";
-import { deleteDateViolations, isDue, organizationViolations, processViolations, readParticipantQuery, type ProcessFacts } from "./rules";
+import {
+	deleteDateViolations,
+	isDue,
+	organizationViolations,
+	processViolations,
+	readParticipantQuery,
+	type ProcessFacts,
+} from "./rules";
 
 export interface AddForm {
 	icd: string;
@@ -46,7 +65,9 @@ export interface FindFilters {
 /** What a caller may read, narrowed by `modifiedSince`. */
 function findScope(caller: Caller | null | undefined, filters: FindFilters): Filter {
 	const scope = readScope(caller);
-	return filters.modifiedSince === undefined ? scope : { ...scope, lastModificationDate: { gte: instantBound("modifiedSince", filters.modifiedSince, "from") } };
+	return filters.modifiedSince === undefined
+		? scope
+		: { ...scope, lastModificationDate: { gte: instantBound("modifiedSince", filters.modifiedSince, "from") } };
 }
 
 /** A participant path value, as the gateway passes it (docs/internals.md). */
@@ -91,7 +112,12 @@ export function requestedIdentifiers(processes: Reference[]): string[] {
 }
 
 function factsOf(process: Process): ProcessFacts {
-	return { identifier: process.identifier, restricted: process.restricted === true, requiredICDs: process.requiredICDs ?? [], dependencies: process.dependencies ?? [] };
+	return {
+		identifier: process.identifier,
+		restricted: process.restricted === true,
+		requiredICDs: process.requiredICDs ?? [],
+		dependencies: process.dependencies ?? [],
+	};
 }
 
 export class Participants {
@@ -115,13 +141,30 @@ export class Participants {
 
 	// ---- reads --------------------------------------------------------------------------
 
-	async find(caller: Caller | null | undefined, page: PageRequest, filters: FindFilters, withProcesses: boolean): Promise<Page<Participant>> {
+	async find(
+		caller: Caller | null | undefined,
+		page: PageRequest,
+		filters: FindFilters,
+		withProcesses: boolean,
+	): Promise<Page<Participant>> {
 		const query = await this.storeQuery(findScope(caller, filters), filters.query);
-		const [docs, total] = await Promise.all([this.parts.participants.find({ ...query, sort: page.sort, offset: page.page * page.size, limit: page.size }), this.parts.participants.count(query)]);
+		const [docs, total] = await Promise.all([
+			this.parts.participants.find({
+				...query,
+				sort: page.sort,
+				offset: page.page * page.size,
+				limit: page.size,
+			}),
+			this.parts.participants.count(query),
+		]);
 		return pageOf(await this.answers(docs, withProcesses), total, page);
 	}
 
-	async stream(caller: Caller | null | undefined, filters: FindFilters, withProcesses: boolean): Promise<Participant[]> {
+	async stream(
+		caller: Caller | null | undefined,
+		filters: FindFilters,
+		withProcesses: boolean,
+	): Promise<Participant[]> {
 		const query = await this.storeQuery(findScope(caller, filters), filters.query);
 		return this.answers(await this.parts.participants.find(query), withProcesses);
 	}
@@ -144,8 +187,17 @@ export class Participants {
 		const [providers, processes] =
 			knownProviders && (!processIds || knownProcesses)
 				? [knownProviders, knownProcesses]
-				: await Promise.all([this.parts.providers.resolve(providerIds), processIds ? this.parts.processes.resolve(processIds) : Promise.resolve(null)]);
-		return docs.map((doc) => participantAnswer(doc, providers.get(doc.serviceProvider), processes ? processesOf(doc, processes) : undefined));
+				: await Promise.all([
+						this.parts.providers.resolve(providerIds),
+						processIds ? this.parts.processes.resolve(processIds) : Promise.resolve(null),
+					]);
+		return docs.map((doc) =>
+			participantAnswer(
+				doc,
+				providers.get(doc.serviceProvider),
+				processes ? processesOf(doc, processes) : undefined,
+			),
+		);
 	}
 
 	async singleAnswer(doc: ParticipantDoc): Promise<Participant> {
@@ -163,11 +215,23 @@ export class Participants {
 		return this.singleAnswer(planned.after as ParticipantDoc);
 	}
 
-	async update(caller: Caller | null | undefined, address: Address, form: UpdateForm, today: string, ifMatch?: string): Promise<Participant> {
+	async update(
+		caller: Caller | null | undefined,
+		address: Address,
+		form: UpdateForm,
+		today: string,
+		ifMatch?: string,
+	): Promise<Participant> {
 		const requested = requestedIdentifiers(form.processes);
 		return this.changeAddressed(caller, address, "write", async (before) => {
 			await this.requireMatch(ifMatch, before);
-			const violations = await this.checkProcesses({ icd: before.icd, organizationKey: before.organizationKey, requested, current: before.processIds, self: before.identifier });
+			const violations = await this.checkProcesses({
+				icd: before.icd,
+				organizationKey: before.organizationKey,
+				requested,
+				current: before.processIds,
+				self: before.identifier,
+			});
 			violations.push(...deleteDateViolations(form.deleteDate, today));
 			if (violations.length > 0) throw new ValidationFailed(violations);
 			const after: ParticipantDoc = {
@@ -184,23 +248,32 @@ export class Participants {
 	}
 
 	async remove(caller: Caller | null | undefined, address: Address, ifMatch?: string): Promise<void> {
-		const operation = address.qualifiedIdentifier !== undefined ? "deleteParticipantByQualifiedIdentifier" : "deleteParticipant";
+		const operation =
+			address.qualifiedIdentifier !== undefined ? "deleteParticipantByQualifiedIdentifier" : "deleteParticipant";
 		await this.changeAddressed(caller, address, "delete", async (before) => {
 			await this.requireMatch(ifMatch, before);
 			await this.commit([planChange(caller ?? null, operation, before, null)]);
 		});
 	}
 
-	async transfer(caller: Caller | null | undefined, address: Address, target: string, ifMatch?: string): Promise<void> {
+	async transfer(
+		caller: Caller | null | undefined,
+		address: Address,
+		target: string,
+		ifMatch?: string,
+	): Promise<void> {
 		await this.changeAddressed(caller, address, "write", async (before) => {
 			await this.requireMatch(ifMatch, before);
-			await this.commit([planChange(caller ?? null, "transferParticipant", before, await this.movedTo(before, target))]);
+			await this.commit([
+				planChange(caller ?? null, "transferParticipant", before, await this.movedTo(before, target)),
+			]);
 		});
 	}
 
 	/** The participant as a transfer to `target` leaves it (the rules of every transfer: the contract's and a consented one). */
 	async movedTo(before: ParticipantDoc, target: string): Promise<ParticipantDoc> {
-		if (target === before.serviceProvider) throw new BadRequest("A participant cannot be transferred to the service provider it already belongs to");
+		if (target === before.serviceProvider)
+			throw new BadRequest("A participant cannot be transferred to the service provider it already belongs to");
 		const provider = await this.parts.serviceProvider(target);
 		if (!provider) throw NotFound.instance("ServiceProvider", target);
 		return { ...before, serviceProvider: target, lastModificationDate: new Date().toISOString() };
@@ -248,7 +321,8 @@ export class Participants {
 				return await attempt();
 			} catch (error) {
 				if (!isStaleVersion(error)) throw error;
-				if (attempts >= this.parts.maxWriteAttempts) throw new Conflict("The participant was changed concurrently; try again");
+				if (attempts >= this.parts.maxWriteAttempts)
+					throw new Conflict("The participant was changed concurrently; try again");
 			}
 		}
 	}
@@ -260,7 +334,8 @@ export class Participants {
 	 */
 	private async requireMatch(ifMatch: string | undefined, doc: ParticipantDoc): Promise<void> {
 		if (ifMatch === undefined) return;
-		if (!ifMatchHolds(ifMatch, entityTagOfAnswer(await this.singleAnswer(doc)))) throw new PreconditionFailed("Participant", doc.identifier);
+		if (!ifMatchHolds(ifMatch, entityTagOfAnswer(await this.singleAnswer(doc))))
+			throw new PreconditionFailed("Participant", doc.identifier);
 	}
 
 	// ---- rules --------------------------------------------------------------------------
@@ -269,17 +344,27 @@ export class Participants {
 	async checkProcesses(input: ProcessCheck): Promise<Violation[]> {
 		const [known, heldByOthers] = await Promise.all([
 			this.parts.processes.resolve(input.requested),
-			input.heldElsewhere ? Promise.resolve(input.heldElsewhere) : this.heldByOthers(input.organizationKey, input.self),
+			input.heldElsewhere
+				? Promise.resolve(input.heldElsewhere)
+				: this.heldByOthers(input.organizationKey, input.self),
 		]);
 		const facts = new Map([...known].map(([id, process]) => [id, factsOf(process)]));
-		return processViolations({ icd: input.icd, requested: input.requested, known: facts, current: input.current, heldByOthers });
+		return processViolations({
+			icd: input.icd,
+			requested: input.requested,
+			known: facts,
+			current: input.current,
+			heldByOthers,
+		});
 	}
 
 	async newParticipant(serviceProvider: string, form: AddForm, identifier?: string): Promise<ParticipantDoc> {
 		const key = organizationKey(form.icd, form.organizationIdentifier);
 		const requested = requestedIdentifiers(form.processes);
 		const violations = organizationViolations(form.icd, form.organizationIdentifier);
-		violations.push(...(await this.checkProcesses({ icd: form.icd, organizationKey: key, requested, current: [], self: null })));
+		violations.push(
+			...(await this.checkProcesses({ icd: form.icd, organizationKey: key, requested, current: [], self: null })),
+		);
 		if (violations.length > 0) throw new ValidationFailed(violations);
 		const now = new Date().toISOString();
 		return {
@@ -311,17 +396,26 @@ export class Participants {
 	async addressed(caller: Caller | null | undefined, address: Address, purpose: Purpose): Promise<ParticipantDoc> {
 		if (address.qualifiedIdentifier !== undefined) {
 			const organization = parseParticipantIdentifier(address.qualifiedIdentifier);
-			if (!organization) throw new TypeMismatch(`'${address.qualifiedIdentifier}' is not a participant qualified identifier`);
+			if (!organization)
+				throw new TypeMismatch(`'${address.qualifiedIdentifier}' is not a participant qualified identifier`);
 			const owner = requireServiceProvider(caller);
-			const doc = await this.parts.participants.findOne({ serviceProvider: owner.serviceProvider, organizationKey: organization.organizationKey });
+			const doc = await this.parts.participants.findOne({
+				serviceProvider: owner.serviceProvider,
+				organizationKey: organization.organizationKey,
+			});
 			if (!doc) throw NotFound.organization(address.qualifiedIdentifier);
 			return doc;
 		}
-		if (address.identifier === undefined) throw new TypeMismatch("A participant identifier or qualified identifier is required");
+		if (address.identifier === undefined)
+			throw new TypeMismatch("A participant identifier or qualified identifier is required");
 		const doc = await this.parts.participants.get(address.identifier.toLowerCase());
 		const allowed =
 			doc !== null &&
-			(purpose === "read" ? canRead(caller as Caller, doc) : purpose === "delete" ? canDelete(caller, doc) : requireServiceProvider(caller).serviceProvider === doc.serviceProvider);
+			(purpose === "read"
+				? canRead(caller as Caller, doc)
+				: purpose === "delete"
+					? canDelete(caller, doc)
+					: requireServiceProvider(caller).serviceProvider === doc.serviceProvider);
 		if (!doc || !allowed) {
 			readScope(caller); // a caller with no access at all gets 403, not a 404
 			throw NotFound.instance("Participant", address.identifier);
@@ -330,9 +424,16 @@ export class Participants {
 	}
 
 	/** Read-modify-write of one participant: queued per participant here, re-read on every attempt so a lost race is retried on fresh data. */
-	private async changeAddressed<T>(caller: Caller | null | undefined, address: Address, purpose: Purpose, work: (before: ParticipantDoc) => Promise<T>): Promise<T> {
+	private async changeAddressed<T>(
+		caller: Caller | null | undefined,
+		address: Address,
+		purpose: Purpose,
+		work: (before: ParticipantDoc) => Promise<T>,
+	): Promise<T> {
 		const first = await this.addressed(caller, address, purpose);
-		return this.parts.mutex.run(first.identifier, () => this.withRetries(async () => work(await this.addressed(caller, address, purpose))));
+		return this.parts.mutex.run(first.identifier, () =>
+			this.withRetries(async () => work(await this.addressed(caller, address, purpose))),
+		);
 	}
 
 	/**
@@ -344,7 +445,8 @@ export class Participants {
 		if (!query) return { filter: scope };
 		const exact: Filter[] = [];
 		if (query.organizationKey) exact.push({ ...scope, organizationKey: query.organizationKey });
-		if (query.organizationIdentifier) exact.push({ ...scope, organizationIdentifier: query.organizationIdentifier });
+		if (query.organizationIdentifier)
+			exact.push({ ...scope, organizationIdentifier: query.organizationIdentifier });
 		for (const filter of exact) {
 			if ((await this.parts.participants.count({ filter })) > 0) return { filter };
 		}

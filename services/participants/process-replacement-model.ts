@@ -8,7 +8,12 @@ import type { ModelSpec, StoredDoc } from "../../src/store/types";
 
 export type JobState = "RUNNING" | "SUCCEEDED" | "FAILED" | "INTERRUPTED";
 export type ReplacementOutcome = "REPLACED" | "WOULD_REPLACE" | "REFUSED" | "UNCHANGED";
-export const REPLACEMENT_OUTCOMES: readonly ReplacementOutcome[] = ["REPLACED", "WOULD_REPLACE", "REFUSED", "UNCHANGED"];
+export const REPLACEMENT_OUTCOMES: readonly ReplacementOutcome[] = [
+	"REPLACED",
+	"WOULD_REPLACE",
+	"REFUSED",
+	"UNCHANGED",
+];
 
 /** A process as the job names it (from the catalog when the job started). */
 export interface JobProcess {
@@ -79,7 +84,11 @@ export const PROCESS_REPLACEMENT_JOBS_MODEL: ModelSpec = {
 
 export const PROCESS_REPLACEMENT_RESULTS_MODEL: ModelSpec = {
 	collection: "processReplacementResults",
-	fields: { job: { kind: "string" }, outcome: { kind: "string" }, "participant.qualifiedIdentifier": { kind: "string", caseInsensitive: true } },
+	fields: {
+		job: { kind: "string" },
+		outcome: { kind: "string" },
+		"participant.qualifiedIdentifier": { kind: "string", caseInsensitive: true },
+	},
 	indexes: [
 		{ name: "job_participant", fields: ["job", "participant.qualifiedIdentifier"] },
 		{ name: "job_outcome", fields: ["job", "outcome"] },

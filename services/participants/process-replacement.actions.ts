@@ -19,29 +19,50 @@ export const PROCESS_REPLACEMENT_ACTIONS: ServiceActionsSchema = {
 	/** POST /rest/api/jobs/process-replacements: 202 with the RUNNING job; it goes on in the background on this node. */
 	startProcessReplacement: {
 		params: { body: PROCESS_REPLACEMENT_FORM },
-		handler(this: ProcessReplacementHost, ctx: RegistryContext<{ body: ProcessReplacementForm }>): Promise<ProcessReplacementJob> {
+		handler(
+			this: ProcessReplacementHost,
+			ctx: RegistryContext<{ body: ProcessReplacementForm }>,
+		): Promise<ProcessReplacementJob> {
 			return this.processReplacements.start(ctx.meta.user, ctx.params.body);
 		},
 	},
 
 	findProcessReplacements: {
 		params: { pageRequest: { type: "object", optional: true } },
-		handler(this: ProcessReplacementHost, ctx: RegistryContext<{ pageRequest?: PageRequest }>): Promise<Page<ProcessReplacementJob>> {
+		handler(
+			this: ProcessReplacementHost,
+			ctx: RegistryContext<{ pageRequest?: PageRequest }>,
+		): Promise<Page<ProcessReplacementJob>> {
 			return this.processReplacements.find(ctx.meta.user, ctx.params.pageRequest ?? FIRST_PAGE);
 		},
 	},
 
 	getProcessReplacement: {
 		params: { identifier: { type: "string" } },
-		handler(this: ProcessReplacementHost, ctx: RegistryContext<{ identifier: string }>): Promise<ProcessReplacementJob> {
+		handler(
+			this: ProcessReplacementHost,
+			ctx: RegistryContext<{ identifier: string }>,
+		): Promise<ProcessReplacementJob> {
 			return this.processReplacements.get(ctx.meta.user, ctx.params.identifier);
 		},
 	},
 
 	findProcessReplacementResults: {
-		params: { identifier: { type: "string" }, pageRequest: { type: "object", optional: true }, outcome: { type: "string", optional: true } },
-		handler(this: ProcessReplacementHost, ctx: RegistryContext<{ identifier: string; pageRequest?: PageRequest; outcome?: string }>): Promise<Page<ProcessReplacementResult>> {
-			return this.processReplacements.results(ctx.meta.user, ctx.params.identifier, ctx.params.pageRequest ?? FIRST_PAGE, ctx.params.outcome);
+		params: {
+			identifier: { type: "string" },
+			pageRequest: { type: "object", optional: true },
+			outcome: { type: "string", optional: true },
+		},
+		handler(
+			this: ProcessReplacementHost,
+			ctx: RegistryContext<{ identifier: string; pageRequest?: PageRequest; outcome?: string }>,
+		): Promise<Page<ProcessReplacementResult>> {
+			return this.processReplacements.results(
+				ctx.meta.user,
+				ctx.params.identifier,
+				ctx.params.pageRequest ?? FIRST_PAGE,
+				ctx.params.outcome,
+			);
 		},
 	},
 

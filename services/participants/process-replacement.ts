@@ -6,7 +6,15 @@
  * heartbeat is old lost its runner and is marked INTERRUPTED. Each participant's change is decided
  * by services/participants/process-swap.ts with the rules an update uses.
  */
-import { AccessDenied, Conflict, NotFound, TypeMismatch, ValidationFailed, violation, type Violation } from "../../src/contract/errors";
+import {
+	AccessDenied,
+	Conflict,
+	NotFound,
+	TypeMismatch,
+	ValidationFailed,
+	violation,
+	type Violation,
+} from "../../src/contract/errors";
 import { seesEverything, type Caller, type Process } from "../../src/contract/model";
 import { pageOf, type Page, type PageRequest } from "../../src/contract/paging";
 import type { ProcessReplacementForm } from "../../src/contract/schemas";
@@ -75,7 +83,12 @@ export type ProcessReplacementResult = Pick<ProcessReplacementResultDoc, "partic
 const JOBS = PROCESS_REPLACEMENT_JOBS_MODEL.collection;
 const LOCKS = JOB_LOCKS_MODEL.collection;
 const RESULTS = PROCESS_REPLACEMENT_RESULTS_MODEL.collection;
-const COUNTER: Record<ReplacementOutcome, keyof ReplacementCounts> = { REPLACED: "replaced", WOULD_REPLACE: "wouldReplace", REFUSED: "refused", UNCHANGED: "unchanged" };
+const COUNTER: Record<ReplacementOutcome, keyof ReplacementCounts> = {
+	REPLACED: "replaced",
+	WOULD_REPLACE: "wouldReplace",
+	REFUSED: "refused",
+	UNCHANGED: "unchanged",
+};
 
 export function jobAnswer(doc: ProcessReplacementJobDoc): ProcessReplacementJob {
 	return {
@@ -131,7 +144,10 @@ class JobRun {
 			if (this.lost) throw new Error(`job ${this.job.identifier} was taken over`);
 			const doc = { ...this.job, ...changes, heartbeat: new Date().toISOString() };
 			try {
-				await this.store.batch([...more, { kind: "replace", collection: JOBS, doc, expectedVersion: this.job.version }]);
+				await this.store.batch([
+					...more,
+					{ kind: "replace", collection: JOBS, doc, expectedVersion: this.job.version },
+				]);
 			} catch (error) {
 				if (isStaleVersion(error)) this.lost = true;
 				throw error;
@@ -174,7 +190,8 @@ export class ProcessReplacements {
 		const to = form.to.toLowerCase();
 		const known = await this.parts.participants.processes.resolve([from, to]);
 		const violations: Violation[] = [];
-		if (!known.has(from)) violations.push(violation("from", "Exists", "must reference an existing record", form.from));
+		if (!known.has(from))
+			violations.push(violation("from", "Exists", "must reference an existing record", form.from));
 		if (!known.has(to)) violations.push(violation("to", "Exists", "must reference an existing record", form.to));
 		if (from === to) violations.push(violation("to", "NotSelf", "must not be the process it replaces", form.to));
 		if (violations.length > 0) throw new ValidationFailed(violations);
@@ -208,17 +225,24 @@ export class ProcessReplacements {
 		} catch (error) {
 			if (!isDuplicateKey(error)) throw error;
 			const held = await this.parts.locks.get(PROCESS_REPLACEMENT_LOCK);
-			throw new Conflict(`A process replacement job${held ? ` (${held.job})` : ""} is running; only one runs at a time`);
+			throw new Conflict(
+				`A process replacement job${held ? ` (${held.job})` : ""} is running; only one runs at a time`,
+			);
 		}
 		this.launch({ ...job, version: 1 });
-		this.parts.logger.info(`process replacement job ${job.identifier} started by ${actor.username}: ${from} → ${to}${job.dryRun ? " (dry run)" : ""}, ${total} participant(s)`);
+		this.parts.logger.info(
+			`process replacement job ${job.identifier} started by ${actor.username}: ${from} → ${to}${job.dryRun ? " (dry run)" : ""}, ${total} participant(s)`,
+		);
 		return jobAnswer(job);
 	}
 
 	async find(caller: Caller | null | undefined, page: PageRequest): Promise<Page<ProcessReplacementJob>> {
 		requireOperator(caller);
 		const sort = [...page.sort, { field: "startedDate", direction: "desc" as const }];
-		const [docs, total] = await Promise.all([this.parts.jobs.find({ sort, offset: page.page * page.size, limit: page.size }), this.parts.jobs.count()]);
+		const [docs, total] = await Promise.all([
+			this.parts.jobs.find({ sort, offset: page.page * page.size, limit: page.size }),
+			this.parts.jobs.count(),
+		]);
 		return pageOf(docs.map(jobAnswer), total, page);
 	}
 
@@ -227,15 +251,25 @@ export class ProcessReplacements {
 		return jobAnswer(await this.job(identifier));
 	}
 
-	async results(caller: Caller | null | undefined, identifier: string, page: PageRequest, outcome?: string): Promise<Page<ProcessReplacementResult>> {
+	async results(
+		caller: Caller | null | undefined,
+		identifier: string,
+		page: PageRequest,
+		outcome?: string,
+	): Promise<Page<ProcessReplacementResult>> {
 		requireOperator(caller);
 		if (outcome !== undefined && !REPLACEMENT_OUTCOMES.includes(outcome as ReplacementOutcome)) {
-			throw new TypeMismatch(`Query parameter 'outcome' must be one of ${REPLACEMENT_OUTCOMES.join(", ")}; value: '${outcome}'`);
+			throw new TypeMismatch(
+				`Query parameter 'outcome' must be one of ${REPLACEMENT_OUTCOMES.join(", ")}; value: '${outcome}'`,
+			);
 		}
 		const job = await this.job(identifier);
 		const filter = { job: job.identifier, ...(outcome === undefined ? {} : { outcome }) };
 		const sort = [...page.sort, { field: "participant.qualifiedIdentifier", direction: "asc" as const }];
-		const [docs, total] = await Promise.all([this.parts.results.find({ filter, sort, offset: page.page * page.size, limit: page.size }), this.parts.results.count({ filter })]);
+		const [docs, total] = await Promise.all([
+			this.parts.results.find({ filter, sort, offset: page.page * page.size, limit: page.size }),
+			this.parts.results.count({ filter }),
+		]);
 		return pageOf(docs.map(resultAnswer), total, page);
 	}
 
@@ -253,7 +287,12 @@ export class ProcessReplacements {
 		for (const job of stale) {
 			if (this.running.has(job.identifier)) continue; // alive here: its event loop was only busy
 			const message = `Its runner (node ${job.node}) stopped sending heartbeats; last one at ${job.heartbeat}. Start the job again`;
-			const doc: ProcessReplacementJobDoc = { ...job, state: "INTERRUPTED", finishedDate: new Date(now).toISOString(), failure: { message } };
+			const doc: ProcessReplacementJobDoc = {
+				...job,
+				state: "INTERRUPTED",
+				finishedDate: new Date(now).toISOString(),
+				failure: { message },
+			};
 			try {
 				await this.parts.store.batch([
 					{ kind: "replace", collection: JOBS, doc, expectedVersion: job.version },
@@ -284,7 +323,12 @@ export class ProcessReplacements {
 		const run = new JobRun(job, this.parts.store);
 		this.running.set(job.identifier, run);
 		run.done = this.run(run)
-			.catch((error) => this.parts.logger.error(`process replacement job ${job.identifier} could not record its end:`, String(error)))
+			.catch((error) =>
+				this.parts.logger.error(
+					`process replacement job ${job.identifier} could not record its end:`,
+					String(error),
+				),
+			)
 			.finally(() => this.running.delete(job.identifier));
 	}
 
@@ -292,13 +336,22 @@ export class ProcessReplacements {
 		const settings = this.parts.settings();
 		const heartbeat = setInterval(() => {
 			run.save({}).catch((error) => {
-				if (!run.lost) this.parts.logger.warn(`process replacement job ${run.job.identifier}: heartbeat not written:`, String(error));
+				if (!run.lost)
+					this.parts.logger.warn(
+						`process replacement job ${run.job.identifier}: heartbeat not written:`,
+						String(error),
+					);
 			});
 		}, settings.heartbeatMs);
 		heartbeat.unref();
 		try {
 			for (;;) {
-				if (run.stopping) return await this.finish(run, "INTERRUPTED", "The participants service stopped (graceful shutdown) before the job finished. Start the job again");
+				if (run.stopping)
+					return await this.finish(
+						run,
+						"INTERRUPTED",
+						"The participants service stopped (graceful shutdown) before the job finished. Start the job again",
+					);
 				const claims = await this.nextClaims(run.job, settings.batchSize);
 				if (claims.length === 0) return await this.finish(run, "SUCCEEDED");
 				await run.pause(settings.batchDelayMs);
@@ -307,11 +360,18 @@ export class ProcessReplacements {
 			}
 		} catch (error) {
 			if (run.lost) {
-				this.parts.logger.warn(`process replacement job ${run.job.identifier} was marked INTERRUPTED elsewhere; this runner stops`);
+				this.parts.logger.warn(
+					`process replacement job ${run.job.identifier} was marked INTERRUPTED elsewhere; this runner stops`,
+				);
 				return;
 			}
-			const message = run.stopping ? "The participants service stopped (graceful shutdown) before the job finished. Start the job again" : String((error as Error)?.message ?? error);
-			this.parts.logger.error(`process replacement job ${run.job.identifier} ${run.stopping ? "interrupted" : "failed"}:`, String(error));
+			const message = run.stopping
+				? "The participants service stopped (graceful shutdown) before the job finished. Start the job again"
+				: String((error as Error)?.message ?? error);
+			this.parts.logger.error(
+				`process replacement job ${run.job.identifier} ${run.stopping ? "interrupted" : "failed"}:`,
+				String(error),
+			);
 			await this.finish(run, run.stopping ? "INTERRUPTED" : "FAILED", message);
 		} finally {
 			clearInterval(heartbeat);
@@ -320,7 +380,10 @@ export class ProcessReplacements {
 
 	/** The next claims of `from` after the cursor, in identifier order (claims the job removed lie behind it). */
 	private async nextClaims(job: ProcessReplacementJobDoc, batchSize: number): Promise<ProcessClaimDoc[]> {
-		const filter = { processId: job.from.identifier, ...(job.cursor === null ? {} : { identifier: { gte: job.cursor } }) };
+		const filter = {
+			processId: job.from.identifier,
+			...(job.cursor === null ? {} : { identifier: { gte: job.cursor } }),
+		};
 		const claims = await this.parts.participants.claims.find({ filter, limit: batchSize + 1 });
 		return claims.filter((claim) => claim.identifier !== job.cursor).slice(0, batchSize);
 	}
@@ -332,21 +395,35 @@ export class ProcessReplacements {
 		const results: ProcessReplacementResultDoc[] = [];
 		for (const claim of claims) {
 			const swap = await swapProcess(this.parts.participants, job, claim.participant);
-			if (swap) results.push({ identifier: `${job.identifier}|${swap.participant.identifier}`, job: job.identifier, ...swap, at });
+			if (swap)
+				results.push({
+					identifier: `${job.identifier}|${swap.participant.identifier}`,
+					job: job.identifier,
+					...swap,
+					at,
+				});
 		}
 		const counts = { ...job.counts };
 		for (const result of results) counts[COUNTER[result.outcome]] += 1;
 		const done = job.progress.done + claims.length;
 		await run.save(
-			{ counts, progress: { total: Math.max(job.progress.total, done), done }, cursor: claims[claims.length - 1].identifier },
+			{
+				counts,
+				progress: { total: Math.max(job.progress.total, done), done },
+				cursor: claims[claims.length - 1].identifier,
+			},
 			results.map((doc) => ({ kind: "upsert", collection: RESULTS, doc })),
 		);
 	}
 
 	private async finish(run: JobRun, state: JobState, message?: string): Promise<void> {
-		await run.save({ state, finishedDate: new Date().toISOString(), failure: message ? { message } : null }, [{ kind: "deleteWhere", collection: LOCKS, filter: { job: run.job.identifier } }]);
+		await run.save({ state, finishedDate: new Date().toISOString(), failure: message ? { message } : null }, [
+			{ kind: "deleteWhere", collection: LOCKS, filter: { job: run.job.identifier } },
+		]);
 		const { counts, progress } = run.job;
 		this.parts.ended?.(state);
-		this.parts.logger.info(`process replacement job ${run.job.identifier} ${state}: ${progress.done}/${progress.total} done, ${JSON.stringify(counts)}`);
+		this.parts.logger.info(
+			`process replacement job ${run.job.identifier} ${state}: ${progress.done}/${progress.total} done, ${JSON.stringify(counts)}`,
+		);
 	}
 }

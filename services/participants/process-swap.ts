@@ -34,12 +34,19 @@ function refusalOf(violations: Violation[], requested: string[]): string {
 }
 
 function participantOf(doc: ParticipantDoc): Swap["participant"] {
-	return { identifier: doc.identifier, qualifiedIdentifier: doc.qualifiedIdentifier, ...(doc.name ? { name: doc.name } : {}) };
+	return {
+		identifier: doc.identifier,
+		qualifiedIdentifier: doc.qualifiedIdentifier,
+		...(doc.name ? { name: doc.name } : {}),
+	};
 }
 
 /** A 409 the change met: another provider claimed `to` for the organization meanwhile, or the version race was lost too often. */
 function isConflict(error: unknown): error is RegistryError {
-	return (error as { code?: unknown; type?: unknown } | null)?.code === 409 && (error as { type?: unknown }).type === "ConflictException";
+	return (
+		(error as { code?: unknown; type?: unknown } | null)?.code === 409 &&
+		(error as { type?: unknown }).type === "ConflictException"
+	);
 }
 
 /**
@@ -47,7 +54,11 @@ function isConflict(error: unknown): error is RegistryError {
  * `from`; REFUSED with the rules' reason (or the claim another provider holds); WOULD_REPLACE in a
  * dry run; else REPLACED once committed, which delivers it like any change (lookup, channel, notices).
  */
-export async function swapProcess(participants: Participants, job: ProcessReplacementJobDoc, participant: string): Promise<Swap | null> {
+export async function swapProcess(
+	participants: Participants,
+	job: ProcessReplacementJobDoc,
+	participant: string,
+): Promise<Swap | null> {
 	const from = job.from.identifier;
 	const to = job.to.identifier;
 	let seen: ParticipantDoc | null = null;
@@ -56,18 +67,37 @@ export async function swapProcess(participants: Participants, job: ProcessReplac
 			const before = await participants.collection.get(participant);
 			seen = before;
 			if (!before) return null;
-			const answer = (outcome: Swap["outcome"], reason?: string): Swap => ({ participant: participantOf(before), outcome, ...(reason ? { reason } : {}) });
+			const answer = (outcome: Swap["outcome"], reason?: string): Swap => ({
+				participant: participantOf(before),
+				outcome,
+				...(reason ? { reason } : {}),
+			});
 			if (!before.processIds.includes(from)) return answer("UNCHANGED", `It no longer holds ${label(job.from)}`);
 			const requested = replacedProcesses(before.processIds, from, to);
-			const violations = await participants.checkProcesses({ icd: before.icd, organizationKey: before.organizationKey, requested, current: before.processIds, self: before.identifier });
+			const violations = await participants.checkProcesses({
+				icd: before.icd,
+				organizationKey: before.organizationKey,
+				requested,
+				current: before.processIds,
+				self: before.identifier,
+			});
 			if (violations.length > 0) return answer("REFUSED", refusalOf(violations, requested));
 			const claim = await participants.claims.get(claimIdentifier(before.organizationKey, to));
 			if (claim && claim.participant !== before.identifier) {
-				return answer("REFUSED", `Process ${label(job.to)} is already registered for organization ${before.qualifiedIdentifier} by another service provider`);
+				return answer(
+					"REFUSED",
+					`Process ${label(job.to)} is already registered for organization ${before.qualifiedIdentifier} by another service provider`,
+				);
 			}
-			const note = before.processIds.includes(to) ? `It held ${label(job.to)} already; ${label(job.from)} removed` : undefined;
+			const note = before.processIds.includes(to)
+				? `It held ${label(job.to)} already; ${label(job.from)} removed`
+				: undefined;
 			if (job.dryRun) return answer("WOULD_REPLACE", note);
-			const after: ParticipantDoc = { ...before, processIds: requested, lastModificationDate: new Date().toISOString() };
+			const after: ParticipantDoc = {
+				...before,
+				processIds: requested,
+				lastModificationDate: new Date().toISOString(),
+			};
 			await participants.commit([planChange(job.actor, "replaceProcess", before, after)]);
 			return answer("REPLACED", note);
 		});

@@ -32,7 +32,13 @@ export interface ProcessRuleInput {
 
 function violation(field: string, code: string, rejectedValue: unknown, detail?: string): Violation {
 	const text = DEFAULT_MESSAGES[code] ?? code;
-	return { field, code, defaultMessage: detail ? `${text}: ${detail}` : text, rejectedValue: rejectedValue ?? null, bindingFailure: false };
+	return {
+		field,
+		code,
+		defaultMessage: detail ? `${text}: ${detail}` : text,
+		rejectedValue: rejectedValue ?? null,
+		bindingFailure: false,
+	};
 }
 
 const processField = (index: number) => `processes[${index}].identifier`;
@@ -64,12 +70,21 @@ export function processViolations(input: ProcessRuleInput): Violation[] {
 		}
 		const isNew = !current.has(identifier);
 		if (isNew && facts.requiredICDs.length > 0 && !facts.requiredICDs.includes(icd)) {
-			violations.push(violation(field, "RequiredICD", identifier, `ICD ${icd} is not one of ${facts.requiredICDs.join(", ")}`));
+			violations.push(
+				violation(
+					field,
+					"RequiredICD",
+					identifier,
+					`ICD ${icd} is not one of ${facts.requiredICDs.join(", ")}`,
+				),
+			);
 		}
 		if (isNew && facts.restricted) violations.push(violation(field, "Restricted", identifier));
 		for (const dependency of facts.dependencies) {
 			if (!wanted.has(dependency.identifier) && !heldByOthers.has(dependency.identifier)) {
-				violations.push(violation(field, "Dependency", identifier, dependency.qualifiedIdentifier ?? dependency.identifier));
+				violations.push(
+					violation(field, "Dependency", identifier, dependency.qualifiedIdentifier ?? dependency.identifier),
+				);
 			}
 		}
 	});
@@ -78,7 +93,9 @@ export function processViolations(input: ProcessRuleInput): Violation[] {
 
 /** ICD-specific organization identifier rules (decisions §5: MOD11 for 0192). */
 export function organizationViolations(icd: string, organizationIdentifier: string): Violation[] {
-	return organizationIdentifierIsValid(icd, organizationIdentifier) ? [] : [violation("organizationIdentifier", "OrganizationNumber", organizationIdentifier)];
+	return organizationIdentifierIsValid(icd, organizationIdentifier)
+		? []
+		: [violation("organizationIdentifier", "OrganizationNumber", organizationIdentifier)];
 }
 
 function isCalendarDate(value: string): boolean {
@@ -129,7 +146,10 @@ export function readParticipantQuery(query: string | undefined): ParticipantQuer
 }
 
 /** Which processes an update adds and removes (the claims to insert and to release). */
-export function processChanges(before: readonly string[], after: readonly string[]): { added: string[]; removed: string[] } {
+export function processChanges(
+	before: readonly string[],
+	after: readonly string[],
+): { added: string[]; removed: string[] } {
 	const old = new Set(before);
 	const next = new Set(after);
 	return { added: [...next].filter((id) => !old.has(id)), removed: [...old].filter((id) => !next.has(id)) };

@@ -33,7 +33,8 @@ interface SeedContext {
 	knownProviders: Set<string>;
 }
 
-type SeedRowOutcome = { reasons: SeedReason[] } | { result: "created" | "updated" | "unchanged"; change?: PlannedChange };
+type SeedRowOutcome =
+	{ reasons: SeedReason[] } | { result: "created" | "updated" | "unchanged"; change?: PlannedChange };
 
 /**
  * What the organization's other participants will hold once the seed is imported: a row of
@@ -45,8 +46,13 @@ function holdingsOfOthers(seed: SeedContext, index: number): Set<string> {
 	const self = rows[index].serviceProvider;
 	const fromFile = rows.filter((row, at) => keys[at] === key && row.serviceProvider !== self);
 	const replaced = new Set(fromFile.map((row) => row.serviceProvider));
-	const stored = existing.filter((doc) => doc.organizationKey === key && doc.serviceProvider !== self && !replaced.has(doc.serviceProvider));
-	return new Set([...fromFile.flatMap((row) => requestedIdentifiers(row.processes)), ...stored.flatMap((doc) => doc.processIds)]);
+	const stored = existing.filter(
+		(doc) => doc.organizationKey === key && doc.serviceProvider !== self && !replaced.has(doc.serviceProvider),
+	);
+	return new Set([
+		...fromFile.flatMap((row) => requestedIdentifiers(row.processes)),
+		...stored.flatMap((doc) => doc.processIds),
+	]);
 }
 
 function seedParticipant(row: SeedParticipant, key: string, now: string): ParticipantDoc {
@@ -67,36 +73,70 @@ function seedParticipant(row: SeedParticipant, key: string, now: string): Partic
 }
 
 function sameContent(doc: ParticipantDoc, next: ParticipantDoc): boolean {
-	return doc.name === next.name && JSON.stringify(doc.contact) === JSON.stringify(next.contact) && JSON.stringify(doc.processIds) === JSON.stringify(next.processIds);
+	return (
+		doc.name === next.name &&
+		JSON.stringify(doc.contact) === JSON.stringify(next.contact) &&
+		JSON.stringify(doc.processIds) === JSON.stringify(next.processIds)
+	);
 }
 
 /** One seed row: the reasons it is refused, or what it changes (nothing when the stored participant is the same). */
-async function seedRow(participants: Participants, caller: Caller | null, seed: SeedContext, index: number): Promise<SeedRowOutcome> {
+async function seedRow(
+	participants: Participants,
+	caller: Caller | null,
+	seed: SeedContext,
+	index: number,
+): Promise<SeedRowOutcome> {
 	const row = seed.rows[index];
 	const key = seed.keys[index];
 	const at = (field: string) => `participants[${index}]${field ? `.${field}` : ""}`;
-	if (!seed.knownProviders.has(row.serviceProvider)) return { reasons: [{ path: at("serviceProvider"), message: "names no existing service provider" }] };
-	const current = seed.existing.find((doc) => doc.organizationKey === key && doc.serviceProvider === row.serviceProvider) ?? null;
+	if (!seed.knownProviders.has(row.serviceProvider))
+		return { reasons: [{ path: at("serviceProvider"), message: "names no existing service provider" }] };
+	const current =
+		seed.existing.find((doc) => doc.organizationKey === key && doc.serviceProvider === row.serviceProvider) ?? null;
 	const requested = requestedIdentifiers(row.processes);
 	const others = holdingsOfOthers(seed, index);
 	const violations = [
 		...organizationViolations(row.icd, row.organizationIdentifier),
-		...(await participants.checkProcesses({ icd: row.icd, organizationKey: key, requested, current: current?.processIds ?? [], self: current?.identifier ?? null, heldElsewhere: others })),
+		...(await participants.checkProcesses({
+			icd: row.icd,
+			organizationKey: key,
+			requested,
+			current: current?.processIds ?? [],
+			self: current?.identifier ?? null,
+			heldElsewhere: others,
+		})),
 	];
 	const reasons = violations.map((violation) => ({ path: at(violation.field), message: violation.defaultMessage }));
 	requested.forEach((processId, position) => {
-		if (others.has(processId)) reasons.push({ path: at(`processes[${position}].identifier`), message: "is already registered for this organization by another service provider" });
+		if (others.has(processId))
+			reasons.push({
+				path: at(`processes[${position}].identifier`),
+				message: "is already registered for this organization by another service provider",
+			});
 	});
 	if (reasons.length > 0) return { reasons };
 	const now = new Date().toISOString();
-	if (!current) return { result: "created", change: planChange(caller, "seed", null, seedParticipant(row, key, now)) };
-	const next: ParticipantDoc = { ...current, name: row.name ?? null, contact: row.contact, processIds: requested, lastModificationDate: now };
+	if (!current)
+		return { result: "created", change: planChange(caller, "seed", null, seedParticipant(row, key, now)) };
+	const next: ParticipantDoc = {
+		...current,
+		name: row.name ?? null,
+		contact: row.contact,
+		processIds: requested,
+		lastModificationDate: now,
+	};
 	if (sameContent(current, next)) return { result: "unchanged" };
 	return { result: "updated", change: planChange(caller, "seed", current, next) };
 }
 
 /** Seed rows → one batch; `knownProviders` are the rows' service providers that exist. */
-export async function importSeedParticipants(participants: Participants, caller: Caller | null, seedRows: SeedParticipant[], knownProviders: Set<string>): Promise<SeedCounts> {
+export async function importSeedParticipants(
+	participants: Participants,
+	caller: Caller | null,
+	seedRows: SeedParticipant[],
+	knownProviders: Set<string>,
+): Promise<SeedCounts> {
 	const rows = seedRows.map((row) => ({ ...row, serviceProvider: row.serviceProvider.toLowerCase() }));
 	const keys = rows.map((row) => organizationKey(row.icd, row.organizationIdentifier));
 	const existing = await participants.collection.find({ filter: { organizationKey: { in: [...new Set(keys)] } } });

@@ -35,8 +35,14 @@ const TRANSFERS_MIXIN: Partial<ServiceSchema<{ sweepIntervalMs: number }, Transf
 		},
 
 		findTransfers: {
-			params: { pageRequest: { type: "object", optional: true }, state: { type: "string", optional: true, max: 100 } },
-			handler(this: TransfersThis, ctx: RegistryContext<{ pageRequest?: PageRequest; state?: string }>): Promise<Page<Transfer>> {
+			params: {
+				pageRequest: { type: "object", optional: true },
+				state: { type: "string", optional: true, max: 100 },
+			},
+			handler(
+				this: TransfersThis,
+				ctx: RegistryContext<{ pageRequest?: PageRequest; state?: string }>,
+			): Promise<Page<Transfer>> {
 				const page = ctx.params.pageRequest ?? { page: 0, size: DEFAULT_PAGE_SIZE, sort: [] };
 				return this.transfers.find(ctx.meta.user, page, ctx.params.state, new Date());
 			},
@@ -51,7 +57,10 @@ const TRANSFERS_MIXIN: Partial<ServiceSchema<{ sweepIntervalMs: number }, Transf
 
 		completeTransfer: {
 			params: { ...IDENTIFIER, body: COMPLETE_TRANSFER_FORM },
-			handler(this: TransfersThis, ctx: RegistryContext<{ identifier: string; body: { key: string } }>): Promise<Transfer> {
+			handler(
+				this: TransfersThis,
+				ctx: RegistryContext<{ identifier: string; body: { key: string } }>,
+			): Promise<Transfer> {
 				return this.transfers.complete(ctx.meta.user, ctx.params.identifier, ctx.params.body.key, new Date());
 			},
 		},
@@ -76,7 +85,11 @@ const TRANSFERS_MIXIN: Partial<ServiceSchema<{ sweepIntervalMs: number }, Transf
 
 	methods: {
 		startTransfers(this: TransfersThis) {
-			this.transfers = new Transfers({ transfers: this.collections.transfers, participants: this.participants, write: (ops) => this.writeAudited(ops) });
+			this.transfers = new Transfers({
+				transfers: this.collections.transfers,
+				participants: this.participants,
+				write: (ops) => this.writeAudited(ops),
+			});
 			this.transferSweeper.start(this.settings.sweepIntervalMs);
 		},
 

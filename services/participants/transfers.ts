@@ -89,7 +89,11 @@ function violation(field: string, code: string, rejectedValue: unknown): Validat
 }
 
 function isCalendarDate(value: string): boolean {
-	return /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && calendarDate(`${value}T00:00:00Z`) === value;
+	return (
+		/^\d{4}-\d{2}-\d{2}$/.test(value) &&
+		!Number.isNaN(Date.parse(`${value}T00:00:00Z`)) &&
+		calendarDate(`${value}T00:00:00Z`) === value
+	);
 }
 
 /** The transfer as the audit trail keeps it: everything but the key's hash. */
@@ -100,7 +104,12 @@ function auditImage(doc: TransferDoc | null): Omit<TransferDoc, "keyHash"> | nul
 }
 
 /** The writes of a transfer's change of state: the document at its read version, and its audit record. */
-function transferChange(caller: Caller | null, operation: string, before: TransferDoc | null, after: TransferDoc): WriteOp[] {
+function transferChange(
+	caller: Caller | null,
+	operation: string,
+	before: TransferDoc | null,
+	after: TransferDoc,
+): WriteOp[] {
 	const write: WriteOp = before
 		? { kind: "replace", collection: TRANSFERS_MODEL.collection, doc: after, expectedVersion: before.version }
 		: { kind: "insert", collection: TRANSFERS_MODEL.collection, doc: after };
@@ -137,17 +146,28 @@ export class Transfers {
 
 	// ---- reads --------------------------------------------------------------------------
 
-	async find(caller: Caller | null | undefined, page: PageRequest, state: string | undefined, now: Date): Promise<Page<Transfer>> {
+	async find(
+		caller: Caller | null | undefined,
+		page: PageRequest,
+		state: string | undefined,
+		now: Date,
+	): Promise<Page<Transfer>> {
 		const filter: Filter = { ...this.scope(caller) };
 		if (state !== undefined) {
-			if (!TRANSFER_STATES.includes(state as TransferState)) throw new TypeMismatch(`Query parameter 'state' must be one of ${TRANSFER_STATES.join(", ")}; value: '${state}'`);
+			if (!TRANSFER_STATES.includes(state as TransferState))
+				throw new TypeMismatch(
+					`Query parameter 'state' must be one of ${TRANSFER_STATES.join(", ")}; value: '${state}'`,
+				);
 			// Stored states answer the filter, so overdue ones are stored EXPIRED first (as the sweeper would).
 			if (state === "PENDING" || state === "EXPIRED") await this.expireDue(now);
 			filter.state = state;
 			if (state === "PENDING") filter.expiresAt = { gte: now.toISOString() };
 		}
 		const sort = page.sort.length > 0 ? page.sort : [{ field: "createdAt", direction: "desc" as const }];
-		const [docs, total] = await Promise.all([this.parts.transfers.find({ filter, sort, offset: page.page * page.size, limit: page.size }), this.parts.transfers.count({ filter })]);
+		const [docs, total] = await Promise.all([
+			this.parts.transfers.find({ filter, sort, offset: page.page * page.size, limit: page.size }),
+			this.parts.transfers.count({ filter }),
+		]);
 		return pageOf(await this.answers(docs, now), total, page);
 	}
 
@@ -161,11 +181,15 @@ export class Transfers {
 		const owner = requireServiceProvider(caller);
 		const participant = await this.ownParticipant(caller, form.participant);
 		const to = form.serviceProviderIdentifier.toLowerCase();
-		if (to === participant.serviceProvider) throw violation("serviceProviderIdentifier", "OtherProvider", form.serviceProviderIdentifier);
-		if (!(await this.parts.participants.providers.resolve([to])).has(to)) throw violation("serviceProviderIdentifier", "Exists", form.serviceProviderIdentifier);
+		if (to === participant.serviceProvider)
+			throw violation("serviceProviderIdentifier", "OtherProvider", form.serviceProviderIdentifier);
+		if (!(await this.parts.participants.providers.resolve([to])).has(to))
+			throw violation("serviceProviderIdentifier", "Exists", form.serviceProviderIdentifier);
 		const effectiveDate = form.effectiveDate ?? null;
-		if (effectiveDate !== null && !isCalendarDate(effectiveDate)) throw violation("effectiveDate", "Pattern", effectiveDate);
-		if (effectiveDate !== null && effectiveDate < calendarDate(now)) throw violation("effectiveDate", "FutureOrPresent", effectiveDate);
+		if (effectiveDate !== null && !isCalendarDate(effectiveDate))
+			throw violation("effectiveDate", "Pattern", effectiveDate);
+		if (effectiveDate !== null && effectiveDate < calendarDate(now))
+			throw violation("effectiveDate", "FutureOrPresent", effectiveDate);
 		const key = newTransferKey();
 		const doc: TransferDoc = {
 			identifier: newRecordIdentifier(),
@@ -206,16 +230,28 @@ export class Transfers {
 			await this.requireOpen(doc, now);
 			if (!transferKeyMatches(key, doc.keyHash)) throw violation("key", "TransferKey", null);
 			if (doc.effectiveDate !== null && calendarDate(now) < doc.effectiveDate) {
-				throw new Conflict(`Transfer ${doc.identifier} takes effect on ${doc.effectiveDate}; it cannot be completed before that date`);
+				throw new Conflict(
+					`Transfer ${doc.identifier} takes effect on ${doc.effectiveDate}; it cannot be completed before that date`,
+				);
 			}
 			const participant = await this.parts.participants.collection.get(doc.participant);
 			if (!participant || participant.serviceProvider !== doc.from) {
 				await this.parts.write(transferChange(null, "cancelTransfer", doc, closed(doc, "CANCELLED", now)));
-				throw new Conflict(`Participant ${doc.qualifiedIdentifier} no longer belongs to the sender (transferred or deleted meanwhile); transfer ${doc.identifier} is cancelled`);
+				throw new Conflict(
+					`Participant ${doc.qualifiedIdentifier} no longer belongs to the sender (transferred or deleted meanwhile); transfer ${doc.identifier} is cancelled`,
+				);
 			}
 			const done = closed(doc, "COMPLETED", now);
-			const planned = planChange(caller ?? null, "completeTransfer", participant, await this.parts.participants.movedTo(participant, doc.to));
-			await this.parts.participants.commit([planned], transferChange(caller ?? null, "completeTransfer", doc, done));
+			const planned = planChange(
+				caller ?? null,
+				"completeTransfer",
+				participant,
+				await this.parts.participants.movedTo(participant, doc.to),
+			);
+			await this.parts.participants.commit(
+				[planned],
+				transferChange(caller ?? null, "completeTransfer", doc, done),
+			);
 			return (await this.answers([done], now))[0];
 		});
 	}
@@ -237,7 +273,10 @@ export class Transfers {
 	async expireDue(now: Date): Promise<number> {
 		let expired = 0;
 		for (let round = 0; round < 1000; round++) {
-			const due = await this.parts.transfers.find({ filter: { state: "PENDING", expiresAt: { lt: now.toISOString() } }, limit: 100 });
+			const due = await this.parts.transfers.find({
+				filter: { state: "PENDING", expiresAt: { lt: now.toISOString() } },
+				limit: 100,
+			});
 			if (due.length === 0) break;
 			for (const doc of due) if (await this.expire(doc, now)) expired++;
 		}
@@ -256,7 +295,8 @@ export class Transfers {
 	private async visible(caller: Caller | null | undefined, identifier: string): Promise<TransferDoc> {
 		const scope = this.scope(caller);
 		const doc = await this.parts.transfers.get(identifier.toLowerCase());
-		if (!doc || (scope.parties !== undefined && !doc.parties.includes(scope.parties as string))) throw NotFound.instance("Transfer", identifier);
+		if (!doc || (scope.parties !== undefined && !doc.parties.includes(scope.parties as string)))
+			throw NotFound.instance("Transfer", identifier);
 		return doc;
 	}
 
@@ -265,7 +305,9 @@ export class Transfers {
 		const state = transferStateAt(doc, now);
 		if (state === "PENDING") return;
 		if (doc.state === "PENDING") await this.expire(doc, now);
-		throw new Conflict(`Transfer ${doc.identifier} is ${state.toLowerCase()}; only a pending transfer can be completed or cancelled`);
+		throw new Conflict(
+			`Transfer ${doc.identifier} is ${state.toLowerCase()}; only a pending transfer can be completed or cancelled`,
+		);
 	}
 
 	private async expire(doc: TransferDoc, now: Date): Promise<boolean> {
@@ -285,8 +327,10 @@ export class Transfers {
 	private async closeStaleOpen(participant: ParticipantDoc, now: Date): Promise<WriteOp[]> {
 		const open = await this.parts.transfers.findOne({ openFor: participant.identifier });
 		if (!open) return [];
-		if (transferStateAt(open, now) === "EXPIRED") return transferChange(null, "expireTransfer", open, closed(open, "EXPIRED", now));
-		if (open.from !== participant.serviceProvider) return transferChange(null, "cancelTransfer", open, closed(open, "CANCELLED", now));
+		if (transferStateAt(open, now) === "EXPIRED")
+			return transferChange(null, "expireTransfer", open, closed(open, "EXPIRED", now));
+		if (open.from !== participant.serviceProvider)
+			return transferChange(null, "cancelTransfer", open, closed(open, "CANCELLED", now));
 		throw this.alreadyOpen(participant);
 	}
 
@@ -297,12 +341,17 @@ export class Transfers {
 	/** The body's participant (qualified identifier or UUID), which must be the caller's: else a violation on `participant`. */
 	private async ownParticipant(caller: Caller | null | undefined, value: string): Promise<ParticipantDoc> {
 		const text = value.trim();
-		const address: Address | null = isUuid(text) ? { identifier: text.toLowerCase() } : parseParticipantIdentifier(text) ? { qualifiedIdentifier: text } : null;
+		const address: Address | null = isUuid(text)
+			? { identifier: text.toLowerCase() }
+			: parseParticipantIdentifier(text)
+				? { qualifiedIdentifier: text }
+				: null;
 		if (!address) throw violation("participant", "Pattern", value);
 		try {
 			return await this.parts.participants.addressed(caller, address, "write");
 		} catch (error) {
-			if (error instanceof NotFound || (error as { code?: number })?.code === 404) throw violation("participant", "Exists", value);
+			if (error instanceof NotFound || (error as { code?: number })?.code === 404)
+				throw violation("participant", "Exists", value);
 			throw error;
 		}
 	}
@@ -315,7 +364,11 @@ export class Transfers {
 		};
 		return docs.map((doc) => ({
 			identifier: doc.identifier,
-			participant: { identifier: doc.participant, qualifiedIdentifier: doc.qualifiedIdentifier, ...(doc.participantName ? { name: doc.participantName } : {}) },
+			participant: {
+				identifier: doc.participant,
+				qualifiedIdentifier: doc.qualifiedIdentifier,
+				...(doc.participantName ? { name: doc.participantName } : {}),
+			},
 			from: party(doc.from),
 			to: party(doc.to),
 			state: transferStateAt(doc, now),

@@ -13,47 +13,169 @@ export interface EnvVar {
 }
 
 export const ENV_VARS: EnvVar[] = [
-	{ name: "PORT", default: "3000", description: "HTTP port: the gateway's API, and on every process /health/live, /health/ready and /metrics" },
-	{ name: "NODE_ID", default: "", description: "Moleculer node ID (default: host name and process ID); Kubernetes sets the pod name" },
-	{ name: "DATA_DIR", default: "./data", description: "Directory of the embedded store (one SQLite file per service); ':memory:' keeps nothing" },
-	{ name: "MONGO_URI", default: "", description: "mongodb://… selects MongoDB (mongoose) instead of the embedded store; carries its credentials", secret: true },
+	{
+		name: "PORT",
+		default: "3000",
+		description: "HTTP port: the gateway's API, and on every process /health/live, /health/ready and /metrics",
+	},
+	{
+		name: "NODE_ID",
+		default: "",
+		description: "Moleculer node ID (default: host name and process ID); Kubernetes sets the pod name",
+	},
+	{
+		name: "DATA_DIR",
+		default: "./data",
+		description: "Directory of the embedded store (one SQLite file per service); ':memory:' keeps nothing",
+	},
+	{
+		name: "MONGO_URI",
+		default: "",
+		description: "mongodb://… selects MongoDB (mongoose) instead of the embedded store; carries its credentials",
+		secret: true,
+	},
 	{
 		name: "TRANSPORTER",
 		default: "",
-		description: "nats://… (or tls://…) runs the services over NATS; unset: one process, in-process transporter. May carry user:password (then keep it in the Secret)",
+		description:
+			"nats://… (or tls://…) runs the services over NATS; unset: one process, in-process transporter. May carry user:password (then keep it in the Secret)",
 	},
-	{ name: "NATS_USER", default: "", description: "NATS user name (with NATS_PASSWORD); wins over a user in TRANSPORTER", secret: true },
+	{
+		name: "NATS_USER",
+		default: "",
+		description: "NATS user name (with NATS_PASSWORD); wins over a user in TRANSPORTER",
+		secret: true,
+	},
 	{ name: "NATS_PASSWORD", default: "", description: "NATS password of NATS_USER", secret: true },
 	{ name: "NATS_TOKEN", default: "", description: "NATS authentication token (instead of a user)", secret: true },
-	{ name: "NATS_CREDS_FILE", default: "", description: "Path of a NATS credentials file (JWT and NKey seed, decentralized auth), e.g. mounted from the Secret", secret: true },
-	{ name: "NATS_NKEY_SEED_FILE", default: "", description: "Path of a file holding the NKey seed (SU…) NATS knows this registry by", secret: true },
-	{ name: "NATS_TLS_CA_FILE", default: "", description: "CA certificate (PEM) that signed the NATS server's certificate; turns TLS on", secret: true },
-	{ name: "NATS_TLS_CERT_FILE", default: "", description: "Client certificate (PEM) for NATS mutual TLS, with NATS_TLS_KEY_FILE", secret: true },
+	{
+		name: "NATS_CREDS_FILE",
+		default: "",
+		description:
+			"Path of a NATS credentials file (JWT and NKey seed, decentralized auth), e.g. mounted from the Secret",
+		secret: true,
+	},
+	{
+		name: "NATS_NKEY_SEED_FILE",
+		default: "",
+		description: "Path of a file holding the NKey seed (SU…) NATS knows this registry by",
+		secret: true,
+	},
+	{
+		name: "NATS_TLS_CA_FILE",
+		default: "",
+		description: "CA certificate (PEM) that signed the NATS server's certificate; turns TLS on",
+		secret: true,
+	},
+	{
+		name: "NATS_TLS_CERT_FILE",
+		default: "",
+		description: "Client certificate (PEM) for NATS mutual TLS, with NATS_TLS_KEY_FILE",
+		secret: true,
+	},
 	{ name: "NATS_TLS_KEY_FILE", default: "", description: "Private key (PEM) of NATS_TLS_CERT_FILE", secret: true },
-	{ name: "CACHER", default: "", description: "redis://… (or rediss://… for TLS) uses the Redis cacher (ioredis); unset: in-memory cache. May carry user:password (then keep it in the Secret)" },
-	{ name: "REDIS_USERNAME", default: "", description: "Redis ACL user (Redis 6+); wins over a user in CACHER", secret: true },
-	{ name: "REDIS_PASSWORD", default: "", description: "Redis password (requirepass, or the ACL user's); wins over one in CACHER", secret: true },
-	{ name: "REDIS_TLS_CA_FILE", default: "", description: "CA certificate (PEM) that signed the Redis server's certificate; turns TLS on", secret: true },
-	{ name: "REDIS_TLS_CERT_FILE", default: "", description: "Client certificate (PEM) for Redis mutual TLS, with REDIS_TLS_KEY_FILE", secret: true },
+	{
+		name: "CACHER",
+		default: "",
+		description:
+			"redis://… (or rediss://… for TLS) uses the Redis cacher (ioredis); unset: in-memory cache. May carry user:password (then keep it in the Secret)",
+	},
+	{
+		name: "REDIS_USERNAME",
+		default: "",
+		description: "Redis ACL user (Redis 6+); wins over a user in CACHER",
+		secret: true,
+	},
+	{
+		name: "REDIS_PASSWORD",
+		default: "",
+		description: "Redis password (requirepass, or the ACL user's); wins over one in CACHER",
+		secret: true,
+	},
+	{
+		name: "REDIS_TLS_CA_FILE",
+		default: "",
+		description: "CA certificate (PEM) that signed the Redis server's certificate; turns TLS on",
+		secret: true,
+	},
+	{
+		name: "REDIS_TLS_CERT_FILE",
+		default: "",
+		description: "Client certificate (PEM) for Redis mutual TLS, with REDIS_TLS_KEY_FILE",
+		secret: true,
+	},
 	{ name: "REDIS_TLS_KEY_FILE", default: "", description: "Private key (PEM) of REDIS_TLS_CERT_FILE", secret: true },
-	{ name: "SERVICES", default: "api,catalog,participants,accessPoints,lookup,accounts,audit", description: "Comma list of the services this process runs" },
-	{ name: "NAMESPACE", default: "", description: "Moleculer namespace: nodes only see nodes of the same namespace; also the Redis key prefix and the JetStream stream name suffix" },
+	{
+		name: "SERVICES",
+		default: "api,catalog,participants,accessPoints,lookup,accounts,audit",
+		description: "Comma list of the services this process runs",
+	},
+	{
+		name: "NAMESPACE",
+		default: "",
+		description:
+			"Moleculer namespace: nodes only see nodes of the same namespace; also the Redis key prefix and the JetStream stream name suffix",
+	},
 	{ name: "LOG_LEVEL", default: "info", description: "fatal, error, warn, info, debug or trace" },
 	{ name: "REGISTRY_SEED", default: "", description: "Seed file imported at start-up (idempotent upsert)" },
-	{ name: "REQUEST_TIMEOUT", default: "10000", description: "Milliseconds before a call to a service gives up (503)" },
-	{ name: "RATE_LIMIT", default: "", description: "Requests per minute per account (or per address when anonymous); unset: no limit" },
-	{ name: "RATE_LIMIT_SYNC_MS", default: "500", description: "How often a gateway shares its callers' rate-limit spending with the other gateways (Redis)" },
-	{ name: "TRUST_PROXY", default: "", description: "Comma list of addresses or CIDR ranges of reverse proxies whose X-Forwarded-For is trusted" },
+	{
+		name: "REQUEST_TIMEOUT",
+		default: "10000",
+		description: "Milliseconds before a call to a service gives up (503)",
+	},
+	{
+		name: "RATE_LIMIT",
+		default: "",
+		description: "Requests per minute per account (or per address when anonymous); unset: no limit",
+	},
+	{
+		name: "RATE_LIMIT_SYNC_MS",
+		default: "500",
+		description: "How often a gateway shares its callers' rate-limit spending with the other gateways (Redis)",
+	},
+	{
+		name: "TRUST_PROXY",
+		default: "",
+		description: "Comma list of addresses or CIDR ranges of reverse proxies whose X-Forwarded-For is trusted",
+	},
 	{ name: "DEFAULT_PHONE_REGION", default: "NO", description: "Region of phone numbers given without a leading +" },
-	{ name: "AUTH_USER_MAX_FAILURES", default: "10", description: "Failed logins per username within the window before a lockout" },
-	{ name: "AUTH_ADDRESS_MAX_FAILURES", default: "200", description: "Failed logins per client address within the window before a lockout" },
+	{
+		name: "AUTH_USER_MAX_FAILURES",
+		default: "10",
+		description: "Failed logins per username within the window before a lockout",
+	},
+	{
+		name: "AUTH_ADDRESS_MAX_FAILURES",
+		default: "200",
+		description: "Failed logins per client address within the window before a lockout",
+	},
 	{ name: "AUTH_WINDOW_SECONDS", default: "300", description: "Window in which failed logins are counted" },
-	{ name: "AUTH_LOCKOUT_SECONDS", default: "300", description: "First lockout; doubles on repeat up to AUTH_MAX_LOCKOUT_SECONDS" },
+	{
+		name: "AUTH_LOCKOUT_SECONDS",
+		default: "300",
+		description: "First lockout; doubles on repeat up to AUTH_MAX_LOCKOUT_SECONDS",
+	},
 	{ name: "AUTH_MAX_LOCKOUT_SECONDS", default: "3600", description: "Longest lockout" },
-	{ name: "AUTH_CACHE_SECONDS", default: "60", description: "How long a verified credential is remembered by a gateway" },
-	{ name: "PARTICIPANT_SWEEP_INTERVAL_SECONDS", default: "3600", description: "How often participants whose deleteDate has come are removed" },
-	{ name: "PROCESS_REPLACEMENT_BATCH_SIZE", default: "100", description: "Participants per batch of a process replacement job" },
-	{ name: "PROCESS_REPLACEMENT_BATCH_DELAY_MS", default: "0", description: "Pause before each batch of a process replacement job (spares a busy registry)" },
+	{
+		name: "AUTH_CACHE_SECONDS",
+		default: "60",
+		description: "How long a verified credential is remembered by a gateway",
+	},
+	{
+		name: "PARTICIPANT_SWEEP_INTERVAL_SECONDS",
+		default: "3600",
+		description: "How often participants whose deleteDate has come are removed",
+	},
+	{
+		name: "PROCESS_REPLACEMENT_BATCH_SIZE",
+		default: "100",
+		description: "Participants per batch of a process replacement job",
+	},
+	{
+		name: "PROCESS_REPLACEMENT_BATCH_DELAY_MS",
+		default: "0",
+		description: "Pause before each batch of a process replacement job (spares a busy registry)",
+	},
 	{ name: "METRICS", default: "true", description: "Moleculer metrics for GET /metrics; 'false' turns them off" },
 ];
 
@@ -78,6 +200,7 @@ export function selectedServices(source: NodeJS.ProcessEnv = process.env): strin
 		.map((name) => name.trim())
 		.filter(Boolean);
 	const unknown = names.filter((name) => !ALL_SERVICES.includes(name));
-	if (unknown.length) throw new Error(`SERVICES names unknown services: ${unknown.join(", ")} (known: ${ALL_SERVICES.join(", ")})`);
+	if (unknown.length)
+		throw new Error(`SERVICES names unknown services: ${unknown.join(", ")} (known: ${ALL_SERVICES.join(", ")})`);
 	return names;
 }

@@ -40,13 +40,17 @@ export const MAX_CHANGES = 1000;
 /** A cursor of the feed: a sequence the registry gave (absent or empty: before the first change). */
 export function parseCursor(name: string, value: string | undefined): number {
 	if (value === undefined || value.trim() === "") return 0;
-	if (!/^\d{1,15}$/.test(value.trim())) throw new TypeMismatch(`Parameter '${name}' must be a cursor this registry gave (a whole number); value: '${value}'`);
+	if (!/^\d{1,15}$/.test(value.trim()))
+		throw new TypeMismatch(
+			`Parameter '${name}' must be a cursor this registry gave (a whole number); value: '${value}'`,
+		);
 	return Number(value.trim());
 }
 
 /** The `limit` of a page of changes. */
 export function changesLimit(limit: number | undefined): number {
 	if (limit === undefined) return DEFAULT_CHANGES;
-	if (!Number.isInteger(limit) || limit < 1 || limit > MAX_CHANGES) throw new TypeMismatch(`Query parameter 'limit' must be between 1 and ${MAX_CHANGES}; value: '${limit}'`);
+	if (!Number.isInteger(limit) || limit < 1 || limit > MAX_CHANGES)
+		throw new TypeMismatch(`Query parameter 'limit' must be between 1 and ${MAX_CHANGES}; value: '${limit}'`);
 	return limit;
 }

@@ -98,7 +98,14 @@ function parseErrorMessage(message: string): string {
 }
 
 /** Which errors mean "a service the request needs is not there or did not answer in time". */
-const UNAVAILABLE_TYPES = new Set(["SERVICE_NOT_FOUND", "SERVICE_NOT_AVAILABLE", "REQUEST_TIMEOUT", "REQUEST_REJECTED", "REQUEST_SKIPPED", "NO_ALIAS_HANDLER_UNAVAILABLE"]);
+const UNAVAILABLE_TYPES = new Set([
+	"SERVICE_NOT_FOUND",
+	"SERVICE_NOT_AVAILABLE",
+	"REQUEST_TIMEOUT",
+	"REQUEST_REJECTED",
+	"REQUEST_SKIPPED",
+	"NO_ALIAS_HANDLER_UNAVAILABLE",
+]);
 
 /**
  * Maps an error to status, exception name and message. `validated` is what the action was
@@ -112,20 +119,44 @@ export function classify(error: unknown, validated: unknown): Classified {
 	if (REGISTRY_EXCEPTIONS.has(type)) {
 		const data = err.data as { violations?: Violation[] } | undefined;
 		const violations = data?.violations;
-		return { status: code, exception: type as ExceptionName, message: err.message ?? "", violations: violations?.slice(0, MAX_LISTED_VIOLATIONS), violationCount: violations?.length };
+		return {
+			status: code,
+			exception: type as ExceptionName,
+			message: err.message ?? "",
+			violations: violations?.slice(0, MAX_LISTED_VIOLATIONS),
+			violationCount: violations?.length,
+		};
 	}
 	if (type === "VALIDATION_ERROR" && Array.isArray(err.data)) {
 		const checks = err.data as FailedCheck[];
 		const violations = toViolations(checks.slice(0, MAX_LISTED_VIOLATIONS), validated);
-		return { status: 400, exception: "MethodArgumentNotValidException", message: "", violations, violationCount: checks.length };
+		return {
+			status: 400,
+			exception: "MethodArgumentNotValidException",
+			message: "",
+			violations,
+			violationCount: checks.length,
+		};
 	}
 	// body-parser failures (they carry `type` like "entity.parse.failed" and a `status`).
-	if (type === "entity.parse.failed") return { status: 400, exception: "HttpMessageNotReadableException", message: `JSON parse error: ${parseErrorMessage(err.message ?? "")}` };
-	if (type === "entity.too.large") return { status: 413, exception: "PayloadTooLargeException", message: "Request body is larger than 1 MiB" };
-	if (type === "encoding.unsupported" || type === "charset.unsupported") return { status: 415, exception: "HttpMediaTypeNotSupportedException", message: err.message ?? "" };
-	if (type === "request.aborted" || type === "request.size.invalid") return { status: 400, exception: "HttpMessageNotReadableException", message: err.message ?? "" };
+	if (type === "entity.parse.failed")
+		return {
+			status: 400,
+			exception: "HttpMessageNotReadableException",
+			message: `JSON parse error: ${parseErrorMessage(err.message ?? "")}`,
+		};
+	if (type === "entity.too.large")
+		return { status: 413, exception: "PayloadTooLargeException", message: "Request body is larger than 1 MiB" };
+	if (type === "encoding.unsupported" || type === "charset.unsupported")
+		return { status: 415, exception: "HttpMediaTypeNotSupportedException", message: err.message ?? "" };
+	if (type === "request.aborted" || type === "request.size.invalid")
+		return { status: 400, exception: "HttpMessageNotReadableException", message: err.message ?? "" };
 	if (UNAVAILABLE_TYPES.has(type) || err.name === "ServiceUnavailableError" || code === 503) {
-		return { status: 503, exception: "ServiceUnavailableException", message: "A service needed for this request is not available; try again shortly" };
+		return {
+			status: 503,
+			exception: "ServiceUnavailableException",
+			message: "A service needed for this request is not available; try again shortly",
+		};
 	}
 	return { status: 500, exception: "InternalServerError", message: "Internal server error" };
 }
@@ -141,7 +172,9 @@ export function errorBody(classified: Classified, path: string, objectName: stri
 	};
 	if (classified.violations) {
 		const name = objectName ?? "request";
-		body.errors = classified.violations.slice(0, MAX_LISTED_VIOLATIONS).map((violation) => fieldError(name, violation));
+		body.errors = classified.violations
+			.slice(0, MAX_LISTED_VIOLATIONS)
+			.map((violation) => fieldError(name, violation));
 		body.message = `Validation failed for object='${name}'. Error count: ${Math.max(classified.violationCount ?? 0, classified.violations.length)}`;
 	}
 	return body;
@@ -154,5 +187,7 @@ export function errorBody(classified: Classified, path: string, objectName: stri
  */
 export function bodyError(error: unknown): unknown {
 	const classified = classify(error, undefined);
-	return classified.status < 500 ? new RegistryError(classified.status, classified.exception, classified.message) : error;
+	return classified.status < 500
+		? new RegistryError(classified.status, classified.exception, classified.message)
+		: error;
 }

@@ -91,14 +91,20 @@ export class Conflict extends RegistryError {
 /** 412: an `If-Match` that no longer names the record's current representation (docs/decisions.md "Safe writes"). */
 export class PreconditionFailed extends RegistryError {
 	constructor(kind: string, identifier: string) {
-		super(412, "PreconditionFailedException", `${kind} ${identifier} changed since the ETag given in If-Match was read; read it again and retry`);
+		super(
+			412,
+			"PreconditionFailedException",
+			`${kind} ${identifier} changed since the ETag given in If-Match was read; read it again and retry`,
+		);
 	}
 }
 
 /** 400 with `errors[]`: the request body broke a rule. objectName comes from the operation. */
 export class ValidationFailed extends RegistryError {
 	constructor(public readonly violations: Violation[]) {
-		super(400, "MethodArgumentNotValidException", `Validation failed. Error count: ${violations.length}`, { violations });
+		super(400, "MethodArgumentNotValidException", `Validation failed. Error count: ${violations.length}`, {
+			violations,
+		});
 	}
 	static one(field: string, code: string, defaultMessage: string, rejectedValue: unknown): ValidationFailed {
 		return new ValidationFailed([violation(field, code, defaultMessage, rejectedValue)]);

@@ -70,7 +70,11 @@ function parseAcceptText(accept: string): MediaRange[] {
 
 function notAcceptable(accept: string, candidates: Operation[]): RegistryError {
 	const offered = [...new Set(candidates.flatMap((operation) => operation.mediaTypes))].join(", ");
-	return new RegistryError(406, "HttpMediaTypeNotAcceptableException", `Could not find acceptable representation for Accept '${accept}'; this operation produces: ${offered}`);
+	return new RegistryError(
+		406,
+		"HttpMediaTypeNotAcceptableException",
+		`Could not find acceptable representation for Accept '${accept}'; this operation produces: ${offered}`,
+	);
 }
 
 /**
@@ -107,7 +111,11 @@ export function responseMediaType(operation: Operation, accept: string | undefin
 export function checkContentType(operation: Operation, contentType: string | undefined): void {
 	const given = contentType ? essence(contentType) : "";
 	if (given === "application/json" || operation.mediaTypes.includes(given)) return;
-	throw new RegistryError(415, "HttpMediaTypeNotSupportedException", `Content type '${contentType ?? ""}' not supported; use ${operation.mediaTypes[0]} or application/json`);
+	throw new RegistryError(
+		415,
+		"HttpMediaTypeNotSupportedException",
+		`Content type '${contentType ?? ""}' not supported; use ${operation.mediaTypes[0]} or application/json`,
+	);
 }
 
 /** A path value, parsed once when the route matches (spec rule 2, decisions §5): its form and, for a qualified identifier, its parts. */
@@ -157,18 +165,26 @@ export function selectByPathForm(candidates: Operation[], participant: PathValue
  * params (docs/internals.md): UUIDs lower-cased as `identifier`, participant and
  * organization values as `qualifiedIdentifier`.
  */
-export function pathParamsToActionParams(operation: Operation, params: Record<string, PathValue>): Record<string, string> {
+export function pathParamsToActionParams(
+	operation: Operation,
+	params: Record<string, PathValue>,
+): Record<string, string> {
 	const out: Record<string, string> = {};
 	for (const name in operation.pathParams) {
 		const kind = operation.pathParams[name];
 		const parsed = params[name];
 		const value = parsed?.text ?? "";
 		if (kind === "uuid") {
-			if (parsed?.form !== "uuid") throw new TypeMismatch(`Failed to convert value '${value}' of path parameter '${name}' to required type 'UUID'`);
+			if (parsed?.form !== "uuid")
+				throw new TypeMismatch(
+					`Failed to convert value '${value}' of path parameter '${name}' to required type 'UUID'`,
+				);
 			out[name === "serviceProviderIdentifier" ? name : "identifier"] = value.toLowerCase();
 		} else {
 			if (parsed?.form !== "qualifiedIdentifier") {
-				throw new TypeMismatch(`Path parameter '${name}' must be a qualified identifier <scheme>::<icd>:<organizationIdentifier>; value: '${value}'`);
+				throw new TypeMismatch(
+					`Path parameter '${name}' must be a qualified identifier <scheme>::<icd>:<organizationIdentifier>; value: '${value}'`,
+				);
 			}
 			out.qualifiedIdentifier = value;
 		}

@@ -131,8 +131,18 @@ function pathParameter(name: string, kind: string): JsonSchema {
 		name,
 		in: "path",
 		required: true,
-		schema: kind === "uuid" ? { type: "string", format: "uuid" } : { type: "string", pattern: "^[A-Za-z0-9-]+::\\d{1,4}:.{1,35}$", examples: ["iso6523-actorid-upis::0192:991825827"] },
-		description: kind === "uuid" ? "UUID" : "Qualified identifier <scheme>::<icd>:<organizationIdentifier> (percent-encoding accepted)",
+		schema:
+			kind === "uuid"
+				? { type: "string", format: "uuid" }
+				: {
+						type: "string",
+						pattern: "^[A-Za-z0-9-]+::\\d{1,4}:.{1,35}$",
+						examples: ["iso6523-actorid-upis::0192:991825827"],
+					},
+		description:
+			kind === "uuid"
+				? "UUID"
+				: "Qualified identifier <scheme>::<icd>:<organizationIdentifier> (percent-encoding accepted)",
 	};
 }
 
@@ -141,7 +151,12 @@ function queryParameters(operation: Operation): JsonSchema[] {
 	if (operation.sortable) {
 		const names = Object.keys(operation.sortable);
 		parameters.push(
-			{ name: "page", in: "query", schema: { type: "integer", minimum: 0, default: 0 }, description: "Page to fetch; the first page is 0" },
+			{
+				name: "page",
+				in: "query",
+				schema: { type: "integer", minimum: 0, default: 0 },
+				description: "Page to fetch; the first page is 0",
+			},
 			{
 				name: "size",
 				in: "query",
@@ -165,7 +180,12 @@ function queryParameters(operation: Operation): JsonSchema[] {
 		);
 	}
 	for (const [name, spec] of Object.entries(operation.queryParams ?? {})) {
-		const schema = spec.type === "boolean" ? { type: "boolean", default: false } : spec.type === "integer" ? { type: "integer", minimum: 0 } : { type: "string" };
+		const schema =
+			spec.type === "boolean"
+				? { type: "boolean", default: false }
+				: spec.type === "integer"
+					? { type: "integer", minimum: 0 }
+					: { type: "string" };
 		parameters.push({ name, in: "query", schema, description: spec.description });
 	}
 	return parameters;
@@ -173,13 +193,32 @@ function queryParameters(operation: Operation): JsonSchema[] {
 
 /** The request headers an operation reads: its own, and those of safe writes and idempotent adds (docs/decisions.md "Safe writes"). */
 function headerParameters(operation: Operation): JsonSchema[] {
-	const header = (name: string, description: string) => ({ name, in: "header", schema: { type: "string" }, description });
-	const parameters = Object.entries(operation.headerParams ?? {}).map(([name, spec]) => header(name, spec.description));
-	if (operation.entityTag && operation.method === "GET") parameters.push(header("If-None-Match", "An ETag of this record read before: 304 without a body while it is still current"));
-	if (operation.ifMatch) parameters.push(header("If-Match", "The ETag of the record as read: the change is made only while it is still current, else 412"));
+	const header = (name: string, description: string) => ({
+		name,
+		in: "header",
+		schema: { type: "string" },
+		description,
+	});
+	const parameters = Object.entries(operation.headerParams ?? {}).map(([name, spec]) =>
+		header(name, spec.description),
+	);
+	if (operation.entityTag && operation.method === "GET")
+		parameters.push(
+			header("If-None-Match", "An ETag of this record read before: 304 without a body while it is still current"),
+		);
+	if (operation.ifMatch)
+		parameters.push(
+			header(
+				"If-Match",
+				"The ETag of the record as read: the change is made only while it is still current, else 412",
+			),
+		);
 	if (operation.idempotent)
 		parameters.push(
-			header("Idempotency-Key", "A key of the caller's choosing (1 to 255 printable ASCII characters): a retry with the same key and body gets the first answer again, for 24 hours"),
+			header(
+				"Idempotency-Key",
+				"A key of the caller's choosing (1 to 255 printable ASCII characters): a retry with the same key and body gets the first answer again, for 24 hours",
+			),
 		);
 	return parameters;
 }
@@ -195,7 +234,12 @@ function responseSchema(operation: Operation): JsonSchema | undefined {
 		};
 	}
 	if (operation.response.paged) {
-		return { allOf: [{ $ref: "#/components/schemas/Page" }, { type: "object", properties: { content: { type: "array", items: item } } }] };
+		return {
+			allOf: [
+				{ $ref: "#/components/schemas/Page" },
+				{ type: "object", properties: { content: { type: "array", items: item } } },
+			],
+		};
 	}
 	return operation.response.array ? { type: "array", items: item } : item;
 }
@@ -209,7 +253,9 @@ function pathItem(group: Operation[]): JsonSchema {
 	const parameters = Object.entries(first.pathParams).map(([name, kind]) =>
 		pathParameter(
 			name,
-			operations.length > 1 && operations.some((operation) => operation.pathForm === "uuid") && operations.some((operation) => operation.pathForm === "qualifiedIdentifier")
+			operations.length > 1 &&
+				operations.some((operation) => operation.pathForm === "uuid") &&
+				operations.some((operation) => operation.pathForm === "qualifiedIdentifier")
 				? "participant"
 				: kind,
 		),
@@ -217,7 +263,8 @@ function pathItem(group: Operation[]): JsonSchema {
 	for (const parameter of parameters) {
 		if (parameter.name === "participant") {
 			parameter.schema = { type: "string", description: "A qualified identifier or a UUID" };
-			parameter.description = "Qualified identifier <scheme>::<icd>:<organizationIdentifier>, or the participant's UUID";
+			parameter.description =
+				"Qualified identifier <scheme>::<icd>:<organizationIdentifier>, or the participant's UUID";
 		}
 	}
 	const seen = new Set<string>();
@@ -232,12 +279,28 @@ function pathItem(group: Operation[]): JsonSchema {
 	const success: JsonSchema = {};
 	for (const operation of operations) {
 		const key = String(operation.status);
-		const entry = (success[key] ??= { description: operation.status === 204 ? "Done; no body" : operation.summary }) as JsonSchema;
+		const entry = (success[key] ??= {
+			description: operation.status === 204 ? "Done; no body" : operation.summary,
+		}) as JsonSchema;
 		const headers: JsonSchema = {};
 		if (answersLocation(operation))
-			headers.Location = { description: operation.status === 202 ? "Path of the accepted job (read it to follow its progress)" : "Path of the created record", schema: { type: "string" } };
-		if (operation.idempotent) headers["Idempotent-Replayed"] = { description: "`true` when this is the first answer again (a retry with the same Idempotency-Key)", schema: { type: "string" } };
-		if (operation.entityTag) headers.ETag = { description: "The tag of this representation, for If-Match and If-None-Match", schema: { type: "string" } };
+			headers.Location = {
+				description:
+					operation.status === 202
+						? "Path of the accepted job (read it to follow its progress)"
+						: "Path of the created record",
+				schema: { type: "string" },
+			};
+		if (operation.idempotent)
+			headers["Idempotent-Replayed"] = {
+				description: "`true` when this is the first answer again (a retry with the same Idempotency-Key)",
+				schema: { type: "string" },
+			};
+		if (operation.entityTag)
+			headers.ETag = {
+				description: "The tag of this representation, for If-Match and If-None-Match",
+				schema: { type: "string" },
+			};
 		if (Object.keys(headers).length) entry.headers = { ...((entry.headers as JsonSchema) ?? {}), ...headers };
 		const schema = responseSchema(operation);
 		if (schema) {
@@ -245,25 +308,37 @@ function pathItem(group: Operation[]): JsonSchema {
 			for (const mediaType of operation.mediaTypes) content[mediaType] = { schema };
 		}
 		if (operation.entityTag && operation.method === "GET")
-			success["304"] = { description: "Not modified: If-None-Match names the current ETag", headers: { ETag: { schema: { type: "string" } } } };
+			success["304"] = {
+				description: "Not modified: If-None-Match names the current ETag",
+				headers: { ETag: { schema: { type: "string" } } },
+			};
 	}
 	const responses: JsonSchema = { ...success };
 	for (const status of [...new Set(operations.flatMap(errorStatuses))].sort()) {
 		responses[String(status)] = { $ref: `#/components/responses/Error${status}` };
 	}
 	const roleText = operations
-		.map((operation) => `${operation.summary}: ${operation.roles.join(", ")}${operation.pathForm ? ` (path value is a ${operation.pathForm === "uuid" ? "UUID" : "qualified identifier"})` : ""}`)
+		.map(
+			(operation) =>
+				`${operation.summary}: ${operation.roles.join(", ")}${operation.pathForm ? ` (path value is a ${operation.pathForm === "uuid" ? "UUID" : "qualified identifier"})` : ""}`,
+		)
 		.join("; ");
 	const body: JsonSchema | undefined = first.body
 		? {
 				required: true,
-				content: Object.fromEntries([...first.mediaTypes, "application/json"].map((mediaType) => [mediaType, { schema: { $ref: `#/components/schemas/${first.body?.objectName}` } }])),
+				content: Object.fromEntries(
+					[...first.mediaTypes, "application/json"].map((mediaType) => [
+						mediaType,
+						{ schema: { $ref: `#/components/schemas/${first.body?.objectName}` } },
+					]),
+				),
 			}
 		: undefined;
 	return {
 		operationId: operations.map((operation) => operation.id).join("_or_"),
 		summary: operations.map((operation) => operation.summary).join(" / "),
-		description: `Roles: ${roleText}. ${operations.length > 1 && !first.pathForm ? "The Accept media type selects the form; a missing or generic Accept selects the paged form." : ""}`.trim(),
+		description:
+			`Roles: ${roleText}. ${operations.length > 1 && !first.pathForm ? "The Accept media type selects the form; a missing or generic Accept selects the paged form." : ""}`.trim(),
 		tags: [first.tag],
 		"x-roles": roles,
 		"x-media-types": operations.flatMap((operation) => operation.mediaTypes),
@@ -276,11 +351,28 @@ function pathItem(group: Operation[]): JsonSchema {
 
 /** Paths of the gateway outside the operations table (answered without credentials). */
 function operationalPaths(): Record<string, JsonSchema> {
-	const json = (description: string) => ({ description, content: { "application/json": { schema: { type: "object" } } } });
+	const json = (description: string) => ({
+		description,
+		content: { "application/json": { schema: { type: "object" } } },
+	});
 	return {
-		"/health/live": { get: { operationId: "live", summary: "Liveness", tags: ["Operations"], security: [{}], responses: { "200": json("The process is up") } } },
+		"/health/live": {
+			get: {
+				operationId: "live",
+				summary: "Liveness",
+				tags: ["Operations"],
+				security: [{}],
+				responses: { "200": json("The process is up") },
+			},
+		},
 		"/health/ready": {
-			get: { operationId: "ready", summary: "Readiness", tags: ["Operations"], security: [{}], responses: { "200": json("Ready"), "503": json("Not ready: checks names what is down") } },
+			get: {
+				operationId: "ready",
+				summary: "Readiness",
+				tags: ["Operations"],
+				security: [{}],
+				responses: { "200": json("Ready"), "503": json("Not ready: checks names what is down") },
+			},
 		},
 		"/metrics": {
 			get: {
@@ -288,7 +380,12 @@ function operationalPaths(): Record<string, JsonSchema> {
 				summary: "Prometheus metrics",
 				tags: ["Operations"],
 				security: [{}],
-				responses: { "200": { description: "Prometheus text format", content: { "text/plain": { schema: { type: "string" } } } } },
+				responses: {
+					"200": {
+						description: "Prometheus text format",
+						content: { "text/plain": { schema: { type: "string" } } },
+					},
+				},
 			},
 		},
 		"/docs": {
@@ -297,11 +394,19 @@ function operationalPaths(): Record<string, JsonSchema> {
 				summary: "Interactive documentation (Swagger UI)",
 				tags: ["Operations"],
 				security: [{}],
-				responses: { "200": { description: "HTML page", content: { "text/html": { schema: { type: "string" } } } } },
+				responses: {
+					"200": { description: "HTML page", content: { "text/html": { schema: { type: "string" } } } },
+				},
 			},
 		},
 		[`${API_BASE}/openapi.json`]: {
-			get: { operationId: "openapi", summary: "This document", tags: ["Operations"], security: [{}], responses: { "200": json("OpenAPI 3.1 document") } },
+			get: {
+				operationId: "openapi",
+				summary: "This document",
+				tags: ["Operations"],
+				security: [{}],
+				responses: { "200": json("OpenAPI 3.1 document") },
+			},
 		},
 	};
 }
@@ -319,9 +424,14 @@ export function openApiDocument(version = "0.1.0"): JsonSchema {
 	}
 	Object.assign(paths, operationalPaths());
 
-	const forms = Object.fromEntries(Object.entries(FORMS).map(([name, rule]) => [name, ruleToJsonSchema(rule).schema]));
+	const forms = Object.fromEntries(
+		Object.entries(FORMS).map(([name, rule]) => [name, ruleToJsonSchema(rule).schema]),
+	);
 	const errorResponses = Object.fromEntries(
-		Object.entries(ERROR_STATUSES).map(([status, description]) => [`Error${status}`, { description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } }]),
+		Object.entries(ERROR_STATUSES).map(([status, description]) => [
+			`Error${status}`,
+			{ description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
+		]),
 	);
 	return {
 		openapi: "3.1.0",

@@ -25,7 +25,11 @@ const OPERATORS: Role[] = ["ADMIN", "NETWORK_AUTHORITY"];
 
 export const SORTABLE = {
 	accessPoints: { title: "title" },
-	documentTypes: { title: "title", qualifiedIdentifier: "qualifiedIdentifier", "qualifiedIdentifier.value": "qualifiedIdentifier" },
+	documentTypes: {
+		title: "title",
+		qualifiedIdentifier: "qualifiedIdentifier",
+		"qualifiedIdentifier.value": "qualifiedIdentifier",
+	},
 	processes: {
 		title: "title",
 		domain: "domain",
@@ -37,7 +41,10 @@ export const SORTABLE = {
 	processReplacements: { startedDate: "startedDate", state: "state" },
 	accounts: { username: "username", role: "role" },
 	serviceProviders: { title: "title" },
-	processReplacementResults: { outcome: "outcome", "participant.qualifiedIdentifier": "participant.qualifiedIdentifier" },
+	processReplacementResults: {
+		outcome: "outcome",
+		"participant.qualifiedIdentifier": "participant.qualifiedIdentifier",
+	},
 	participants: {
 		name: "name",
 		icd: "icd",
@@ -107,9 +114,17 @@ export function answersLocation(operation: Pick<Operation, "status">): boolean {
 const mediaType = (resource: string, operation: string) => `application/vnd.registry.${resource}.${operation}.v1+json`;
 
 const participantQuery = {
-	query: { type: "string", description: "Organization number (or icd:number), or name words separated by + or spaces; each must start a word of the name" },
+	query: {
+		type: "string",
+		description:
+			"Organization number (or icd:number), or name words separated by + or spaces; each must start a word of the name",
+	},
 	processes: { type: "boolean", description: "When true, each participant includes its processes" },
-	modifiedSince: { type: "string", description: "Only participants changed at or after this date or date-time (ISO 8601, UTC): the registry's extension" },
+	modifiedSince: {
+		type: "string",
+		description:
+			"Only participants changed at or after this date or date-time (ISO 8601, UTC): the registry's extension",
+	},
 } as const;
 
 /** The registry's extension (docs/decisions.md "Catalog search"), read like the participants' `query`. */
@@ -123,7 +138,11 @@ const catalogQuery = {
 } as const;
 
 const changesQuery = {
-	after: { type: "string", description: "The cursor of the last change already seen (from `cursor` of the previous page or an event's id); absent: from the first change" },
+	after: {
+		type: "string",
+		description:
+			"The cursor of the last change already seen (from `cursor` of the previous page or an event's id); absent: from the first change",
+	},
 	limit: { type: "integer", description: "At most this many changes (1 to 1000, default 100)" },
 } as const;
 

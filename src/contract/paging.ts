@@ -55,7 +55,9 @@ function parseCount(name: string, raw: unknown, fallback: number, min: number): 
 	if (raw === undefined) return fallback;
 	const text = Array.isArray(raw) ? raw[raw.length - 1] : raw;
 	if (typeof text !== "string" || !/^\d{1,9}$/.test(text.trim())) {
-		throw new TypeMismatch(`Failed to convert value of type 'java.lang.String' to required type 'int' for parameter '${name}'; value: '${String(text)}'`);
+		throw new TypeMismatch(
+			`Failed to convert value of type 'java.lang.String' to required type 'int' for parameter '${name}'; value: '${String(text)}'`,
+		);
 	}
 	const value = Number(text.trim());
 	if (value < min) throw new TypeMismatch(`Parameter '${name}' must be at least ${min}; value: '${value}'`);
@@ -84,7 +86,9 @@ export function parseSort(raw: unknown, sortable: SortableNames): SortKey[] {
 		for (const name of parts) {
 			const field = Object.prototype.hasOwnProperty.call(sortable, name) ? sortable[name] : undefined;
 			if (!field) {
-				throw new TypeMismatch(`No property '${name}' found to sort on; sortable: ${Object.keys(sortable).join(", ")}`);
+				throw new TypeMismatch(
+					`No property '${name}' found to sort on; sortable: ${Object.keys(sortable).join(", ")}`,
+				);
 			}
 			if (!keys.some((key) => key.field === field)) keys.push({ field, direction });
 		}

@@ -8,7 +8,11 @@ type JsonSchema = Record<string, unknown>;
 const uuid = { type: "string", format: "uuid" };
 const text = { type: "string" };
 const date = { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}$" };
-const flags = { type: "object", required: ["sorted", "unsorted", "empty"], properties: { sorted: { type: "boolean" }, unsorted: { type: "boolean" }, empty: { type: "boolean" } } };
+const flags = {
+	type: "object",
+	required: ["sorted", "unsorted", "empty"],
+	properties: { sorted: { type: "boolean" }, unsorted: { type: "boolean" }, empty: { type: "boolean" } },
+};
 
 const participantProperties = {
 	identifier: uuid,
@@ -25,7 +29,11 @@ const participantProperties = {
 };
 
 export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
-	Contact: { type: "object", required: ["name", "email", "phoneNumber"], properties: { name: text, email: text, phoneNumber: text } },
+	Contact: {
+		type: "object",
+		required: ["name", "email", "phoneNumber"],
+		properties: { name: text, email: text, phoneNumber: text },
+	},
 	AccessPoint: {
 		type: "object",
 		required: ["identifier", "title", "provider", "endpoints"],
@@ -56,7 +64,13 @@ export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 	ProcessSummary: {
 		type: "object",
 		required: ["identifier"],
-		properties: { identifier: uuid, qualifiedIdentifier: text, title: text, visible: { type: "boolean" }, restricted: { type: "boolean" } },
+		properties: {
+			identifier: uuid,
+			qualifiedIdentifier: text,
+			title: text,
+			visible: { type: "boolean" },
+			restricted: { type: "boolean" },
+		},
 	},
 	DocumentTypeSummary: {
 		type: "object",
@@ -94,15 +108,37 @@ export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 	},
 	Participant: {
 		type: "object",
-		required: ["identifier", "qualifiedIdentifier", "icd", "organizationIdentifier", "registrationDate", "lastModificationDate", "contact"],
+		required: [
+			"identifier",
+			"qualifiedIdentifier",
+			"icd",
+			"organizationIdentifier",
+			"registrationDate",
+			"lastModificationDate",
+			"contact",
+		],
 		properties: participantProperties,
 	},
 	ProcessReference: { type: "object", required: ["identifier"], properties: { identifier: uuid } },
 	ExportedParticipant: {
 		type: "object",
-		description: "One line of the participant export (NDJSON): a participant with its provider, and its processes as references (the shape the import reads)",
-		required: ["identifier", "qualifiedIdentifier", "icd", "organizationIdentifier", "registrationDate", "lastModificationDate", "contact", "provider", "processes"],
-		properties: { ...participantProperties, processes: { type: "array", items: { $ref: "#/components/schemas/ProcessReference" } } },
+		description:
+			"One line of the participant export (NDJSON): a participant with its provider, and its processes as references (the shape the import reads)",
+		required: [
+			"identifier",
+			"qualifiedIdentifier",
+			"icd",
+			"organizationIdentifier",
+			"registrationDate",
+			"lastModificationDate",
+			"contact",
+			"provider",
+			"processes",
+		],
+		properties: {
+			...participantProperties,
+			processes: { type: "array", items: { $ref: "#/components/schemas/ProcessReference" } },
+		},
 	},
 	AuditEvent: {
 		type: "object",
@@ -124,25 +160,40 @@ export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 	},
 	Transfer: {
 		type: "object",
-		description: 'A consented transfer of a participant (docs/decisions.md "Transfers"); `key` only in the answer of the start',
+		description:
+			'A consented transfer of a participant (docs/decisions.md "Transfers"); `key` only in the answer of the start',
 		required: ["identifier", "participant", "from", "to", "state", "createdDate", "expiresDate"],
 		properties: {
 			identifier: uuid,
-			participant: { type: "object", required: ["identifier", "qualifiedIdentifier"], properties: { identifier: uuid, qualifiedIdentifier: text, name: text } },
+			participant: {
+				type: "object",
+				required: ["identifier", "qualifiedIdentifier"],
+				properties: { identifier: uuid, qualifiedIdentifier: text, name: text },
+			},
 			from: { type: "object", required: ["identifier"], properties: { identifier: uuid, name: text } },
 			to: { type: "object", required: ["identifier"], properties: { identifier: uuid, name: text } },
 			state: { enum: ["PENDING", "COMPLETED", "CANCELLED", "EXPIRED"] },
 			createdDate: { type: "string", format: "date-time" },
-			expiresDate: { type: "string", format: "date-time", description: "A PENDING transfer is EXPIRED after this instant" },
+			expiresDate: {
+				type: "string",
+				format: "date-time",
+				description: "A PENDING transfer is EXPIRED after this instant",
+			},
 			effectiveDate: { ...date, description: "Not completed before this UTC day" },
 			completedDate: { type: "string", format: "date-time" },
 			cancelledDate: { type: "string", format: "date-time" },
-			key: { type: "string", maxLength: 24, description: "The single-use key the receiver completes with; answered only when the transfer is started" },
+			key: {
+				type: "string",
+				maxLength: 24,
+				description:
+					"The single-use key the receiver completes with; answered only when the transfer is started",
+			},
 		},
 	},
 	Change: {
 		type: "object",
-		description: 'One committed change (docs/decisions.md "Change feed"): the record after it in reference form, or null when it is gone',
+		description:
+			'One committed change (docs/decisions.md "Change feed"): the record after it in reference form, or null when it is gone',
 		required: ["sequence", "at", "operation", "resource", "identifier", "version", "deleted", "record"],
 		properties: {
 			sequence: { type: "integer", minimum: 1 },
@@ -170,22 +221,35 @@ export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 	},
 	Account: {
 		type: "object",
-		description: 'An account that may call the registry (never its password). Accounts over HTTP are the registry\'s extension (docs/decisions.md "Accounts over HTTP")',
+		description:
+			'An account that may call the registry (never its password). Accounts over HTTP are the registry\'s extension (docs/decisions.md "Accounts over HTTP")',
 		required: ["identifier", "username", "role", "disabled"],
 		properties: {
 			identifier: uuid,
 			username: text,
 			role: { type: "string", enum: ["SERVICE_PROVIDER", "ACCESS_POINT_PROVIDER", "ADMIN", "NETWORK_AUTHORITY"] },
 			serviceProvider: { ...uuid, description: "SERVICE_PROVIDER accounts: the provider they act for" },
-			serviceProviderTitle: { type: "string", description: "Only in the caller's own account (GET /rest/api/account): the title of its service provider" },
-			accessPointProvider: { ...uuid, description: "ACCESS_POINT_PROVIDER accounts: their access point provider" },
+			serviceProviderTitle: {
+				type: "string",
+				description:
+					"Only in the caller's own account (GET /rest/api/account): the title of its service provider",
+			},
+			accessPointProvider: {
+				...uuid,
+				description: "ACCESS_POINT_PROVIDER accounts: their access point provider",
+			},
 			disabled: { type: "boolean" },
 		},
 	},
-	ServiceProvider: { type: "object", required: ["identifier", "title"], properties: { identifier: uuid, title: text } },
+	ServiceProvider: {
+		type: "object",
+		required: ["identifier", "title"],
+		properties: { identifier: uuid, title: text },
+	},
 	ProcessReplacementJob: {
 		type: "object",
-		description: 'A job replacing process `from` with `to` for every participant holding `from` (docs/decisions.md "Bulk jobs")',
+		description:
+			'A job replacing process `from` with `to` for every participant holding `from` (docs/decisions.md "Bulk jobs")',
 		required: ["identifier", "from", "to", "dryRun", "state", "startedBy", "startedDate", "progress", "counts"],
 		properties: {
 			identifier: uuid,
@@ -200,14 +264,23 @@ export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 				type: "object",
 				required: ["total", "done"],
 				properties: {
-					total: { type: "integer", minimum: 0, description: "Participants holding `from` when the job started (raised if more are found)" },
+					total: {
+						type: "integer",
+						minimum: 0,
+						description: "Participants holding `from` when the job started (raised if more are found)",
+					},
 					done: { type: "integer", minimum: 0 },
 				},
 			},
 			counts: {
 				type: "object",
 				required: ["replaced", "wouldReplace", "refused", "unchanged"],
-				properties: { replaced: { type: "integer" }, wouldReplace: { type: "integer" }, refused: { type: "integer" }, unchanged: { type: "integer" } },
+				properties: {
+					replaced: { type: "integer" },
+					wouldReplace: { type: "integer" },
+					refused: { type: "integer" },
+					unchanged: { type: "integer" },
+				},
 			},
 			failure: { type: "object", required: ["message"], properties: { message: text } },
 		},
@@ -227,12 +300,28 @@ export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 				properties: { identifier: uuid, qualifiedIdentifier: text, name: text },
 			},
 			outcome: { enum: ["REPLACED", "WOULD_REPLACE", "REFUSED", "UNCHANGED"] },
-			reason: { type: "string", description: "Why it was refused or left unchanged; for REPLACED, when the participant held `to` already" },
+			reason: {
+				type: "string",
+				description:
+					"Why it was refused or left unchanged; for REPLACED, when the participant held `to` already",
+			},
 		},
 	},
 	Page: {
 		type: "object",
-		required: ["content", "number", "size", "numberOfElements", "totalElements", "totalPages", "first", "last", "empty", "sort", "pageable"],
+		required: [
+			"content",
+			"number",
+			"size",
+			"numberOfElements",
+			"totalElements",
+			"totalPages",
+			"first",
+			"last",
+			"empty",
+			"sort",
+			"pageable",
+		],
 		properties: {
 			content: { type: "array" },
 			number: { type: "integer" },
@@ -273,7 +362,16 @@ export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 				type: "array",
 				items: {
 					type: "object",
-					required: ["codes", "defaultMessage", "objectName", "field", "rejectedValue", "bindingFailure", "code", "arguments"],
+					required: [
+						"codes",
+						"defaultMessage",
+						"objectName",
+						"field",
+						"rejectedValue",
+						"bindingFailure",
+						"code",
+						"arguments",
+					],
 					properties: {
 						codes: { type: "array", items: text },
 						defaultMessage: text,
@@ -281,13 +379,17 @@ export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 						field: text,
 						rejectedValue: {
 							type: ["string", "null"],
-							description: "The value sent when it is a string; null when missing; any other value as its JSON text (decisions §8)",
+							description:
+								"The value sent when it is a string; null when missing; any other value as its JSON text (decisions §8)",
 						},
 						bindingFailure: { type: "boolean" },
 						code: text,
 						arguments: {
 							type: "array",
-							items: { type: "object", properties: { codes: { type: "array", items: text }, defaultMessage: text, code: text } },
+							items: {
+								type: "object",
+								properties: { codes: { type: "array", items: text }, defaultMessage: text, code: text },
+							},
 						},
 					},
 				},

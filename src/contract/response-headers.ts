@@ -16,7 +16,8 @@ export const COMMON_HEADERS: Readonly<Record<string, string>> = {
 export const COMMON_HEADER_LIST: readonly string[] = Object.entries(COMMON_HEADERS).flat();
 
 export function setCommonHeaders(res: { setHeader(name: string, value: string): unknown }): void {
-	for (let index = 0; index < COMMON_HEADER_LIST.length; index += 2) res.setHeader(COMMON_HEADER_LIST[index], COMMON_HEADER_LIST[index + 1]);
+	for (let index = 0; index < COMMON_HEADER_LIST.length; index += 2)
+		res.setHeader(COMMON_HEADER_LIST[index], COMMON_HEADER_LIST[index + 1]);
 }
 
 export const ERROR_CONTENT_TYPE = "application/json;charset=UTF-8";

@@ -7,7 +7,14 @@
 import { isValidPhoneNumber } from "libphonenumber-js";
 import type { CountryCode } from "libphonenumber-js";
 import { env } from "../config/settings";
-import { ACCOUNT_ROLES, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, USERNAME_PATTERN, type AccountRole, type Reference } from "./model";
+import {
+	ACCOUNT_ROLES,
+	MAX_PASSWORD_LENGTH,
+	MIN_PASSWORD_LENGTH,
+	USERNAME_PATTERN,
+	type AccountRole,
+	type Reference,
+} from "./model";
 import { rules } from "./validation";
 
 /** A request body: an object whose unknown fields are dropped. */
@@ -20,7 +27,9 @@ export const DEFAULT_PHONE_REGION = env("DEFAULT_PHONE_REGION").toUpperCase() as
 /** fastest-validator custom checker (new style): pushes a Phone violation for an invalid number. */
 function phoneNumberCheck(value: unknown, errors: { type: string; actual?: unknown }[]): unknown {
 	if (typeof value === "string" && value.trim() !== "") {
-		const valid = value.trim().startsWith("+") ? isValidPhoneNumber(value.trim()) : isValidPhoneNumber(value.trim(), DEFAULT_PHONE_REGION);
+		const valid = value.trim().startsWith("+")
+			? isValidPhoneNumber(value.trim())
+			: isValidPhoneNumber(value.trim(), DEFAULT_PHONE_REGION);
 		if (!valid) errors.push({ type: "phoneNumber", actual: value });
 	}
 	return value;
@@ -54,7 +63,12 @@ export const PROCESS_FORM = form({
 	capabilities: rules.optionalReferences(),
 	documentTypes: rules.optionalReferences(),
 	dependencies: rules.optionalReferences(),
-	requiredICDs: { type: "array", optional: true, nullable: true, items: { type: "string", pattern: /^\d{1,4}$/, messages: { stringPattern: "Pattern" } } },
+	requiredICDs: {
+		type: "array",
+		optional: true,
+		nullable: true,
+		items: { type: "string", pattern: /^\d{1,4}$/, messages: { stringPattern: "Pattern" } },
+	},
 });
 
 export const ADD_PARTICIPANT_FORM = form({
@@ -83,7 +97,15 @@ export const START_TRANSFER_FORM = form({
 	participant: rules.notEmptyString({ max: 1000 }),
 	serviceProviderIdentifier: { type: "uuid", messages: { required: "NotNull", uuid: "Pattern" } },
 	effectiveDate: rules.optionalString({ pattern: /^\d{4}-\d{2}-\d{2}$/, messages: { stringPattern: "Pattern" } }),
-	validDays: { type: "number", integer: true, min: 1, max: 30, optional: true, nullable: true, messages: { numberMin: "Range", numberMax: "Range", numberInteger: "Range" } },
+	validDays: {
+		type: "number",
+		integer: true,
+		min: 1,
+		max: 30,
+		optional: true,
+		nullable: true,
+		messages: { numberMin: "Range", numberMax: "Range", numberInteger: "Range" },
+	},
 });
 
 /** Complete a transfer: the key its sender was given. */
@@ -142,14 +164,22 @@ export interface DocumentTypeForm {
  */
 export const ACCOUNT_FORM = form({
 	username: rules.notEmptyString({ pattern: USERNAME_PATTERN, messages: { stringPattern: "Pattern" } }),
-	password: rules.notEmptyString({ min: MIN_PASSWORD_LENGTH, max: MAX_PASSWORD_LENGTH, messages: { stringMin: "Size", stringMax: "Size" } }),
+	password: rules.notEmptyString({
+		min: MIN_PASSWORD_LENGTH,
+		max: MAX_PASSWORD_LENGTH,
+		messages: { stringMin: "Size", stringMax: "Size" },
+	}),
 	role: { type: "enum", values: ACCOUNT_ROLES, messages: { required: "NotNull", enumValue: "Pattern" } },
 	serviceProvider: { type: "uuid", optional: true, nullable: true, messages: { uuid: "Pattern" } },
 	accessPointProvider: { type: "uuid", optional: true, nullable: true, messages: { uuid: "Pattern" } },
 });
 
 export const PASSWORD_FORM = form({
-	password: rules.notEmptyString({ min: MIN_PASSWORD_LENGTH, max: MAX_PASSWORD_LENGTH, messages: { stringMin: "Size", stringMax: "Size" } }),
+	password: rules.notEmptyString({
+		min: MIN_PASSWORD_LENGTH,
+		max: MAX_PASSWORD_LENGTH,
+		messages: { stringMin: "Size", stringMax: "Size" },
+	}),
 });
 
 export const SERVICE_PROVIDER_FORM = form({

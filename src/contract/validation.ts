@@ -55,7 +55,16 @@ const CODE_BY_TYPE: Record<string, string> = {
 };
 
 /** fastest-validator types that mean "the JSON value has the wrong type": bindingFailure. */
-const TYPE_ERRORS = new Set(["string", "number", "boolean", "array", "object", "date", "numberNotNaN", "numberInfinite"]);
+const TYPE_ERRORS = new Set([
+	"string",
+	"number",
+	"boolean",
+	"array",
+	"object",
+	"date",
+	"numberNotNaN",
+	"numberInfinite",
+]);
 
 /** A check that failed, as fastest-validator (and Moleculer's ValidationError.data) reports it. */
 export interface FailedCheck {
@@ -110,7 +119,12 @@ type Rule = Record<string, unknown>;
 export const rules = {
 	/** NotEmpty string: missing, null or "" fail with NotEmpty (spec: document type title). */
 	notEmptyString(extra: Rule = {}): Rule {
-		return { type: "string", empty: false, ...extra, messages: { required: "NotEmpty", stringEmpty: "NotEmpty", ...(extra.messages as object) } };
+		return {
+			type: "string",
+			empty: false,
+			...extra,
+			messages: { required: "NotEmpty", stringEmpty: "NotEmpty", ...(extra.messages as object) },
+		};
 	},
 	/** NotNull string: missing or null fail with NotNull (spec: process domain). */
 	notNullString(extra: Rule = {}): Rule {

@@ -31,12 +31,20 @@ const OWNERS = ["accounts", "accessPoints", "catalog", "participants"];
 const POLL_MS = 500;
 
 function describe(claim: Claim): string {
-	const what = claim.loaded === "demo" ? "the demo data" : claim.loaded === "seed" ? `the seed ${claim.file ?? ""}`.trim() : "nothing (it was not empty)";
+	const what =
+		claim.loaded === "demo"
+			? "the demo data"
+			: claim.loaded === "seed"
+				? `the seed ${claim.file ?? ""}`.trim()
+				: "nothing (it was not empty)";
 	return `${what}, loaded by ${claim.node} at ${claim.at}`;
 }
 
 async function isEmpty(broker: ServiceBroker): Promise<boolean> {
-	const [providers, processes] = await Promise.all([broker.call<unknown[]>("accounts.listServiceProviders"), broker.call<unknown[]>("catalog.allProcesses")]);
+	const [providers, processes] = await Promise.all([
+		broker.call<unknown[]>("accounts.listServiceProviders"),
+		broker.call<unknown[]>("catalog.allProcesses"),
+	]);
 	return providers.length === 0 && processes.length === 0;
 }
 
@@ -44,14 +52,19 @@ function readSeed(file: string): { seed: unknown; digest: string } {
 	if (!fs.existsSync(file)) throw new Error(`REGISTRY_SEED file not found: ${file}`);
 	const text = fs.readFileSync(file, "utf8");
 	const parsed = parseSeed(text);
-	if (parsed.reasons.length) throw new Error(`REGISTRY_SEED ${file} refused:\n${parsed.reasons.map((reason) => `  ${JSON.stringify(reason)}`).join("\n")}`);
+	if (parsed.reasons.length)
+		throw new Error(
+			`REGISTRY_SEED ${file} refused:\n${parsed.reasons.map((reason) => `  ${JSON.stringify(reason)}`).join("\n")}`,
+		);
 	return { seed: parsed.seed, digest: createHash("sha256").update(text).digest("hex") };
 }
 
 /** A seed the registry refused, explained in terms of what the registry was initialized with. */
 function refusal(file: string, error: unknown, claim: Claim | null): Error {
 	const reasons = reasonsOf(error);
-	const listed = reasons ? reasons.map((reason) => `  ${reason.path}: ${reason.message}`).join("\n") : `  ${String((error as Error)?.message ?? error)}`;
+	const listed = reasons
+		? reasons.map((reason) => `  ${reason.path}: ${reason.message}`).join("\n")
+		: `  ${String((error as Error)?.message ?? error)}`;
 	if (claim?.loaded !== "demo") return new Error(`REGISTRY_SEED ${file} refused, nothing changed:\n${listed}`);
 	return new Error(
 		`REGISTRY_SEED ${file} refused, nothing changed: this registry already holds ${describe(claim)} (npm start on an empty registry), and the seed clashes with it:\n${listed}\n` +
@@ -70,10 +83,16 @@ export async function bootstrapRegistry(broker: ServiceBroker, options: Bootstra
 	const request = { source, file, digest, node: broker.nodeID };
 	let waitingLogged = false;
 	for (;;) {
-		const { granted, claim } = await broker.call<{ granted: boolean; claim: Claim }, typeof request>("catalog.claimBootstrap", request);
+		const { granted, claim } = await broker.call<{ granted: boolean; claim: Claim }, typeof request>(
+			"catalog.claimBootstrap",
+			request,
+		);
 		if (granted) return load(broker, source, file, seed);
 		if (claim.state === "loading") {
-			if (!waitingLogged) broker.logger.info(`${claim.node} is loading ${claim.source === "demo" ? "the demo data" : `the seed ${claim.file}`}; waiting for it`);
+			if (!waitingLogged)
+				broker.logger.info(
+					`${claim.node} is loading ${claim.source === "demo" ? "the demo data" : `the seed ${claim.file}`}; waiting for it`,
+				);
 			waitingLogged = true;
 			await new Promise((resolve) => setTimeout(resolve, POLL_MS));
 			continue;
@@ -90,11 +109,19 @@ export async function bootstrapRegistry(broker: ServiceBroker, options: Bootstra
 	}
 }
 
-async function load(broker: ServiceBroker, source: "demo" | "seed", file: string, seed: unknown): Promise<SeedResult | null> {
+async function load(
+	broker: ServiceBroker,
+	source: "demo" | "seed",
+	file: string,
+	seed: unknown,
+): Promise<SeedResult | null> {
 	let loaded: Claim["loaded"] = "nothing";
 	try {
 		if (source === "demo" && !(await isEmpty(broker))) return null;
-		if (source === "demo") broker.logger.info(`empty registry: loading the demo data of ${file} (set REGISTRY_SEED, or run \`npm run seed -- <file>\`, to load your own)`);
+		if (source === "demo")
+			broker.logger.info(
+				`empty registry: loading the demo data of ${file} (set REGISTRY_SEED, or run \`npm run seed -- <file>\`, to load your own)`,
+			);
 		let result: SeedResult;
 		try {
 			result = await importSeed(broker, seed);
@@ -105,6 +132,8 @@ async function load(broker: ServiceBroker, source: "demo" | "seed", file: string
 		return result;
 	} finally {
 		// Also after a failure: the processes waiting for this one go on.
-		await broker.call("catalog.finishBootstrap", { node: broker.nodeID, loaded }).catch((error) => broker.logger.warn("could not record the registry's initialization:", String(error)));
+		await broker
+			.call("catalog.finishBootstrap", { node: broker.nodeID, loaded })
+			.catch((error) => broker.logger.warn("could not record the registry's initialization:", String(error)));
 	}
 }

@@ -25,7 +25,16 @@ import type { Collection, StoredDoc } from "../store/types";
 import { DEFAULT_MESSAGES, rules, toViolations, type FailedCheck } from "../contract/validation";
 
 /** Every record type, in the order an export writes them. */
-export const RECORD_TYPES = ["serviceProvider", "accessPointProvider", "accessPoint", "capability", "process", "documentType", "account", "participant"] as const;
+export const RECORD_TYPES = [
+	"serviceProvider",
+	"accessPointProvider",
+	"accessPoint",
+	"capability",
+	"process",
+	"documentType",
+	"account",
+	"participant",
+] as const;
 export type RecordType = (typeof RECORD_TYPES)[number];
 
 /** Which service owns (exports and imports) each type. */
@@ -62,7 +71,10 @@ export interface AccountLine {
 }
 
 /** A participant line: the spec's Participant, `provider` always, processes as references. */
-export type ExportedParticipant = Omit<Participant, "processes" | "provider"> & { provider: ServiceProvider; processes: Reference[] };
+export type ExportedParticipant = Omit<Participant, "processes" | "provider"> & {
+	provider: ServiceProvider;
+	processes: Reference[];
+};
 
 // ---------------------------------------------------------------------------------------
 // Paging by key, for every owner's `exportRecords` action.
@@ -99,20 +111,36 @@ export interface ExportPageRequest {
  * `limit + 2` documents: a participant added meanwhile never shifts a page, and nothing is
  * repeated or skipped that stayed in place.
  */
-export async function keysetPage<T extends StoredDoc>(collection: Collection<T>, request: Omit<ExportPageRequest, "type">): Promise<{ docs: T[]; next: string | null; total?: number }> {
+export async function keysetPage<T extends StoredDoc>(
+	collection: Collection<T>,
+	request: Omit<ExportPageRequest, "type">,
+): Promise<{ docs: T[]; next: string | null; total?: number }> {
 	const limit = request.limit ?? DEFAULT_EXPORT_PAGE;
 	const after = request.after;
-	const found = await collection.find({ filter: after === undefined ? {} : { identifier: { gte: after } }, limit: limit + 2 });
+	const found = await collection.find({
+		filter: after === undefined ? {} : { identifier: { gte: after } },
+		limit: limit + 2,
+	});
 	const rest = found.filter((doc) => doc.identifier !== after);
 	const docs = rest.slice(0, limit);
-	const page: { docs: T[]; next: string | null; total?: number } = { docs, next: rest.length > limit ? docs[docs.length - 1].identifier : null };
+	const page: { docs: T[]; next: string | null; total?: number } = {
+		docs,
+		next: rest.length > limit ? docs[docs.length - 1].identifier : null,
+	};
 	if (after === undefined) page.total = await collection.count();
 	return page;
 }
 
 /** A `keysetPage` as an `exportRecords` answer: each document turned into its line. */
-export function linesOf<T extends StoredDoc>(page: { docs: T[]; next: string | null; total?: number }, line: (doc: T) => object): ExportPage {
-	return { records: page.docs.map(line) as Record<string, unknown>[], next: page.next, ...(page.total === undefined ? {} : { total: page.total }) };
+export function linesOf<T extends StoredDoc>(
+	page: { docs: T[]; next: string | null; total?: number },
+	line: (doc: T) => object,
+): ExportPage {
+	return {
+		records: page.docs.map(line) as Record<string, unknown>[],
+		next: page.next,
+		...(page.total === undefined ? {} : { total: page.total }),
+	};
 }
 
 /** Walks every page of one type through `call` (an `exportRecords` action). */
@@ -145,8 +173,17 @@ export function instantOf(date: string, stored?: string): string {
 
 type Schema = Record<string, unknown>;
 
-const uuid = (extra: Schema = {}): Schema => ({ type: "uuid", messages: { required: "NotNull", uuid: "Pattern", uuidVersion: "Pattern" }, ...extra });
-const calendarDateRule = (extra: Schema = {}): Schema => ({ type: "string", pattern: /^\d{4}-\d{2}-\d{2}$/, messages: { required: "NotNull", stringPattern: "Pattern" }, ...extra });
+const uuid = (extra: Schema = {}): Schema => ({
+	type: "uuid",
+	messages: { required: "NotNull", uuid: "Pattern", uuidVersion: "Pattern" },
+	...extra,
+});
+const calendarDateRule = (extra: Schema = {}): Schema => ({
+	type: "string",
+	pattern: /^\d{4}-\d{2}-\d{2}$/,
+	messages: { required: "NotNull", stringPattern: "Pattern" },
+	...extra,
+});
 const references = (): Schema => ({
 	type: "array",
 	messages: { required: "NotNull" },
@@ -157,7 +194,12 @@ const references = (): Schema => ({
 function strictly<T>(schema: T): T {
 	if (Array.isArray(schema)) return schema.map(strictly) as T;
 	if (schema === null || typeof schema !== "object" || schema instanceof RegExp) return schema;
-	return Object.fromEntries(Object.entries(schema as Schema).map(([key, value]) => [key, key === "strict" && value === "remove" ? true : strictly(value)])) as T;
+	return Object.fromEntries(
+		Object.entries(schema as Schema).map(([key, value]) => [
+			key,
+			key === "strict" && value === "remove" ? true : strictly(value),
+		]),
+	) as T;
 }
 
 function withType(type: RecordType, schema: Schema): Schema {
@@ -196,17 +238,21 @@ const LINE_SCHEMAS: Record<RecordType, Schema> = {
 			lastModificationDate: calendarDateRule(),
 			deleteDate: calendarDateRule({ optional: true, nullable: true }),
 			contact: strictly(CONTACT_SCHEMA),
-			provider: { type: "object", strict: true, messages: { required: "NotNull" }, props: { identifier: uuid(), title: { type: "string", optional: true } } },
+			provider: {
+				type: "object",
+				strict: true,
+				messages: { required: "NotNull" },
+				props: { identifier: uuid(), title: { type: "string", optional: true } },
+			},
 			processes: references(),
 		},
 	}),
 };
 
 const validator = new Validator({ useNewCustomCheckerFunction: true, haltOnFirstError: false });
-const CHECKERS = Object.fromEntries(RECORD_TYPES.map((type) => [type, validator.compile({ $$root: true, ...LINE_SCHEMAS[type] })])) as unknown as Record<
-	RecordType,
-	(value: unknown) => true | FailedCheck[]
->;
+const CHECKERS = Object.fromEntries(
+	RECORD_TYPES.map((type) => [type, validator.compile({ $$root: true, ...LINE_SCHEMAS[type] })]),
+) as unknown as Record<RecordType, (value: unknown) => true | FailedCheck[]>;
 
 export interface LineReason {
 	/** Field path within the line ("" for the line itself). */
@@ -225,7 +271,8 @@ function isCalendarDate(value: unknown): boolean {
  * line): its type, when it has a known one, and every reason.
  */
 export function lineReasons(value: unknown): { type?: RecordType; reasons: LineReason[] } {
-	if (value === null || typeof value !== "object" || Array.isArray(value)) return { reasons: [{ field: "", message: "a line is one JSON object" }] };
+	if (value === null || typeof value !== "object" || Array.isArray(value))
+		return { reasons: [{ field: "", message: "a line is one JSON object" }] };
 	const type = (value as { type?: unknown }).type;
 	if (!(RECORD_TYPES as readonly unknown[]).includes(type)) {
 		return { reasons: [{ field: "type", message: `must be one of ${RECORD_TYPES.join(", ")}` }] };
@@ -237,7 +284,8 @@ export function lineReasons(value: unknown): { type?: RecordType; reasons: LineR
 			? []
 			: result.map((check) => {
 					const field = check.field === "$$root" ? "" : (check.field ?? "");
-					if (check.type === "objectStrict") return { field, message: `unknown field(s): ${String(check.actual)}` };
+					if (check.type === "objectStrict")
+						return { field, message: `unknown field(s): ${String(check.actual)}` };
 					const [violation] = toViolations([{ ...check, field }], value, "");
 					return { field, message: violation.defaultMessage };
 				});
@@ -251,10 +299,17 @@ export function lineReasons(value: unknown): { type?: RecordType; reasons: LineR
 	if (recordType === "participant") {
 		const { icd, organizationIdentifier, qualifiedIdentifier } = line;
 		if (typeof icd === "string" && typeof organizationIdentifier === "string" && /^\d{1,4}$/.test(icd)) {
-			if (!organizationIdentifierIsValid(icd, organizationIdentifier)) reasons.push({ field: "organizationIdentifier", message: DEFAULT_MESSAGES.OrganizationNumber });
+			if (!organizationIdentifierIsValid(icd, organizationIdentifier))
+				reasons.push({ field: "organizationIdentifier", message: DEFAULT_MESSAGES.OrganizationNumber });
 			const expected = participantQualifiedIdentifier(icd, organizationIdentifier);
-			if (typeof qualifiedIdentifier === "string" && qualifiedIdentifier.toLowerCase() !== expected.toLowerCase()) {
-				reasons.push({ field: "qualifiedIdentifier", message: `must be ${expected} (from icd and organizationIdentifier)` });
+			if (
+				typeof qualifiedIdentifier === "string" &&
+				qualifiedIdentifier.toLowerCase() !== expected.toLowerCase()
+			) {
+				reasons.push({
+					field: "qualifiedIdentifier",
+					message: `must be ${expected} (from icd and organizationIdentifier)`,
+				});
 			}
 		}
 		for (const field of ["registrationDate", "lastModificationDate", "deleteDate"]) {
@@ -287,7 +342,18 @@ export interface ImportedParticipant {
 }
 
 export function importedParticipantOf(line: Record<string, unknown>): ImportedParticipant {
-	const { identifier, icd, organizationIdentifier, name, registrationDate, lastModificationDate, deleteDate, contact, provider, processes } = line as unknown as ExportedParticipant & {
+	const {
+		identifier,
+		icd,
+		organizationIdentifier,
+		name,
+		registrationDate,
+		lastModificationDate,
+		deleteDate,
+		contact,
+		provider,
+		processes,
+	} = line as unknown as ExportedParticipant & {
 		deleteDate?: string | null;
 	};
 	return {

@@ -5,11 +5,26 @@
  * What a file must satisfy beyond its shape is in seed-validation.ts.
  */
 import { ADD_PARTICIPANT_FORM, CONTACT_SCHEMA, DOCUMENT_TYPE_FORM, PROCESS_FORM } from "../contract/schemas";
-import { ACCOUNT_ROLES, MIN_PASSWORD_LENGTH, USERNAME_PATTERN, type AccountRole, type Contact } from "../contract/model";
+import {
+	ACCOUNT_ROLES,
+	MIN_PASSWORD_LENGTH,
+	USERNAME_PATTERN,
+	type AccountRole,
+	type Contact,
+} from "../contract/model";
 import { rules } from "../contract/validation";
 import type { DocumentTypeForm, ProcessForm } from "../contract/schemas";
 
-export const SEED_SECTIONS = ["serviceProviders", "accessPointProviders", "accessPoints", "capabilities", "processes", "documentTypes", "accounts", "participants"] as const;
+export const SEED_SECTIONS = [
+	"serviceProviders",
+	"accessPointProviders",
+	"accessPoints",
+	"capabilities",
+	"processes",
+	"documentTypes",
+	"accounts",
+	"participants",
+] as const;
 export type SeedSection = (typeof SEED_SECTIONS)[number];
 
 export interface SeedReference {
@@ -88,11 +103,25 @@ type Schema = Record<string, unknown>;
 function strictly<T>(schema: T): T {
 	if (Array.isArray(schema)) return schema.map(strictly) as T;
 	if (schema === null || typeof schema !== "object" || schema instanceof RegExp) return schema;
-	return Object.fromEntries(Object.entries(schema as Schema).map(([key, value]) => [key, key === "strict" && value === "remove" ? true : strictly(value)])) as T;
+	return Object.fromEntries(
+		Object.entries(schema as Schema).map(([key, value]) => [
+			key,
+			key === "strict" && value === "remove" ? true : strictly(value),
+		]),
+	) as T;
 }
 
-const item = (props: Schema): Schema => ({ type: "object", strict: true, messages: { required: "NotNull", object: "TypeMismatch" }, props });
-const uuid = (extra: Schema = {}): Schema => ({ type: "uuid", messages: { required: "NotNull", uuid: "Pattern", uuidVersion: "Pattern" }, ...extra });
+const item = (props: Schema): Schema => ({
+	type: "object",
+	strict: true,
+	messages: { required: "NotNull", object: "TypeMismatch" },
+	props,
+});
+const uuid = (extra: Schema = {}): Schema => ({
+	type: "uuid",
+	messages: { required: "NotNull", uuid: "Pattern", uuidVersion: "Pattern" },
+	...extra,
+});
 const title = () => rules.notEmptyString({ max: 1000 });
 const formProps = (form: { props: Schema }) => strictly(form.props);
 
@@ -130,7 +159,11 @@ export const SEED_ITEM_SCHEMAS: Record<SeedSection, Schema> = {
 		serviceProvider: uuid({ optional: true }),
 		accessPointProvider: uuid({ optional: true }),
 	}),
-	participants: item({ identifier: uuid({ optional: true }), serviceProvider: uuid(), ...formProps(ADD_PARTICIPANT_FORM) }),
+	participants: item({
+		identifier: uuid({ optional: true }),
+		serviceProvider: uuid(),
+		...formProps(ADD_PARTICIPANT_FORM),
+	}),
 };
 
 /** Parses a seed file's text; a syntax error is a reason like any other. */

@@ -9,16 +9,23 @@ import Validator from "fastest-validator";
 import { organizationIdentifierIsValid, organizationKey } from "../contract/identifiers";
 import { isPasswordHash } from "../platform/passwords";
 import { DEFAULT_MESSAGES, toViolations, type FailedCheck } from "../contract/validation";
-import { ACCOUNT_ROLES, SEED_ITEM_SCHEMAS, SEED_SECTIONS, type AccountRole, type AccountSeed, type SeedReason, type SeedSection } from "./seed-file";
+import {
+	ACCOUNT_ROLES,
+	SEED_ITEM_SCHEMAS,
+	SEED_SECTIONS,
+	type AccountRole,
+	type AccountSeed,
+	type SeedReason,
+	type SeedSection,
+} from "./seed-file";
 
 // ---------------------------------------------------------------------------------------
 // Shape: every item against its section's strict schema.
 
 const validator = new Validator({ useNewCustomCheckerFunction: true, haltOnFirstError: false });
-const CHECKERS = Object.fromEntries(SEED_SECTIONS.map((section) => [section, validator.compile({ $$root: true, ...SEED_ITEM_SCHEMAS[section] })])) as unknown as Record<
-	SeedSection,
-	(value: unknown) => true | FailedCheck[]
->;
+const CHECKERS = Object.fromEntries(
+	SEED_SECTIONS.map((section) => [section, validator.compile({ $$root: true, ...SEED_ITEM_SCHEMAS[section] })]),
+) as unknown as Record<SeedSection, (value: unknown) => true | FailedCheck[]>;
 
 function at(section: string, index: number, field = ""): string {
 	return `${section}[${index}]${field ? `.${field}` : ""}`;
@@ -30,7 +37,8 @@ function shapeReasons(section: SeedSection, items: unknown[]): SeedReason[] {
 		if (result === true) return [];
 		return result.map((check) => {
 			const field = check.field === "$$root" ? "" : (check.field ?? "");
-			if (check.type === "objectStrict") return { path: at(section, index, field), message: `unknown field(s): ${String(check.actual)}` };
+			if (check.type === "objectStrict")
+				return { path: at(section, index, field), message: `unknown field(s): ${String(check.actual)}` };
 			const [violation] = toViolations([{ ...check, field }], value, "");
 			return { path: at(section, index, field), message: violation.defaultMessage };
 		});
@@ -40,7 +48,8 @@ function shapeReasons(section: SeedSection, items: unknown[]): SeedReason[] {
 // ---------------------------------------------------------------------------------------
 // References: one table drives both the check and the question "what must the registry have?".
 
-export type ReferenceTarget = "serviceProviders" | "accessPointProviders" | "capabilities" | "processes" | "documentTypes";
+export type ReferenceTarget =
+	"serviceProviders" | "accessPointProviders" | "capabilities" | "processes" | "documentTypes";
 type Item = Record<string, unknown>;
 interface Pointer {
 	field: string;
@@ -63,7 +72,10 @@ const NOUN: Record<ReferenceTarget, string> = {
 function listed(item: Item, field: string): Pointer[] {
 	const list = item[field];
 	if (!Array.isArray(list)) return [];
-	return list.map((entry, index) => ({ field: `${field}[${index}].identifier`, identifier: (entry as Item | null)?.identifier }));
+	return list.map((entry, index) => ({
+		field: `${field}[${index}].identifier`,
+		identifier: (entry as Item | null)?.identifier,
+	}));
 }
 
 const single =
@@ -92,7 +104,9 @@ const lower = (value: unknown) => (typeof value === "string" ? value.toLowerCase
 function itemsOf(seed: Item, section: SeedSection): { index: number; entry: Item }[] {
 	const list = seed[section];
 	if (!Array.isArray(list)) return [];
-	return list.map((entry: unknown, index) => ({ index, entry: entry as Item })).filter(({ entry }) => entry !== null && typeof entry === "object" && !Array.isArray(entry));
+	return list
+		.map((entry: unknown, index) => ({ index, entry: entry as Item }))
+		.filter(({ entry }) => entry !== null && typeof entry === "object" && !Array.isArray(entry));
 }
 
 function definedIn(seed: Item, section: ReferenceTarget): Set<string> {
@@ -122,13 +136,19 @@ export function referencesOutside(json: unknown): Record<ReferenceTarget, string
 			}
 		}
 	}
-	return Object.fromEntries(Object.entries(outside).map(([kind, ids]) => [kind, [...ids]])) as Record<ReferenceTarget, string[]>;
+	return Object.fromEntries(Object.entries(outside).map(([kind, ids]) => [kind, [...ids]])) as Record<
+		ReferenceTarget,
+		string[]
+	>;
 }
 
 function referenceReasons(seed: Item, existing: ExistingRecords): SeedReason[] {
 	const reasons: SeedReason[] = [];
 	for (const rule of REFERENCES) {
-		const known = new Set([...definedIn(seed, rule.target), ...[...(existing[rule.target] ?? [])].map((id) => id.toLowerCase())]);
+		const known = new Set([
+			...definedIn(seed, rule.target),
+			...[...(existing[rule.target] ?? [])].map((id) => id.toLowerCase()),
+		]);
 		for (const { index, entry } of itemsOf(seed, rule.section)) {
 			for (const pointer of rule.read(entry)) {
 				const identifier = lower(pointer.identifier);
@@ -154,7 +174,11 @@ function duplicates(seed: Item, section: SeedSection, field: string, key: (value
 		if (typeof value !== "string" || value === "") return;
 		const first = seen.get(key(value));
 		if (first === undefined) seen.set(key(value), index);
-		else reasons.push({ path: at(section, index, field), message: `duplicate ${field} (also ${at(section, first, field)})` });
+		else
+			reasons.push({
+				path: at(section, index, field),
+				message: `duplicate ${field} (also ${at(section, first, field)})`,
+			});
 	});
 	return reasons;
 }
@@ -164,9 +188,17 @@ const caseless = (value: string) => value.toLowerCase();
 
 function duplicateReasons(seed: Item): SeedReason[] {
 	return [
-		...(["serviceProviders", "accessPointProviders", "accessPoints", "capabilities", "processes", "documentTypes", "participants"] as const).flatMap((section) =>
-			duplicates(seed, section, "identifier", caseless),
-		),
+		...(
+			[
+				"serviceProviders",
+				"accessPointProviders",
+				"accessPoints",
+				"capabilities",
+				"processes",
+				"documentTypes",
+				"participants",
+			] as const
+		).flatMap((section) => duplicates(seed, section, "identifier", caseless)),
 		...duplicates(seed, "processes", "qualifiedIdentifier", caseless),
 		...duplicates(seed, "documentTypes", "qualifiedIdentifier", caseless),
 		// Usernames are case-sensitive, as the credentials are.
@@ -177,10 +209,14 @@ function duplicateReasons(seed: Item): SeedReason[] {
 /** A SERVICE_PROVIDER account names its service provider, an ACCESS_POINT_PROVIDER its access point provider, others neither. */
 export function accountLinkReasons(account: Partial<AccountSeed>): { field: string; message: string }[] {
 	const reasons: { field: string; message: string }[] = [];
-	const needs = { serviceProvider: account.role === "SERVICE_PROVIDER", accessPointProvider: account.role === "ACCESS_POINT_PROVIDER" };
+	const needs = {
+		serviceProvider: account.role === "SERVICE_PROVIDER",
+		accessPointProvider: account.role === "ACCESS_POINT_PROVIDER",
+	};
 	for (const field of ["serviceProvider", "accessPointProvider"] as const) {
 		const given = account[field] !== undefined && account[field] !== null;
-		if (needs[field] && !given) reasons.push({ field, message: `${DEFAULT_MESSAGES.NotNull} for role ${account.role}` });
+		if (needs[field] && !given)
+			reasons.push({ field, message: `${DEFAULT_MESSAGES.NotNull} for role ${account.role}` });
 		if (!needs[field] && given) reasons.push({ field, message: `must not be given for role ${account.role}` });
 	}
 	return reasons;
@@ -189,14 +225,23 @@ export function accountLinkReasons(account: Partial<AccountSeed>): { field: stri
 function accountReasons(seed: Item): SeedReason[] {
 	return itemsOf(seed, "accounts").flatMap(({ index, entry: account }) => {
 		const reasons = ACCOUNT_ROLES.includes(account.role as AccountRole)
-			? accountLinkReasons(account as Partial<AccountSeed>).map(({ field, message }) => ({ path: at("accounts", index, field), message }))
+			? accountLinkReasons(account as Partial<AccountSeed>).map(({ field, message }) => ({
+					path: at("accounts", index, field),
+					message,
+				}))
 			: [];
 		const hasPassword = account.password !== undefined;
 		const hasHash = account.passwordHash !== undefined;
 		if (hasPassword === hasHash) {
-			reasons.push({ path: at("accounts", index, "password"), message: "give exactly one of password and passwordHash" });
+			reasons.push({
+				path: at("accounts", index, "password"),
+				message: "give exactly one of password and passwordHash",
+			});
 		} else if (hasHash && typeof account.passwordHash === "string" && !isPasswordHash(account.passwordHash)) {
-			reasons.push({ path: at("accounts", index, "passwordHash"), message: "must be a hash like scrypt$N$r$p$salt$hash" });
+			reasons.push({
+				path: at("accounts", index, "passwordHash"),
+				message: "must be a hash like scrypt$N$r$p$salt$hash",
+			});
 		}
 		return reasons;
 	});
@@ -209,12 +254,19 @@ function participantReasons(seed: Item): SeedReason[] {
 		const { icd, organizationIdentifier, serviceProvider } = participant;
 		if (typeof icd !== "string" || typeof organizationIdentifier !== "string") return;
 		if (!organizationIdentifierIsValid(icd, organizationIdentifier)) {
-			reasons.push({ path: at("participants", index, "organizationIdentifier"), message: DEFAULT_MESSAGES.OrganizationNumber });
+			reasons.push({
+				path: at("participants", index, "organizationIdentifier"),
+				message: DEFAULT_MESSAGES.OrganizationNumber,
+			});
 		}
 		const key = `${lower(serviceProvider)}|${organizationKey(icd, organizationIdentifier)}`;
 		const first = organizations.get(key);
 		if (first === undefined) organizations.set(key, index);
-		else reasons.push({ path: at("participants", index), message: `the service provider already has this organization (also ${at("participants", first)})` });
+		else
+			reasons.push({
+				path: at("participants", index),
+				message: `the service provider already has this organization (also ${at("participants", first)})`,
+			});
 	});
 	return reasons;
 }
@@ -222,8 +274,14 @@ function participantReasons(seed: Item): SeedReason[] {
 function selfDependencyReasons(seed: Item): SeedReason[] {
 	return itemsOf(seed, "processes").flatMap(({ index, entry: process }) =>
 		listed(process, "dependencies")
-			.filter((pointer) => lower(pointer.identifier) !== undefined && lower(pointer.identifier) === lower(process.identifier))
-			.map((pointer) => ({ path: at("processes", index, pointer.field), message: "a process cannot depend on itself" })),
+			.filter(
+				(pointer) =>
+					lower(pointer.identifier) !== undefined && lower(pointer.identifier) === lower(process.identifier),
+			)
+			.map((pointer) => ({
+				path: at("processes", index, pointer.field),
+				message: "a process cannot depend on itself",
+			})),
 	);
 }
 
@@ -232,7 +290,8 @@ function selfDependencyReasons(seed: Item): SeedReason[] {
  * the registry already holds (identifiers the file may refer to without defining them).
  */
 export function validateSeed(json: unknown, existing: ExistingRecords = {}): SeedReason[] {
-	if (json === null || typeof json !== "object" || Array.isArray(json)) return [{ path: "", message: "a seed file is a JSON object of sections" }];
+	if (json === null || typeof json !== "object" || Array.isArray(json))
+		return [{ path: "", message: "a seed file is a JSON object of sections" }];
 	const seed = json as Item;
 	const reasons: SeedReason[] = [];
 	for (const [section, value] of Object.entries(seed)) {
@@ -245,5 +304,12 @@ export function validateSeed(json: unknown, existing: ExistingRecords = {}): See
 			reasons.push(...shapeReasons(section as SeedSection, value));
 		}
 	}
-	return [...reasons, ...duplicateReasons(seed), ...referenceReasons(seed, existing), ...selfDependencyReasons(seed), ...accountReasons(seed), ...participantReasons(seed)];
+	return [
+		...reasons,
+		...duplicateReasons(seed),
+		...referenceReasons(seed, existing),
+		...selfDependencyReasons(seed),
+		...accountReasons(seed),
+		...participantReasons(seed),
+	];
 }

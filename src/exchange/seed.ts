@@ -31,16 +31,27 @@ function isRunning(broker: ServiceBroker, action: string): boolean {
 	return !(broker.findNextActionEndpoint(action) instanceof Error);
 }
 
-async function existingRecords(broker: ServiceBroker, outside: Record<ReferenceTarget, string[]>): Promise<ExistingRecords> {
+async function existingRecords(
+	broker: ServiceBroker,
+	outside: Record<ReferenceTarget, string[]>,
+): Promise<ExistingRecords> {
 	const existing: ExistingRecords = {};
 	const identifiersOf = (records: { identifier: string }[]) => records.map((record) => record.identifier);
 	if (outside.serviceProviders.length && isRunning(broker, "accounts.serviceProviders")) {
-		existing.serviceProviders = identifiersOf(await broker.call("accounts.serviceProviders", { identifiers: outside.serviceProviders }));
+		existing.serviceProviders = identifiersOf(
+			await broker.call("accounts.serviceProviders", { identifiers: outside.serviceProviders }),
+		);
 	}
 	if (outside.accessPointProviders.length && isRunning(broker, "accessPoints.providers")) {
-		existing.accessPointProviders = identifiersOf(await broker.call("accessPoints.providers", { identifiers: outside.accessPointProviders }));
+		existing.accessPointProviders = identifiersOf(
+			await broker.call("accessPoints.providers", { identifiers: outside.accessPointProviders }),
+		);
 	}
-	const catalogKinds = { capabilities: outside.capabilities, processes: outside.processes, documentTypes: outside.documentTypes };
+	const catalogKinds = {
+		capabilities: outside.capabilities,
+		processes: outside.processes,
+		documentTypes: outside.documentTypes,
+	};
 	if (Object.values(catalogKinds).some((ids) => ids.length) && isRunning(broker, "catalog.knownIdentifiers")) {
 		Object.assign(existing, await broker.call("catalog.knownIdentifiers", catalogKinds));
 	}
@@ -68,15 +79,24 @@ export interface SeedProgress {
 const SEED_IMPORT_TIMEOUT_MS = 10 * 60 * 1000;
 
 /** Checks the whole file first; throws SeedRefused (nothing written) or imports every section. */
-export async function importSeed(broker: ServiceBroker, json: unknown, progress: SeedProgress = {}): Promise<SeedResult> {
-	const reasons = validateSeed(json, json && typeof json === "object" ? await existingRecords(broker, referencesOutside(json)) : {});
+export async function importSeed(
+	broker: ServiceBroker,
+	json: unknown,
+	progress: SeedProgress = {},
+): Promise<SeedResult> {
+	const reasons = validateSeed(
+		json,
+		json && typeof json === "object" ? await existingRecords(broker, referencesOutside(json)) : {},
+	);
 	const seed = (reasons.length ? {} : json) as Seed;
 	const importers = IMPORTERS.filter(({ sections }) => sections.some((section) => (seed[section]?.length ?? 0) > 0));
 	for (const { action, sections } of importers) {
-		if (!isRunning(broker, action)) reasons.push({ path: sections.join(", "), message: `cannot be imported: ${action} is not running` });
+		if (!isRunning(broker, action))
+			reasons.push({ path: sections.join(", "), message: `cannot be imported: ${action} is not running` });
 	}
 	if (reasons.length) throw new SeedRefused(reasons);
-	const recordsOf = (sections: SeedSection[]) => sections.reduce((sum, section) => sum + (seed[section]?.length ?? 0), 0);
+	const recordsOf = (sections: SeedSection[]) =>
+		sections.reduce((sum, section) => sum + (seed[section]?.length ?? 0), 0);
 	progress.onChecked?.(importers.reduce((sum, { sections }) => sum + recordsOf(sections), 0));
 	const result: SeedResult = {};
 	for (const { action, sections } of importers) {

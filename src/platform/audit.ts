@@ -15,7 +15,16 @@ export interface AuditRecord {
 	actor: { username: string; role: string; serviceProvider?: string } | null;
 	/** Operation id from src/contract/operations.ts (e.g. "addParticipant"), or an internal name (e.g. "seed"). */
 	operation: string;
-	resource: "participant" | "process" | "documentType" | "capability" | "accessPoint" | "accessPointProvider" | "serviceProvider" | "account" | "transfer";
+	resource:
+		| "participant"
+		| "process"
+		| "documentType"
+		| "capability"
+		| "accessPoint"
+		| "accessPointProvider"
+		| "serviceProvider"
+		| "account"
+		| "transfer";
 	resourceId: string;
 	/** Service providers entitled to see this record (the participant's owner(s), before and after a transfer). */
 	serviceProviders: string[];
@@ -64,7 +73,13 @@ export function auditRecord(
 	return {
 		identifier: newRecordIdentifier(),
 		at: new Date().toISOString(),
-		actor: caller ? { username: caller.username, role: caller.role, ...(caller.serviceProvider ? { serviceProvider: caller.serviceProvider } : {}) } : null,
+		actor: caller
+			? {
+					username: caller.username,
+					role: caller.role,
+					...(caller.serviceProvider ? { serviceProvider: caller.serviceProvider } : {}),
+				}
+			: null,
 		operation: fields.operation,
 		resource: fields.resource,
 		resourceId: fields.resourceId,

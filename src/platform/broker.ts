@@ -21,7 +21,11 @@ function credentialsMiddleware(source: NodeJS.ProcessEnv): BrokerMiddleware {
 
 /** Middlewares every registry broker uses: the credentials check, the durable channels for participant changes, and the notices. */
 function registryMiddlewares(source: NodeJS.ProcessEnv): NonNullable<BrokerOptions["middlewares"]> {
-	return [credentialsMiddleware(source) as never, channelsMiddleware(source) as never, noticesMiddleware(source) as never];
+	return [
+		credentialsMiddleware(source) as never,
+		channelsMiddleware(source) as never,
+		noticesMiddleware(source) as never,
+	];
 }
 
 /**
@@ -32,7 +36,8 @@ function registryMiddlewares(source: NodeJS.ProcessEnv): NonNullable<BrokerOptio
  */
 function internalMiddlewares(): NonNullable<BrokerOptions["middlewares"]> {
 	const names = ServiceBroker.INTERNAL_MIDDLEWARES;
-	if (!names.includes("Cacher") || !names.includes("Metrics")) throw new Error(`moleculer's internal middlewares changed: ${names.join(", ")}`);
+	if (!names.includes("Cacher") || !names.includes("Metrics"))
+		throw new Error(`moleculer's internal middlewares changed: ${names.join(", ")}`);
 	return names.flatMap((name) => {
 		if (name === "Metrics") return [requestMetricsMiddleware as never];
 		if (name === "Cacher") return [name, permissionsMiddleware() as never];
@@ -73,6 +78,8 @@ export function createBroker(options: BrokerBuildOptions = {}): ServiceBroker {
 
 /** Is some node (this one included) offering the action now? */
 export function isActionAvailable(broker: ServiceBroker, action: string): boolean {
-	const registry = broker.registry as unknown as { getActionEndpoints(name: string): { hasAvailable(): boolean } | undefined };
+	const registry = broker.registry as unknown as {
+		getActionEndpoints(name: string): { hasAvailable(): boolean } | undefined;
+	};
 	return registry.getActionEndpoints(action)?.hasAvailable() === true;
 }

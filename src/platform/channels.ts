@@ -43,7 +43,10 @@ export function channelPrefix(namespace: string): string {
 
 const STREAM_MAX_AGE_NANOS = 7 * 24 * 3600 * 1e9;
 
-export function channelsAdapter(source: NodeJS.ProcessEnv = process.env): { type: string; options: Record<string, unknown> } {
+export function channelsAdapter(source: NodeJS.ProcessEnv = process.env): {
+	type: string;
+	options: Record<string, unknown>;
+} {
 	const transporter = env("TRANSPORTER", source);
 	const prefix = channelPrefix(env("NAMESPACE", source));
 	if (isNatsTransporter(transporter)) {
@@ -72,7 +75,11 @@ export function channelsAdapter(source: NodeJS.ProcessEnv = process.env): { type
 
 interface ChannelAdapter {
 	addPrefixTopic(name: string): string;
-	manager?: { consumers: { info(stream: string, consumer: string): Promise<{ num_pending: number; num_ack_pending: number }> } };
+	manager?: {
+		consumers: {
+			info(stream: string, consumer: string): Promise<{ num_pending: number; num_ack_pending: number }>;
+		};
+	};
 	createStream?(name: string, subjects: string[], options: object): Promise<unknown>;
 	subscribe(chan: { id: string }, service: unknown): Promise<void>;
 	stopChannelActiveMessages(channelId: string): void;
@@ -133,7 +140,11 @@ async function reportPending(broker: ServiceBroker): Promise<void> {
 			// The adapter's names: the prefixed subject with "_" for ".", the group likewise.
 			const stream = adapter.addPrefixTopic(name).split(".").join("_");
 			const info = await adapter.manager.consumers.info(stream, group.split(".").join("_")).catch(() => null);
-			if (info) setMetric(broker, REGISTRY_METRICS.channelPending, info.num_pending + info.num_ack_pending, { channel: name, group });
+			if (info)
+				setMetric(broker, REGISTRY_METRICS.channelPending, info.num_pending + info.num_ack_pending, {
+					channel: name,
+					group,
+				});
 		}
 	}
 }
@@ -178,7 +189,8 @@ export function channelsMiddleware(source: NodeJS.ProcessEnv = process.env): Bro
  * after making sure of the stream. False when the broker has no channels.
  */
 export async function publishOnChannel(broker: ServiceBroker, channel: string, payload: unknown): Promise<boolean> {
-	const send = (broker as unknown as { sendToChannel?: (channel: string, payload: unknown) => Promise<void> }).sendToChannel;
+	const send = (broker as unknown as { sendToChannel?: (channel: string, payload: unknown) => Promise<void> })
+		.sendToChannel;
 	if (!send) return false;
 	try {
 		await send.call(broker, channel, payload);

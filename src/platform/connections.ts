@@ -37,11 +37,17 @@ function readSecretFile(variable: string, file: string): Buffer {
 }
 
 /** The TLS options of a client certificate setup: CA, certificate and key files (each optional). */
-function tlsFiles(prefix: "NATS" | "REDIS", source: NodeJS.ProcessEnv): { ca?: string; cert?: string; key?: string } | null {
+function tlsFiles(
+	prefix: "NATS" | "REDIS",
+	source: NodeJS.ProcessEnv,
+): { ca?: string; cert?: string; key?: string } | null {
 	const ca = env(`${prefix}_TLS_CA_FILE`, source);
 	const cert = env(`${prefix}_TLS_CERT_FILE`, source);
 	const key = env(`${prefix}_TLS_KEY_FILE`, source);
-	if (Boolean(cert) !== Boolean(key)) throw new Error(`${prefix}_TLS_CERT_FILE and ${prefix}_TLS_KEY_FILE go together (a client certificate and its key)`);
+	if (Boolean(cert) !== Boolean(key))
+		throw new Error(
+			`${prefix}_TLS_CERT_FILE and ${prefix}_TLS_KEY_FILE go together (a client certificate and its key)`,
+		);
 	if (!ca && !cert) return null;
 	return { ...(ca ? { ca } : {}), ...(cert ? { cert, key } : {}) };
 }
@@ -50,7 +56,8 @@ function tlsFiles(prefix: "NATS" | "REDIS", source: NodeJS.ProcessEnv): { ca?: s
 function natsUrls(transporter: string): URL[] {
 	return transporter.split(",").map((server) => {
 		const url = parseUrl("TRANSPORTER", server.trim());
-		if (url.protocol !== "nats:" && url.protocol !== "tls:") throw new Error(`TRANSPORTER must list nats:// (or tls://) URLs, not ${url.protocol}`);
+		if (url.protocol !== "nats:" && url.protocol !== "tls:")
+			throw new Error(`TRANSPORTER must list nats:// (or tls://) URLs, not ${url.protocol}`);
 		return url;
 	});
 }
@@ -65,7 +72,10 @@ export function isNatsTransporter(transporter: string): boolean {
  * then one way to authenticate (credentials file, NKey seed, token, or user and password,
  * from the variables or the URL), then TLS when a tls:// URL or a NATS_TLS_* file asks for it.
  */
-export function natsConnectionOptions(source: NodeJS.ProcessEnv = process.env, transporter = env("TRANSPORTER", source)): ConnectionOptions {
+export function natsConnectionOptions(
+	source: NodeJS.ProcessEnv = process.env,
+	transporter = env("TRANSPORTER", source),
+): ConnectionOptions {
 	const urls = natsUrls(transporter);
 	const withUser = urls.find((url) => url.username);
 	const user = env("NATS_USER", source) || (withUser ? decodeURIComponent(withUser.username) : "");
@@ -73,16 +83,29 @@ export function natsConnectionOptions(source: NodeJS.ProcessEnv = process.env, t
 	const token = env("NATS_TOKEN", source);
 	const credsFile = env("NATS_CREDS_FILE", source);
 	const seedFile = env("NATS_NKEY_SEED_FILE", source);
-	const ways = [credsFile && "NATS_CREDS_FILE", seedFile && "NATS_NKEY_SEED_FILE", token && "NATS_TOKEN", user && "NATS_USER"].filter(Boolean);
-	if (ways.length > 1) throw new Error(`NATS credentials: set one of ${ways.join(", ")} (NATS accepts one way to authenticate)`);
+	const ways = [
+		credsFile && "NATS_CREDS_FILE",
+		seedFile && "NATS_NKEY_SEED_FILE",
+		token && "NATS_TOKEN",
+		user && "NATS_USER",
+	].filter(Boolean);
+	if (ways.length > 1)
+		throw new Error(`NATS credentials: set one of ${ways.join(", ")} (NATS accepts one way to authenticate)`);
 	const options: ConnectionOptions = { servers: urls.map((url) => url.host) };
-	if (credsFile) options.authenticator = credsAuthenticator(new Uint8Array(readSecretFile("NATS_CREDS_FILE", credsFile)));
-	else if (seedFile) options.authenticator = nkeyAuthenticator(new Uint8Array(readSecretFile("NATS_NKEY_SEED_FILE", seedFile)).filter((byte) => byte > 32));
+	if (credsFile)
+		options.authenticator = credsAuthenticator(new Uint8Array(readSecretFile("NATS_CREDS_FILE", credsFile)));
+	else if (seedFile)
+		options.authenticator = nkeyAuthenticator(
+			new Uint8Array(readSecretFile("NATS_NKEY_SEED_FILE", seedFile)).filter((byte) => byte > 32),
+		);
 	else if (token) options.token = token;
 	else if (user) Object.assign(options, { user, pass });
 	const tls = tlsFiles("NATS", source);
 	if (tls || urls.some((url) => url.protocol === "tls:")) {
-		options.tls = { ...(tls?.ca ? { caFile: tls.ca } : {}), ...(tls?.cert ? { certFile: tls.cert, keyFile: tls.key } : {}) };
+		options.tls = {
+			...(tls?.ca ? { caFile: tls.ca } : {}),
+			...(tls?.cert ? { certFile: tls.cert, keyFile: tls.key } : {}),
+		};
 	}
 	return options;
 }
@@ -92,9 +115,13 @@ export function natsConnectionOptions(source: NodeJS.ProcessEnv = process.env, t
  * the REDIS_* variables: ACL user and password (the variables win over the URL), TLS when
  * rediss:// or a REDIS_TLS_* file asks for it.
  */
-export function redisConnectionOptions(url: string, source: NodeJS.ProcessEnv = process.env): { host: string; port: number; username?: string; password?: string; db?: number; tls?: object } {
+export function redisConnectionOptions(
+	url: string,
+	source: NodeJS.ProcessEnv = process.env,
+): { host: string; port: number; username?: string; password?: string; db?: number; tls?: object } {
 	const parsed = parseUrl("CACHER", url);
-	if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") throw new Error(`CACHER must be a redis:// or rediss:// URL, not ${parsed.protocol}`);
+	if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:")
+		throw new Error(`CACHER must be a redis:// or rediss:// URL, not ${parsed.protocol}`);
 	const db = Number(parsed.pathname.replace(/^\//, "") || 0);
 	const username = env("REDIS_USERNAME", source) || decodeURIComponent(parsed.username);
 	const password = env("REDIS_PASSWORD", source) || decodeURIComponent(parsed.password);
@@ -109,7 +136,12 @@ export function redisConnectionOptions(url: string, source: NodeJS.ProcessEnv = 
 			? {
 					tls: {
 						...(tls?.ca ? { ca: readSecretFile("REDIS_TLS_CA_FILE", tls.ca) } : {}),
-						...(tls?.cert ? { cert: readSecretFile("REDIS_TLS_CERT_FILE", tls.cert), key: readSecretFile("REDIS_TLS_KEY_FILE", tls.key as string) } : {}),
+						...(tls?.cert
+							? {
+									cert: readSecretFile("REDIS_TLS_CERT_FILE", tls.cert),
+									key: readSecretFile("REDIS_TLS_KEY_FILE", tls.key as string),
+								}
+							: {}),
 					},
 				}
 			: {}),
@@ -120,7 +152,8 @@ export function redisConnectionOptions(url: string, source: NodeJS.ProcessEnv = 
 export class CredentialsRefused extends Error {}
 
 /** NATS's and Redis's answers to a client they do not accept (never an unreachable server). */
-const NATS_REFUSED = /authorization violation|authentication (expired|timeout)|user authentication|AUTHORIZATION_VIOLATION/i;
+const NATS_REFUSED =
+	/authorization violation|authentication (expired|timeout)|user authentication|AUTHORIZATION_VIOLATION/i;
 const REDIS_REFUSED = /WRONGPASS|NOAUTH|NOPERM|invalid password|invalid username-password/i;
 
 export function isRedisAuthError(error: unknown): boolean {
@@ -140,8 +173,16 @@ export async function checkCredentials(source: NodeJS.ProcessEnv = process.env):
 	if (isNatsTransporter(transporter)) {
 		checks.push(
 			(async () => {
-				const connection = await connect({ ...natsConnectionOptions(source), name: "registry-credentials-check", reconnect: false, timeout: 5000 }).catch((error: unknown) => {
-					const reason = String((error as { code?: string })?.code ?? "") + " " + String((error as Error)?.message ?? error);
+				const connection = await connect({
+					...natsConnectionOptions(source),
+					name: "registry-credentials-check",
+					reconnect: false,
+					timeout: 5000,
+				}).catch((error: unknown) => {
+					const reason =
+						String((error as { code?: string })?.code ?? "") +
+						" " +
+						String((error as Error)?.message ?? error);
 					if (NATS_REFUSED.test(reason)) {
 						throw new CredentialsRefused(
 							`NATS at ${redact(transporter)} refused the registry's credentials (authentication failed: ${(error as Error).message}); check NATS_USER/NATS_PASSWORD, NATS_TOKEN, NATS_CREDS_FILE or NATS_NKEY_SEED_FILE`,
@@ -186,6 +227,11 @@ export async function checkCredentials(source: NodeJS.ProcessEnv = process.env):
 		);
 	}
 	const results = await Promise.allSettled(checks);
-	const refused = results.filter((result): result is PromiseRejectedResult => result.status === "rejected").map((result) => result.reason as Error);
-	if (refused.length) throw refused.length === 1 ? refused[0] : new CredentialsRefused(refused.map((error) => error.message).join("; "));
+	const refused = results
+		.filter((result): result is PromiseRejectedResult => result.status === "rejected")
+		.map((result) => result.reason as Error);
+	if (refused.length)
+		throw refused.length === 1
+			? refused[0]
+			: new CredentialsRefused(refused.map((error) => error.message).join("; "));
 }

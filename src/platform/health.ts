@@ -34,7 +34,10 @@ export function requiredServices(broker: ServiceBroker): string[] {
 	return local.includes("api") ? [...new Set([...local, "accounts"])] : local;
 }
 
-export async function readiness(broker: ServiceBroker, required: string[] = requiredServices(broker)): Promise<Readiness> {
+export async function readiness(
+	broker: ServiceBroker,
+	required: string[] = requiredServices(broker),
+): Promise<Readiness> {
 	const checks: Record<string, "UP" | "DOWN"> = { startup: startupPending ? "DOWN" : "UP" };
 	const transit = (broker as unknown as { transit?: { connected: boolean } }).transit;
 	checks.transporter = !transit || transit.connected ? "UP" : "DOWN";

@@ -94,7 +94,8 @@ class HistogramSeries {
 		item.count++;
 		item.lastValue = value;
 		const buckets = this.metric.buckets;
-		if (item.bucketValues && buckets) for (const bound of buckets) if (value <= bound) item.bucketValues[bound] += 1;
+		if (item.bucketValues && buckets)
+			for (const bound of buckets) if (value <= bound) item.bucketValues[bound] += 1;
 		if (item.quantileValues) item.quantileValues.add(value);
 		if (item.rate) item.rate.update(item.count);
 		this.metric.changed(value, this.labels);
@@ -143,7 +144,12 @@ function measuredSeries(registry: MetricRegistryLike, metrics: MeasuredMetrics, 
 }
 
 /** Counts one call of `run` as moleculer's Metrics middleware does: total, active while it runs, its time, and its error (in `errorMetric`). */
-function measured(registry: MetricRegistryLike, series: MeasuredSeries, errorMetric: string, run: () => Promise<unknown>): Promise<unknown> {
+function measured(
+	registry: MetricRegistryLike,
+	series: MeasuredSeries,
+	errorMetric: string,
+	run: () => Promise<unknown>,
+): Promise<unknown> {
 	series.total.add(1);
 	series.active.add(1);
 	const started = process.hrtime();
@@ -166,7 +172,13 @@ function measured(registry: MetricRegistryLike, series: MeasuredSeries, errorMet
 }
 
 /** The series of one action, for one caller, called locally or remotely. */
-function requestSeries(registry: MetricRegistryLike, service: string | null, action: string, caller: string | null, type: "local" | "remote"): RequestSeries {
+function requestSeries(
+	registry: MetricRegistryLike,
+	service: string | null,
+	action: string,
+	caller: string | null,
+	type: "local" | "remote",
+): RequestSeries {
 	const labels: Labels = { service, action, caller, type };
 	const levels = new Map<number, ValueSeries>();
 	return {
@@ -192,15 +204,30 @@ const heldAnswerSeries = new WeakMap<ServiceBroker, Map<string, RequestSeries>>(
  * (a second histogram observation per request cost more than the rest of the held answer);
  * not counted in `active`, which it would leave unchanged.
  */
-export function countHeldAnswer(broker: ServiceBroker, service: string, action: string, caller: string, level: number, type: "local" | "remote"): void {
+export function countHeldAnswer(
+	broker: ServiceBroker,
+	service: string,
+	action: string,
+	caller: string,
+	level: number,
+	type: "local" | "remote",
+): void {
 	if (!broker.isMetricsEnabled()) return;
 	let byLabels = heldAnswerSeries.get(broker);
 	if (!byLabels) heldAnswerSeries.set(broker, (byLabels = new Map()));
 	const key = `${type}\u0000${action}\u0000${caller}`;
 	let series = byLabels.get(key);
 	if (!series) {
-		const registry = (broker as unknown as { metrics: MetricRegistryLike & { register(definition: object): unknown } }).metrics;
-		if (!registry.getMetric(HELD_ANSWERS)) registry.register({ type: "counter", name: HELD_ANSWERS, labelNames: ["action"], description: "Requests the gateway answered from its held answers" });
+		const registry = (
+			broker as unknown as { metrics: MetricRegistryLike & { register(definition: object): unknown } }
+		).metrics;
+		if (!registry.getMetric(HELD_ANSWERS))
+			registry.register({
+				type: "counter",
+				name: HELD_ANSWERS,
+				labelNames: ["action"],
+				description: "Requests the gateway answered from its held answers",
+			});
 		series = requestSeries(registry, service, action, caller, type);
 		series.held = new ValueSeries(registry.getMetric(HELD_ANSWERS), { action });
 		byLabels.set(key, series);
@@ -215,33 +242,56 @@ const REPLAYS = "registry.idempotent.replays.total";
 
 export function countReplay(broker: ServiceBroker, action: string): void {
 	if (!broker.isMetricsEnabled()) return;
-	const registry = (broker as unknown as { metrics: { getMetric(name: string): unknown; register(definition: object): unknown; increment(name: string, labels: object): void } }).metrics;
-	if (!registry.getMetric(REPLAYS)) registry.register({ type: "counter", name: REPLAYS, labelNames: ["action"], description: "Adds answered again to a retry with the same Idempotency-Key" });
+	const registry = (
+		broker as unknown as {
+			metrics: {
+				getMetric(name: string): unknown;
+				register(definition: object): unknown;
+				increment(name: string, labels: object): void;
+			};
+		}
+	).metrics;
+	if (!registry.getMetric(REPLAYS))
+		registry.register({
+			type: "counter",
+			name: REPLAYS,
+			labelNames: ["action"],
+			description: "Adds answered again to a retry with the same Idempotency-Key",
+		});
 	registry.increment(REPLAYS, { action });
 }
 
 export function requestMetricsMiddleware(broker: ServiceBroker): Record<string, unknown> {
-	const base = ((Middlewares as unknown as Record<string, unknown>).Metrics as (broker: ServiceBroker) => Record<string, unknown>)(broker);
+	const base = (
+		(Middlewares as unknown as Record<string, unknown>).Metrics as (
+			broker: ServiceBroker,
+		) => Record<string, unknown>
+	)(broker);
 	const registry = (broker as unknown as { metrics: MetricRegistryLike }).metrics;
-	const wrap = (type: "local" | "remote") => (next: (ctx: Context) => Promise<unknown>, action: { name: string; service?: { fullName: string } }) => {
-		if (!broker.isMetricsEnabled()) return next;
-		const service = action.service ? action.service.fullName : null;
-		const name = action.name;
-		const byCaller = new Map<string | null, RequestSeries>();
-		const seriesOf = (caller: string | null): RequestSeries => {
-			const series = requestSeries(registry, service, name, caller, type);
-			byCaller.set(caller, series);
-			return series;
+	const wrap =
+		(type: "local" | "remote") =>
+		(next: (ctx: Context) => Promise<unknown>, action: { name: string; service?: { fullName: string } }) => {
+			if (!broker.isMetricsEnabled()) return next;
+			const service = action.service ? action.service.fullName : null;
+			const name = action.name;
+			const byCaller = new Map<string | null, RequestSeries>();
+			const seriesOf = (caller: string | null): RequestSeries => {
+				const series = requestSeries(registry, service, name, caller, type);
+				byCaller.set(caller, series);
+				return series;
+			};
+			return function requestMetrics(ctx: Context): Promise<unknown> {
+				const caller = (ctx as unknown as { caller: string | null }).caller;
+				const series = byCaller.get(caller) ?? seriesOf(caller);
+				series.level(ctx.level).add(1);
+				return measured(registry, series, REQUEST_METRICS.errors, () => next(ctx));
+			};
 		};
-		return function requestMetrics(ctx: Context): Promise<unknown> {
-			const caller = (ctx as unknown as { caller: string | null }).caller;
-			const series = byCaller.get(caller) ?? seriesOf(caller);
-			series.level(ctx.level).add(1);
-			return measured(registry, series, REQUEST_METRICS.errors, () => next(ctx));
-		};
-	};
 	/** Local event handlers: moleculer's received-event series (total, active, time, errors), found once per event name and caller. */
-	const localEvent = (next: (ctx: Context) => Promise<unknown>, event: { group?: string; service?: { name: string } }) => {
+	const localEvent = (
+		next: (ctx: Context) => Promise<unknown>,
+		event: { group?: string; service?: { name: string } },
+	) => {
 		if (!broker.isMetricsEnabled()) return next;
 		const service = event.service ? event.service.name : null;
 		const group = event.group || service;

@@ -20,7 +20,12 @@ class QuietPrometheusReporter extends PrometheusReporter {
 export function prometheusFormatter(broker: ServiceBroker): (() => string) | null {
 	const registry = (broker as unknown as { metrics?: { isEnabled(): boolean } }).metrics;
 	if (!registry || !registry.isEnabled()) return null;
-	const reporter = new QuietPrometheusReporter({ includes: null, excludes: null, metricNamePrefix: null, metricNameSuffix: null });
+	const reporter = new QuietPrometheusReporter({
+		includes: null,
+		excludes: null,
+		metricNamePrefix: null,
+		metricNameSuffix: null,
+	});
 	reporter.init(registry);
 	return () => reporter.generatePrometheusResponse();
 }

@@ -10,15 +10,22 @@ import { channelPrefix } from "./channels";
 import { natsConnectionOptions, redisConnectionOptions } from "./connections";
 
 /** `source`: the environment whose NATS_* / REDIS_* credentials the servers want (src/platform/connections.ts). */
-export async function removeNamespace(namespace: string, servers: { natsUrl: string; redisUrl: string }, source: NodeJS.ProcessEnv = process.env): Promise<void> {
-	const connection = await connect({ ...natsConnectionOptions(source, servers.natsUrl), reconnect: false }).catch(() => null);
+export async function removeNamespace(
+	namespace: string,
+	servers: { natsUrl: string; redisUrl: string },
+	source: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
+	const connection = await connect({ ...natsConnectionOptions(source, servers.natsUrl), reconnect: false }).catch(
+		() => null,
+	);
 	if (connection) {
 		try {
 			const manager = await connection.jetstreamManager();
 			const prefix = channelPrefix(namespace);
 			for await (const stream of manager.streams.list()) {
 				const name = stream.config.name;
-				if (name.includes(prefix) || stream.config.subjects?.some((subject) => subject.includes(prefix))) await manager.streams.delete(name);
+				if (name.includes(prefix) || stream.config.subjects?.some((subject) => subject.includes(prefix)))
+					await manager.streams.delete(name);
 			}
 		} catch {
 			// JetStream not enabled or already gone: nothing of this namespace is left there.
@@ -26,7 +33,11 @@ export async function removeNamespace(namespace: string, servers: { natsUrl: str
 			await connection.close();
 		}
 	}
-	const redis = new Redis({ ...redisConnectionOptions(servers.redisUrl, source), lazyConnect: true, maxRetriesPerRequest: 1 });
+	const redis = new Redis({
+		...redisConnectionOptions(servers.redisUrl, source),
+		lazyConnect: true,
+		maxRetriesPerRequest: 1,
+	});
 	try {
 		await redis.connect();
 		for (const pattern of [`registry-${namespace}*`, `*${namespace}*`]) {

@@ -12,7 +12,15 @@
  * everyone holding anything drops it all, and holds nothing new (`trusted` false) until the
  * stream is back. In one process, notices are local events.
  */
-import { connect, consumerOpts, JSONCodec, type ConnectionOptions, type JetStreamClient, type NatsConnection, type JetStreamSubscription } from "nats";
+import {
+	connect,
+	consumerOpts,
+	JSONCodec,
+	type ConnectionOptions,
+	type JetStreamClient,
+	type NatsConnection,
+	type JetStreamSubscription,
+} from "nats";
 import type { Middleware as BrokerMiddleware, ServiceBroker } from "moleculer";
 import type { RegistryContext, RegistryMeta } from "./context";
 import { channelPrefix } from "./channels";
@@ -168,11 +176,13 @@ class JetStreamNotices extends HeardPosition implements NoticeBus {
 			waitOnFirstConnect: true,
 		});
 		const manager = await this.connection.jetstreamManager();
-		await manager.streams.add({ name: this.stream, subjects: [`${this.subjectPrefix}>`], max_age: STREAM_MAX_AGE_NANOS }).catch(async (error) => {
-			// Already there (another process made it): fine when it covers our subjects.
-			const info = await manager.streams.info(this.stream).catch(() => null);
-			if (!info) throw error;
-		});
+		await manager.streams
+			.add({ name: this.stream, subjects: [`${this.subjectPrefix}>`], max_age: STREAM_MAX_AGE_NANOS })
+			.catch(async (error) => {
+				// Already there (another process made it): fine when it covers our subjects.
+				const info = await manager.streams.info(this.stream).catch(() => null);
+				if (!info) throw error;
+			});
 		this.js = this.connection.jetstream();
 		this.connected = true;
 		countMetric(this.broker, REGISTRY_METRICS.noticesResets, {}, 0);
@@ -213,7 +223,8 @@ class JetStreamNotices extends HeardPosition implements NoticeBus {
 		try {
 			for await (const message of subscription) {
 				const sequence = message.info.streamSequence;
-				if (this.heard > 0 && sequence !== this.heard + 1) this.reset(`notices ${this.heard + 1}–${sequence - 1} are no longer in the stream`);
+				if (this.heard > 0 && sequence !== this.heard + 1)
+					this.reset(`notices ${this.heard + 1}–${sequence - 1} are no longer in the stream`);
 				const topic = message.subject.slice(this.subjectPrefix.length);
 				try {
 					await this.broker.broadcastLocal(topic, codec.decode(message.data));
@@ -221,7 +232,11 @@ class JetStreamNotices extends HeardPosition implements NoticeBus {
 					this.broker.logger.warn(`notices: ignoring a malformed ${topic} notice`);
 				}
 				this.advance(sequence);
-				observeMetric(this.broker, REGISTRY_METRICS.noticeDelay, Math.max(0, Date.now() - message.info.timestampNanos / 1e6) / 1000);
+				observeMetric(
+					this.broker,
+					REGISTRY_METRICS.noticeDelay,
+					Math.max(0, Date.now() - message.info.timestampNanos / 1e6) / 1000,
+				);
 			}
 		} catch (error) {
 			if (!this.stopping) this.broker.logger.warn("notices: the subscription ended:", String(error));
@@ -231,7 +246,9 @@ class JetStreamNotices extends HeardPosition implements NoticeBus {
 		this.subscription = null;
 		this.reset("the notice subscription ended");
 		await new Promise((resolve) => setTimeout(resolve, 500));
-		await this.subscribe().catch((error) => this.broker.logger.warn("notices: subscribing again failed:", String(error)));
+		await this.subscribe().catch((error) =>
+			this.broker.logger.warn("notices: subscribing again failed:", String(error)),
+		);
 	}
 
 	private async watchConnection(connection: NatsConnection): Promise<void> {
@@ -282,7 +299,11 @@ export function noticesMiddleware(source: NodeJS.ProcessEnv = process.env): Brok
 			const holder = broker as WithBus;
 			if (isNatsTransporter(transporter)) {
 				// The transporter's servers, credentials and TLS (src/platform/connections.ts).
-				bus = new JetStreamNotices(broker, natsConnectionOptions(source, transporter), env("NAMESPACE", source));
+				bus = new JetStreamNotices(
+					broker,
+					natsConnectionOptions(source, transporter),
+					env("NAMESPACE", source),
+				);
 				holder[BUS] = bus;
 			} else {
 				holder[BUS] = transporter ? new BroadcastNotices(broker) : new LocalNotices(broker);
@@ -294,7 +315,8 @@ export function noticesMiddleware(source: NodeJS.ProcessEnv = process.env): Brok
 		// A gateway's lockout counters exist from its start (0), so the first lockout is an increase.
 		serviceStarted(service: { name: string; broker: ServiceBroker }) {
 			if (service.name !== "api") return;
-			for (const scope of ["user", "address"]) countMetric(service.broker, REGISTRY_METRICS.loginLockouts, { scope }, 0);
+			for (const scope of ["user", "address"])
+				countMetric(service.broker, REGISTRY_METRICS.loginLockouts, { scope }, 0);
 		},
 		// A caller that holds answers says which notices it has heard; answer once this process has too.
 		localAction(handler: (ctx: RegistryContext) => Promise<unknown>) {

@@ -24,7 +24,13 @@ function send(res: http.ServerResponse, status: number, type: string, body: stri
  * Answers a GET (or HEAD) of health or metrics: true when answered, a promise for readiness
  * (the one check that waits), false for any other request.
  */
-export function answerOperational(broker: ServiceBroker, prometheus: (() => string) | null, req: http.IncomingMessage, res: http.ServerResponse, path: string): boolean | Promise<void> {
+export function answerOperational(
+	broker: ServiceBroker,
+	prometheus: (() => string) | null,
+	req: http.IncomingMessage,
+	res: http.ServerResponse,
+	path: string,
+): boolean | Promise<void> {
 	if (req.method !== "GET" && req.method !== "HEAD") return false;
 	if (path === "/health/live") {
 		send(res, 200, JSON_TYPE, JSON.stringify({ status: "UP" }));
@@ -47,7 +53,8 @@ export function startOperationalServer(broker: ServiceBroker, port: number): Pro
 	const prometheus = prometheusFormatter(broker);
 	const server = http.createServer((req, res) => {
 		const path = (req.url ?? "").split("?")[0];
-		if (answerOperational(broker, prometheus, req, res, path) === false) send(res, 404, JSON_TYPE, JSON.stringify({ status: 404, error: "Not Found", path }));
+		if (answerOperational(broker, prometheus, req, res, path) === false)
+			send(res, 404, JSON_TYPE, JSON.stringify({ status: 404, error: "Not Found", path }));
 	});
 	return new Promise((resolve, reject) => {
 		server.once("error", reject);

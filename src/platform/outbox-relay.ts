@@ -70,8 +70,13 @@ export class OutboxRelay<T extends OutboxMessage> {
 		for (;;) {
 			const outbox = this.options.outbox();
 			if (!outbox) return delivered;
-			const filter = olderThanMs > 0 ? { at: { lte: new Date(Date.now() - olderThanMs).toISOString() } } : undefined;
-			const batch = await outbox.find({ filter, sort: [{ field: "at", direction: "asc" }], limit: this.batchSize });
+			const filter =
+				olderThanMs > 0 ? { at: { lte: new Date(Date.now() - olderThanMs).toISOString() } } : undefined;
+			const batch = await outbox.find({
+				filter,
+				sort: [{ field: "at", direction: "asc" }],
+				limit: this.batchSize,
+			});
 			if (batch.length === 0) return delivered;
 			await this.options.deliver(batch);
 			await outbox.deleteWhere({ identifier: { in: batch.map((message) => message.identifier) } });
@@ -125,12 +130,19 @@ export class OutboxRelay<T extends OutboxMessage> {
 				this.again = false;
 				delivered += await this.drain(this.options.minAgeMs ?? 0);
 			} while (this.again && !this.stopped);
-			if (this.failing) this.options.logger?.info(`${this.options.name} relay: delivering again (${delivered} message(s) this run)`);
+			if (this.failing)
+				this.options.logger?.info(
+					`${this.options.name} relay: delivering again (${delivered} message(s) this run)`,
+				);
 			this.failing = false;
 		} catch (error) {
 			this.options.report?.failed();
 			// Not delivered: the messages stay in the outbox; the next kick or tick retries.
-			if (!this.failing) this.options.logger?.warn(`${this.options.name} relay: messages wait in the outbox (retried later):`, String(error));
+			if (!this.failing)
+				this.options.logger?.warn(
+					`${this.options.name} relay: messages wait in the outbox (retried later):`,
+					String(error),
+				);
 			this.failing = true;
 		}
 		// Not awaited: a write waiting for its notices' run must not wait for the measuring too.
@@ -147,7 +159,10 @@ export class OutboxRelay<T extends OutboxMessage> {
 		const outbox = this.options.outbox();
 		if (!outbox) return;
 		try {
-			const [waiting, oldest] = await Promise.all([outbox.count(), outbox.find({ sort: [{ field: "at", direction: "asc" }], limit: 1 })]);
+			const [waiting, oldest] = await Promise.all([
+				outbox.count(),
+				outbox.find({ sort: [{ field: "at", direction: "asc" }], limit: 1 }),
+			]);
 			report.backlog(waiting, oldest[0] ? Math.max(0, (now - Date.parse(oldest[0].at)) / 1000) : 0);
 		} catch {
 			// The store is closing or away: the next run measures again.

@@ -24,11 +24,18 @@ interface ParsedHash {
 	hash: Buffer;
 }
 
-function derive(password: string, salt: Buffer, keyLength: number, options: ScryptOptions & { N: number; r: number }): Promise<Buffer> {
+function derive(
+	password: string,
+	salt: Buffer,
+	keyLength: number,
+	options: ScryptOptions & { N: number; r: number },
+): Promise<Buffer> {
 	// Room for scrypt's 128·N·r working set, which the 32 MiB default would refuse at N = 2^15.
 	const maxmem = 256 * options.N * options.r + 1024 * 1024;
 	return new Promise((resolve, reject) => {
-		scrypt(password.normalize("NFC"), salt, keyLength, { ...options, maxmem }, (error, key) => (error ? reject(error) : resolve(key)));
+		scrypt(password.normalize("NFC"), salt, keyLength, { ...options, maxmem }, (error, key) =>
+			error ? reject(error) : resolve(key),
+		);
 	});
 }
 
@@ -40,7 +47,16 @@ function parseHash(encoded: string): ParsedHash | null {
 	const [N, r, p] = parts.slice(1, 4).map((part) => (/^\d{1,8}$/.test(part) ? Number(part) : NaN));
 	const salt = Buffer.from(parts[4], "base64url");
 	const hash = Buffer.from(parts[5], "base64url");
-	const valid = isPowerOfTwo(N) && N <= MAX.N && r >= 1 && r <= MAX.r && p >= 1 && p <= MAX.p && salt.length >= 8 && hash.length >= 16 && hash.length <= MAX.keyLength;
+	const valid =
+		isPowerOfTwo(N) &&
+		N <= MAX.N &&
+		r >= 1 &&
+		r <= MAX.r &&
+		p >= 1 &&
+		p <= MAX.p &&
+		salt.length >= 8 &&
+		hash.length >= 16 &&
+		hash.length <= MAX.keyLength;
 	return valid ? { N, r, p, salt, hash } : null;
 }
 

@@ -14,7 +14,12 @@ import type { Role } from "../contract/model";
 import { OPERATIONS } from "../contract/operations";
 
 /** The roles an authenticated caller can have (a caller claiming ANONYMOUS is no caller). */
-const CALLER_ROLES: ReadonlySet<Role> = new Set<Role>(["SERVICE_PROVIDER", "ACCESS_POINT_PROVIDER", "ADMIN", "NETWORK_AUTHORITY"]);
+const CALLER_ROLES: ReadonlySet<Role> = new Set<Role>([
+	"SERVICE_PROVIDER",
+	"ACCESS_POINT_PROVIDER",
+	"ADMIN",
+	"NETWORK_AUTHORITY",
+]);
 
 /** Action → the roles of every operation that calls it (ANONYMOUS: no caller). */
 export function actionRoles(): ReadonlyMap<string, ReadonlySet<Role>> {
@@ -31,7 +36,9 @@ export function actionRoles(): ReadonlyMap<string, ReadonlySet<Role>> {
 function refusal(user: unknown, allowed: ReadonlySet<Role>): Error | null {
 	if (user === undefined || user === null) return allowed.has("ANONYMOUS") ? null : new Unauthenticated();
 	const role = (user as { role?: unknown }).role;
-	return typeof role === "string" && CALLER_ROLES.has(role as Role) && allowed.has(role as Role) ? null : new AccessDenied();
+	return typeof role === "string" && CALLER_ROLES.has(role as Role) && allowed.has(role as Role)
+		? null
+		: new AccessDenied();
 }
 
 /** The broker middleware (src/platform/broker.ts places it outside Validator and Cacher). */

@@ -16,21 +16,37 @@ interface Definition {
 }
 
 export const REGISTRY_METRICS = {
-	outboxBacklog: { type: "gauge", name: "registry.outbox.backlog", labelNames: ["service", "outbox"], description: "Messages waiting in a transactional outbox (audit, notices, changes)" },
+	outboxBacklog: {
+		type: "gauge",
+		name: "registry.outbox.backlog",
+		labelNames: ["service", "outbox"],
+		description: "Messages waiting in a transactional outbox (audit, notices, changes)",
+	},
 	outboxOldestAge: {
 		type: "gauge",
 		name: "registry.outbox.oldest.age.seconds",
 		labelNames: ["service", "outbox"],
 		description: "Age of the oldest message waiting in an outbox (0 when empty)",
 	},
-	outboxFailures: { type: "counter", name: "registry.outbox.delivery.failures.total", labelNames: ["service", "outbox"], description: "Outbox relay runs whose delivery failed (retried later)" },
+	outboxFailures: {
+		type: "counter",
+		name: "registry.outbox.delivery.failures.total",
+		labelNames: ["service", "outbox"],
+		description: "Outbox relay runs whose delivery failed (retried later)",
+	},
 	channelPending: {
 		type: "gauge",
 		name: "registry.channel.pending.messages",
 		labelNames: ["channel", "group"],
-		description: "Messages of a durable channel its consumer group has not yet acknowledged (JetStream num_pending + num_ack_pending)",
+		description:
+			"Messages of a durable channel its consumer group has not yet acknowledged (JetStream num_pending + num_ack_pending)",
 	},
-	noticesPublished: { type: "counter", name: "registry.notices.published.total", labelNames: ["topic"], description: "Notices this process published" },
+	noticesPublished: {
+		type: "counter",
+		name: "registry.notices.published.total",
+		labelNames: ["topic"],
+		description: "Notices this process published",
+	},
 	noticeDelay: {
 		type: "histogram",
 		name: "registry.notice.delay.seconds",
@@ -38,18 +54,48 @@ export const REGISTRY_METRICS = {
 		description: "Seconds from a notice's publication to this process having handled it",
 		buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
 	},
-	noticesTrusted: { type: "gauge", name: "registry.notices.trusted", labelNames: [], description: "1 while this process hears every notice, 0 while it may miss some (holds no answers)" },
-	noticesResets: { type: "counter", name: "registry.notices.resets.total", labelNames: [], description: "Times this process may have missed notices and dropped every held answer" },
-	loginLockouts: { type: "counter", name: "registry.login.lockouts.total", labelNames: ["scope"], description: "Failed-login lockouts a gateway set (scope user or address)" },
+	noticesTrusted: {
+		type: "gauge",
+		name: "registry.notices.trusted",
+		labelNames: [],
+		description: "1 while this process hears every notice, 0 while it may miss some (holds no answers)",
+	},
+	noticesResets: {
+		type: "counter",
+		name: "registry.notices.resets.total",
+		labelNames: [],
+		description: "Times this process may have missed notices and dropped every held answer",
+	},
+	loginLockouts: {
+		type: "counter",
+		name: "registry.login.lockouts.total",
+		labelNames: ["scope"],
+		description: "Failed-login lockouts a gateway set (scope user or address)",
+	},
 	processReplacementJobs: {
 		type: "counter",
 		name: "registry.process.replacement.jobs.total",
 		labelNames: ["state"],
 		description: "Process replacement jobs that ended, by final state (SUCCEEDED, FAILED, INTERRUPTED)",
 	},
-	storeSize: { type: "gauge", name: "registry.store.size.bytes", labelNames: ["service"], description: "Bytes a service's store takes (SQLite files, or MongoDB storage of its database)" },
-	storeFilesystemFree: { type: "gauge", name: "registry.store.filesystem.free.bytes", labelNames: ["service"], description: "Free bytes of the filesystem the store lives on" },
-	storeFilesystemSize: { type: "gauge", name: "registry.store.filesystem.size.bytes", labelNames: ["service"], description: "Size in bytes of the filesystem the store lives on" },
+	storeSize: {
+		type: "gauge",
+		name: "registry.store.size.bytes",
+		labelNames: ["service"],
+		description: "Bytes a service's store takes (SQLite files, or MongoDB storage of its database)",
+	},
+	storeFilesystemFree: {
+		type: "gauge",
+		name: "registry.store.filesystem.free.bytes",
+		labelNames: ["service"],
+		description: "Free bytes of the filesystem the store lives on",
+	},
+	storeFilesystemSize: {
+		type: "gauge",
+		name: "registry.store.filesystem.size.bytes",
+		labelNames: ["service"],
+		description: "Size in bytes of the filesystem the store lives on",
+	},
 } satisfies Record<string, Definition>;
 
 type Labels = Record<string, string | number>;
@@ -65,7 +111,8 @@ interface MetricsRegistry {
 function registryOf(broker: ServiceBroker, definition: Definition): MetricsRegistry | null {
 	if (!broker.isMetricsEnabled()) return null;
 	const registry = (broker as unknown as { metrics: MetricsRegistry }).metrics;
-	if (!registry.getMetric(definition.name)) registry.register({ ...definition, ...(definition.buckets ? { quantiles: false } : {}) });
+	if (!registry.getMetric(definition.name))
+		registry.register({ ...definition, ...(definition.buckets ? { quantiles: false } : {}) });
 	return registry;
 }
 

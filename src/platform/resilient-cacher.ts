@@ -74,10 +74,13 @@ export class ResilientRedisCacher extends Cachers.Redis<RedisClient> {
 			this.unavailable(error);
 		});
 		this.client.on("ready", () => {
-			if (this.credentialsRefused !== null) this.cacherLogger.info("Redis cache accepts the registry's credentials again");
+			if (this.credentialsRefused !== null)
+				this.cacherLogger.info("Redis cache accepts the registry's credentials again");
 			this.credentialsRefused = null;
 			if (this.outageSince !== null) {
-				this.cacherLogger.info(`Redis cache is back after ${Date.now() - this.outageSince} ms (${this.failures} cache operation(s) answered as misses meanwhile)`);
+				this.cacherLogger.info(
+					`Redis cache is back after ${Date.now() - this.outageSince} ms (${this.failures} cache operation(s) answered as misses meanwhile)`,
+				);
 				this.outageSince = null;
 				this.failures = 0;
 			}
@@ -100,7 +103,9 @@ export class ResilientRedisCacher extends Cachers.Redis<RedisClient> {
 		this.failures++;
 		if (this.outageSince !== null) return;
 		this.outageSince = Date.now();
-		this.cacherLogger.warn(`Redis cache unavailable (${String((error as Error)?.message ?? error)}): cache operations answer as misses and requests answer from the stores until it is back`);
+		this.cacherLogger.warn(
+			`Redis cache unavailable (${String((error as Error)?.message ?? error)}): cache operations answer as misses and requests answer from the stores until it is back`,
+		);
 	}
 
 	private get pendingInvalidations(): boolean {
@@ -128,7 +133,9 @@ export class ResilientRedisCacher extends Cachers.Redis<RedisClient> {
 					await super.clean(pattern);
 					this.missedPatterns.delete(pattern);
 				}
-				this.cacherLogger.info(`Redis cache: replayed ${keys.length} key invalidation(s) missed while it was unavailable`);
+				this.cacherLogger.info(
+					`Redis cache: replayed ${keys.length} key invalidation(s) missed while it was unavailable`,
+				);
 			} catch (error) {
 				this.unavailable(error);
 			} finally {
@@ -198,7 +205,10 @@ export class ResilientRedisCacher extends Cachers.Redis<RedisClient> {
 	async close(): Promise<unknown> {
 		try {
 			if (this.client?.status === "ready") {
-				await Promise.race([super.close(), new Promise((resolve) => setTimeout(resolve, REDIS_COMMAND_TIMEOUT_MS).unref())]);
+				await Promise.race([
+					super.close(),
+					new Promise((resolve) => setTimeout(resolve, REDIS_COMMAND_TIMEOUT_MS).unref()),
+				]);
 			}
 		} catch {
 			// Closing anyway.

@@ -36,7 +36,10 @@ const INTERNAL_IDEMPOTENT = [
 ];
 
 /** Every GET operation of the contract, and the internal reads. */
-export const IDEMPOTENT_ACTIONS: ReadonlySet<string> = new Set([...OPERATIONS.filter((operation) => operation.method === "GET").map((operation) => operation.action), ...INTERNAL_IDEMPOTENT]);
+export const IDEMPOTENT_ACTIONS: ReadonlySet<string> = new Set([
+	...OPERATIONS.filter((operation) => operation.method === "GET").map((operation) => operation.action),
+	...INTERNAL_IDEMPOTENT,
+]);
 
 interface CallError {
 	type?: unknown;
@@ -57,7 +60,11 @@ const FIRST_DELAY_MS = 100;
 export function retryReadsMiddleware(): Middleware {
 	return {
 		name: "RetryReads",
-		remoteAction(this: import("moleculer").ServiceBroker, handler: (ctx: Context) => Promise<unknown>, action: { name: string }) {
+		remoteAction(
+			this: import("moleculer").ServiceBroker,
+			handler: (ctx: Context) => Promise<unknown>,
+			action: { name: string },
+		) {
 			// An arrow function: `this` stays the broker that wraps the handler.
 			return (ctx: Context): Promise<unknown> => {
 				const state = ctx as Context & { _retryAttempts?: number };
@@ -65,7 +72,9 @@ export function retryReadsMiddleware(): Middleware {
 					const attempts = state._retryAttempts ?? 0;
 					if (attempts >= RETRIES || !shouldRetry(error)) throw error;
 					const delay = FIRST_DELAY_MS * 2 ** attempts;
-					this.logger.warn(`${action.name} failed on node ${ctx.nodeID} (${(error as { type?: string }).type}); trying another node in ${delay} ms`);
+					this.logger.warn(
+						`${action.name} failed on node ${ctx.nodeID} (${(error as { type?: string }).type}); trying another node in ${delay} ms`,
+					);
 					await new Promise((resolve) => setTimeout(resolve, delay));
 					const again = ctx.copy() as Context & { _retryAttempts?: number };
 					again._retryAttempts = attempts + 1;

@@ -97,7 +97,10 @@ class Checkpointer {
 
 	private start(): Worker {
 		if (this.worker) return this.worker;
-		const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver: require.resolve("better-sqlite3"), intervalMs: INTERVAL_MS } });
+		const worker = new Worker(WORKER_SOURCE, {
+			eval: true,
+			workerData: { driver: require.resolve("better-sqlite3"), intervalMs: INTERVAL_MS },
+		});
 		// Never what keeps a process alive; a store's close() still waits for its own file.
 		worker.unref();
 		worker.on("message", (message: WorkerMessage) => {

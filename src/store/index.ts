@@ -24,7 +24,8 @@ const OWNER = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 export async function createStore(owner: string, env: NodeJS.ProcessEnv = process.env): Promise<LocatedStore> {
 	const uri = env.MONGO_URI?.trim();
 	if (uri) return MongoStore.connect(uri);
-	if (!OWNER.test(owner) || owner.includes("..")) throw new Error(`store: invalid owner name ${JSON.stringify(owner)}`);
+	if (!OWNER.test(owner) || owner.includes(".."))
+		throw new Error(`store: invalid owner name ${JSON.stringify(owner)}`);
 	const dataDir = env.DATA_DIR?.trim() || "./data";
 	if (dataDir === ":memory:") return new SqliteStore(":memory:");
 	return new SqliteStore(path.join(dataDir, `${owner}.db`));

@@ -35,18 +35,24 @@ export interface ResolvedModel {
 /** Validates a ModelSpec and resolves its fields (identifier and version are always there). */
 export function resolveModel(spec: ModelSpec): ResolvedModel {
 	if (!spec || typeof spec.collection !== "string" || !COLLECTION_NAME.test(spec.collection)) {
-		throw new Error(`store: invalid collection name ${JSON.stringify(spec?.collection)} (letters, digits, single underscores)`);
+		throw new Error(
+			`store: invalid collection name ${JSON.stringify(spec?.collection)} (letters, digits, single underscores)`,
+		);
 	}
 	const fields = new Map<string, ResolvedField>();
 	const declared: ResolvedField[] = [];
 	const columns = new Set<string>();
 	for (const [name, field] of Object.entries(spec.fields ?? {})) {
-		if (!FIELD_NAME.test(name) || RESERVED_FIELDS.has(name)) throw new Error(`store: ${spec.collection}: invalid field name ${JSON.stringify(name)}`);
-		if (!["string", "number", "boolean", "stringArray"].includes(field?.kind)) throw new Error(`store: ${spec.collection}.${name}: unknown kind ${JSON.stringify(field?.kind)}`);
-		const caseInsensitive = field.caseInsensitive === true && (field.kind === "string" || field.kind === "stringArray");
+		if (!FIELD_NAME.test(name) || RESERVED_FIELDS.has(name))
+			throw new Error(`store: ${spec.collection}: invalid field name ${JSON.stringify(name)}`);
+		if (!["string", "number", "boolean", "stringArray"].includes(field?.kind))
+			throw new Error(`store: ${spec.collection}.${name}: unknown kind ${JSON.stringify(field?.kind)}`);
+		const caseInsensitive =
+			field.caseInsensitive === true && (field.kind === "string" || field.kind === "stringArray");
 		if (name === "identifier" || name === "version") {
 			const expected = name === "identifier" ? "string" : "number";
-			if (field.kind !== expected || caseInsensitive) throw new Error(`store: ${spec.collection}.${name} is built in (${expected}, case-sensitive)`);
+			if (field.kind !== expected || caseInsensitive)
+				throw new Error(`store: ${spec.collection}.${name} is built in (${expected}, case-sensitive)`);
 			continue;
 		}
 		const column = name.split(".").join("__");
@@ -56,30 +62,49 @@ export function resolveModel(spec: ModelSpec): ResolvedModel {
 		fields.set(name, resolved);
 		declared.push(resolved);
 	}
-	fields.set("identifier", { name: "identifier", kind: "string", caseInsensitive: false, column: "identifier", builtin: true });
-	fields.set("version", { name: "version", kind: "number", caseInsensitive: false, column: "version", builtin: true });
+	fields.set("identifier", {
+		name: "identifier",
+		kind: "string",
+		caseInsensitive: false,
+		column: "identifier",
+		builtin: true,
+	});
+	fields.set("version", {
+		name: "version",
+		kind: "number",
+		caseInsensitive: false,
+		column: "version",
+		builtin: true,
+	});
 	const names = new Set<string>();
 	for (const index of spec.indexes ?? []) {
-		if (!index || typeof index.name !== "string" || index.name.length === 0) throw new Error(`store: ${spec.collection}: an index needs a name`);
+		if (!index || typeof index.name !== "string" || index.name.length === 0)
+			throw new Error(`store: ${spec.collection}: an index needs a name`);
 		if (names.has(index.name)) throw new Error(`store: ${spec.collection}: duplicate index name ${index.name}`);
 		names.add(index.name);
-		if (!Array.isArray(index.fields) || index.fields.length === 0) throw new Error(`store: ${spec.collection}.${index.name}: no fields`);
+		if (!Array.isArray(index.fields) || index.fields.length === 0)
+			throw new Error(`store: ${spec.collection}.${index.name}: no fields`);
 		for (const name of index.fields) {
 			if (!fields.has(name)) throw new Error(`store: ${spec.collection}.${index.name}: undeclared field ${name}`);
 		}
 		const arrays = index.fields.filter((name) => fields.get(name)!.kind === "stringArray");
 		if (index.unique && arrays.length > 0 && index.fields.length > 1) {
-			throw new Error(`store: ${spec.collection}.${index.name}: a unique index on a stringArray field must have that field only`);
+			throw new Error(
+				`store: ${spec.collection}.${index.name}: a unique index on a stringArray field must have that field only`,
+			);
 		}
 	}
 	if (spec.textField !== undefined) {
 		const text = fields.get(spec.textField);
-		if (!text || text.builtin || text.kind !== "string") throw new Error(`store: ${spec.collection}: textField ${spec.textField} must be a declared string field`);
+		if (!text || text.builtin || text.kind !== "string")
+			throw new Error(`store: ${spec.collection}: textField ${spec.textField} must be a declared string field`);
 	}
 	const fingerprint = JSON.stringify({
 		layout: 1,
 		collection: spec.collection,
-		fields: declared.map((field) => [field.name, field.kind, field.caseInsensitive]).sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+		fields: declared
+			.map((field) => [field.name, field.kind, field.caseInsensitive])
+			.sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
 		indexes: (spec.indexes ?? []).map((index) => [index.name, index.fields, index.unique === true]),
 		textField: spec.textField ?? null,
 	});
@@ -90,7 +115,8 @@ export function resolveModel(spec: ModelSpec): ResolvedModel {
 export function getPath(doc: unknown, name: string): unknown {
 	let value: unknown = doc;
 	for (const part of name.split(".")) {
-		if (value === null || typeof value !== "object" || !Object.prototype.hasOwnProperty.call(value, part)) return undefined;
+		if (value === null || typeof value !== "object" || !Object.prototype.hasOwnProperty.call(value, part))
+			return undefined;
 		value = (value as Record<string, unknown>)[part];
 	}
 	return value;
@@ -134,12 +160,19 @@ export function filterValue(field: ResolvedField, value: unknown): string | numb
 			return field.caseInsensitive ? fold(text) : text;
 		}
 		case "number": {
-			const number = typeof value === "number" ? value : typeof value === "string" && /^\s*-?\d+(\.\d+)?([eE][-+]?\d+)?\s*$/.test(value) ? Number(value) : NaN;
-			if (!Number.isFinite(number)) throw new TypeError(`store: filter on ${field.name}: not a number: ${JSON.stringify(value)}`);
+			const number =
+				typeof value === "number"
+					? value
+					: typeof value === "string" && /^\s*-?\d+(\.\d+)?([eE][-+]?\d+)?\s*$/.test(value)
+						? Number(value)
+						: NaN;
+			if (!Number.isFinite(number))
+				throw new TypeError(`store: filter on ${field.name}: not a number: ${JSON.stringify(value)}`);
 			return number;
 		}
 		case "boolean":
-			if (typeof value !== "boolean") throw new TypeError(`store: filter on ${field.name}: not a boolean: ${JSON.stringify(value)}`);
+			if (typeof value !== "boolean")
+				throw new TypeError(`store: filter on ${field.name}: not a boolean: ${JSON.stringify(value)}`);
 			return value;
 	}
 }
@@ -168,18 +201,23 @@ export function parseFilter(model: ResolvedModel, filter: Filter | undefined): P
 	let never = false;
 	for (const name of Object.keys(filter)) {
 		const field = model.fields.get(name);
-		if (!field) throw new Error(`store: ${model.spec.collection}: cannot filter on undeclared field ${JSON.stringify(name)}`);
+		if (!field)
+			throw new Error(
+				`store: ${model.spec.collection}: cannot filter on undeclared field ${JSON.stringify(name)}`,
+			);
 		const condition: unknown = (filter as Record<string, unknown>)[name];
 		if (condition === undefined) continue;
 		if (condition === null || typeof condition !== "object") {
 			conditions.push({ field, op: "eq", value: filterValue(field, condition), values: [], withNull: false });
 			continue;
 		}
-		if (Array.isArray(condition)) throw new TypeError(`store: filter on ${name}: use { in: [...] } for several values`);
+		if (Array.isArray(condition))
+			throw new TypeError(`store: filter on ${name}: use { in: [...] } for several values`);
 		const keys = Object.keys(condition);
 		if (keys.length === 0) throw new TypeError(`store: filter on ${name}: empty condition`);
 		for (const key of keys) {
-			if (!OPERATORS.has(key)) throw new TypeError(`store: filter on ${name}: unknown operator ${JSON.stringify(key)}`);
+			if (!OPERATORS.has(key))
+				throw new TypeError(`store: filter on ${name}: unknown operator ${JSON.stringify(key)}`);
 			const operand: unknown = (condition as Record<string, unknown>)[key];
 			if (key === "in") {
 				if (!Array.isArray(operand)) throw new TypeError(`store: filter on ${name}: in needs an array`);
@@ -228,13 +266,21 @@ export function queryWords(words: string[] | undefined): string[][] | null {
 }
 
 /** Sort keys (validated, deduplicated) followed by the `identifier asc` tie-breaker. */
-export function sortKeys(model: ResolvedModel, sort: SortKey[] | undefined): Array<{ field: ResolvedField; descending: boolean }> {
+export function sortKeys(
+	model: ResolvedModel,
+	sort: SortKey[] | undefined,
+): Array<{ field: ResolvedField; descending: boolean }> {
 	const keys: Array<{ field: ResolvedField; descending: boolean }> = [];
 	for (const key of sort ?? []) {
 		const field = model.fields.get(key?.field);
-		if (!field) throw new Error(`store: ${model.spec.collection}: cannot sort on undeclared field ${JSON.stringify(key?.field)}`);
-		if (field.kind === "stringArray") throw new Error(`store: ${model.spec.collection}: cannot sort on stringArray field ${field.name}`);
-		if (key.direction !== "asc" && key.direction !== "desc") throw new Error(`store: sort direction must be asc or desc`);
+		if (!field)
+			throw new Error(
+				`store: ${model.spec.collection}: cannot sort on undeclared field ${JSON.stringify(key?.field)}`,
+			);
+		if (field.kind === "stringArray")
+			throw new Error(`store: ${model.spec.collection}: cannot sort on stringArray field ${field.name}`);
+		if (key.direction !== "asc" && key.direction !== "desc")
+			throw new Error(`store: sort direction must be asc or desc`);
 		if (keys.some((existing) => existing.field === field)) continue;
 		keys.push({ field, descending: key.direction === "desc" });
 		if (field.name === "identifier") return keys;
@@ -247,7 +293,8 @@ export function pageBounds(query: Query): { offset: number; limit: number | unde
 	const offset = query.offset === undefined ? 0 : Math.floor(Number(query.offset));
 	const limit = query.limit === undefined || query.limit === null ? undefined : Math.floor(Number(query.limit));
 	if (!Number.isFinite(offset) || offset < 0) throw new RangeError("store: offset must be a non-negative number");
-	if (limit !== undefined && (!Number.isFinite(limit) || limit < 0)) throw new RangeError("store: limit must be a non-negative number");
+	if (limit !== undefined && (!Number.isFinite(limit) || limit < 0))
+		throw new RangeError("store: limit must be a non-negative number");
 	return { offset, limit };
 }
 
@@ -275,7 +322,10 @@ export function resolveBatch<C>(ops: WriteOp[], collections: ReadonlyMap<string,
 	if (!Array.isArray(ops)) throw new TypeError("store: batch needs an array of operations");
 	return ops.map((op) => {
 		const collection = collections.get(op?.collection);
-		if (!collection) throw new Error(`store: batch: collection ${JSON.stringify(op?.collection)} was not declared on this store`);
+		if (!collection)
+			throw new Error(
+				`store: batch: collection ${JSON.stringify(op?.collection)} was not declared on this store`,
+			);
 		return { op, collection };
 	});
 }

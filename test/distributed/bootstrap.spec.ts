@@ -22,8 +22,13 @@ const logsOf = (cluster: Cluster, name: string) => (cluster.processes.get(name)?
 
 async function lookupIds(cluster: Cluster, gateway: string): Promise<string[] | number> {
 	const port = cluster.processes.get(gateway)?.port;
-	const answer = await send(`http://127.0.0.1:${port}/rest/api/organizations/${encodeURIComponent(DEMO_ORGANIZATION)}/processes`, { headers: { Accept: LOOKUP } });
-	return answer.status === 200 ? (answer.body as { identifier: string }[]).map((process) => process.identifier).sort() : answer.status;
+	const answer = await send(
+		`http://127.0.0.1:${port}/rest/api/organizations/${encodeURIComponent(DEMO_ORGANIZATION)}/processes`,
+		{ headers: { Accept: LOOKUP } },
+	);
+	return answer.status === 200
+		? (answer.body as { identifier: string }[]).map((process) => process.identifier).sort()
+		: answer.status;
 }
 
 describe("npm start on every process of the edge topology, one data directory", () => {
@@ -54,7 +59,10 @@ describe("npm start on every process of the edge topology, one data directory", 
 		const loaders = names.filter((name) => logsOf(cluster, name).includes("empty registry: loading the demo data"));
 		expect(loaders).toHaveLength(1);
 		await pollUntil("every other process to skip the demo data", 10000, async () =>
-			names.filter((name) => logsOf(cluster, name).includes("the registry was initialized already")).length === names.length - 1 ? true : undefined,
+			names.filter((name) => logsOf(cluster, name).includes("the registry was initialized already")).length ===
+			names.length - 1
+				? true
+				: undefined,
 		);
 		for (const gateway of ["gateway1", "gateway2"]) expect(await lookupIds(cluster, gateway)).toEqual(DEMO_ANSWER);
 	});
@@ -69,7 +77,11 @@ describe("npm start on every process of the edge topology, one data directory", 
 describe("REGISTRY_SEED on every process of the edge topology", () => {
 	let cluster: Cluster;
 	beforeAll(async () => {
-		cluster = await startCluster({ topology: EDGE_TOPOLOGY, shareDataWith: ALL_ON_ONE_DIRECTORY, env: { LOG_LEVEL: "info", REGISTRY_SEED: DEMO_SEED_FILE } });
+		cluster = await startCluster({
+			topology: EDGE_TOPOLOGY,
+			shareDataWith: ALL_ON_ONE_DIRECTORY,
+			env: { LOG_LEVEL: "info", REGISTRY_SEED: DEMO_SEED_FILE },
+		});
 	}, REGISTRY_START_TIMEOUT_MS);
 	afterAll(() => cluster?.stop());
 

@@ -29,7 +29,9 @@ afterAll(() => cluster?.stop());
 async function feed(): Promise<Change[]> {
 	const changes: Change[] = [];
 	for (let after = "0"; ;) {
-		const answer = await send(`${cluster.url}/rest/api/changes?after=${after}&limit=1000`, { headers: { Authorization: demoAuth("ADMIN"), Accept: CHANGES } });
+		const answer = await send(`${cluster.url}/rest/api/changes?after=${after}&limit=1000`, {
+			headers: { Authorization: demoAuth("ADMIN"), Accept: CHANGES },
+		});
 		if (answer.status !== 200) throw new Error(`GET /changes: ${answer.status} ${JSON.stringify(answer.body)}`);
 		const page = answer.body as { changes: Change[]; cursor: string; more: boolean };
 		changes.push(...page.changes);
@@ -67,9 +69,14 @@ function mirror(changes: Iterable<Change>): Map<string, { version: number; recor
 	for (const change of changes) {
 		const key = `${change.resource}/${change.identifier}`;
 		const known = state.get(key);
-		if (!known || change.version > known.version) state.set(key, { version: change.version, deleted: change.deleted, record: change.record });
+		if (!known || change.version > known.version)
+			state.set(key, { version: change.version, deleted: change.deleted, record: change.record });
 	}
-	return new Map([...state].filter(([, value]) => !value.deleted).map(([key, value]) => [key, { version: value.version, record: value.record }]));
+	return new Map(
+		[...state]
+			.filter(([, value]) => !value.deleted)
+			.map(([key, value]) => [key, { version: value.version, record: value.record }]),
+	);
 }
 
 test(`a subscriber stopped and restarted during ${STEPS} random changes receives every change of the feed, and mirrors its state`, async () => {
@@ -116,14 +123,18 @@ test(`a subscriber stopped and restarted during ${STEPS} random changes receives
 
 	const committed = await feed();
 	const last = committed[committed.length - 1].sequence;
-	await pollUntil(`the subscriber to receive change ${last}`, 20000, async () => (received.has(last) ? true : undefined));
+	await pollUntil(`the subscriber to receive change ${last}`, 20000, async () =>
+		received.has(last) ? true : undefined,
+	);
 	try {
 		// Every change of the feed, none other; redelivery (at least once) may repeat one, never lose one.
 		expect([...received.keys()].sort((a, b) => a - b)).toEqual(committed.map((change) => change.sequence));
 		for (const change of committed) expect(received.get(change.sequence)).toEqual(change);
 		expect(deliveries.count).toBeGreaterThanOrEqual(committed.length);
 		expect(mirror(received.values())).toEqual(mirror(committed));
-		const participantsMirrored = [...mirror(received.values()).keys()].filter((key) => key.startsWith("participant/"));
+		const participantsMirrored = [...mirror(received.values()).keys()].filter((key) =>
+			key.startsWith("participant/"),
+		);
 		expect(participantsMirrored.length).toBeGreaterThanOrEqual(held.size);
 	} finally {
 		await follower.stop();

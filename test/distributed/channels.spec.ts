@@ -5,7 +5,12 @@
  * None of them may fail to start, and each change still goes to one node of the group.
  */
 import { ServiceBroker, type ServiceSchema } from "moleculer";
-import { channelsMiddleware, LOOKUP_GROUP, PARTICIPANTS_CHANGED, publishParticipantChange } from "../../src/platform/channels";
+import {
+	channelsMiddleware,
+	LOOKUP_GROUP,
+	PARTICIPANTS_CHANGED,
+	publishParticipantChange,
+} from "../../src/platform/channels";
 import { removeNamespace } from "../../src/platform/namespace-cleanup";
 import { NATS_URL, REDIS_URL } from "../support/servers";
 import { pollUntil } from "./support";
@@ -16,17 +21,29 @@ test(`${NODES} lookup nodes subscribing to one group at the same moment all star
 	const namespace = `ch${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
 	const received: string[] = [];
 	const brokers = Array.from({ length: NODES }, (_, index) => {
-		const broker = new ServiceBroker({ nodeID: `lookup-${index}`, logger: false, middlewares: [channelsMiddleware({ TRANSPORTER: NATS_URL, NAMESPACE: namespace }) as never] });
+		const broker = new ServiceBroker({
+			nodeID: `lookup-${index}`,
+			logger: false,
+			middlewares: [channelsMiddleware({ TRANSPORTER: NATS_URL, NAMESPACE: namespace }) as never],
+		});
 		broker.createService({
 			name: "lookup",
-			channels: { [PARTICIPANTS_CHANGED]: { group: LOOKUP_GROUP, handler: async () => void received.push(broker.nodeID) } },
+			channels: {
+				[PARTICIPANTS_CHANGED]: { group: LOOKUP_GROUP, handler: async () => void received.push(broker.nodeID) },
+			},
 		} as unknown as ServiceSchema);
 		return broker;
 	});
 	try {
 		const started = await Promise.allSettled(brokers.map((broker) => broker.start()));
 		expect(started.filter((result) => result.status === "rejected")).toEqual([]);
-		await publishParticipantChange(brokers[0], { participant: "p", organizationKey: "0088:1", processes: [], version: 1, deleted: false });
+		await publishParticipantChange(brokers[0], {
+			participant: "p",
+			organizationKey: "0088:1",
+			processes: [],
+			version: 1,
+			deleted: false,
+		});
 		await pollUntil("the change to be consumed", 10000, async () => (received.length > 0 ? true : undefined));
 		await new Promise((resolve) => setTimeout(resolve, 500));
 		expect(received).toHaveLength(1);

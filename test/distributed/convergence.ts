@@ -40,7 +40,10 @@ const GET_PROCESS = "application/vnd.registry.processes.get.v1+json";
 const UPDATE_PROCESS = "application/vnd.registry.processes.update.v1+json";
 
 const ADMIN = demoAuth("ADMIN");
-const PROVIDERS = [0, 1].map((index) => ({ auth: demoAuth("SERVICE_PROVIDER", index), identifier: (demoAccount("SERVICE_PROVIDER", index).serviceProvider as string).toLowerCase() }));
+const PROVIDERS = [0, 1].map((index) => ({
+	auth: demoAuth("SERVICE_PROVIDER", index),
+	identifier: (demoAccount("SERVICE_PROVIDER", index).serviceProvider as string).toLowerCase(),
+}));
 
 export const STALE_AFTER_MS = 1000;
 const GIVE_UP_MS = 10000;
@@ -82,12 +85,19 @@ export async function runConvergence(cluster: Cluster, options: ConvergenceOptio
 	const random = seededRandom(options.seed);
 	const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)];
 	const gatewayUrl = (name: string) => `http://127.0.0.1:${(cluster.processes.get(name) as { port: number }).port}`;
-	const organizations = Array.from({ length: options.organizations ?? 24 }, (_, index) => `cv${cluster.namespace}${index}`);
+	const organizations = Array.from(
+		{ length: options.organizations ?? 24 },
+		(_, index) => `cv${cluster.namespace}${index}`,
+	);
 	// What the registry holds, as this driver made it: organization → provider → processes.
-	const holdings = new Map<string, Map<string, string[]>>(organizations.map((organization) => [organization, new Map()]));
+	const holdings = new Map<string, Map<string, string[]>>(
+		organizations.map((organization) => [organization, new Map()]),
+	);
 	const catalog = new Map<string, ProcessState>();
 	for (const identifier of FREE_PROCESSES) {
-		const answer = await send(`${cluster.url}/rest/api/processes/${identifier}`, { headers: { Accept: GET_PROCESS, Authorization: ADMIN } });
+		const answer = await send(`${cluster.url}/rest/api/processes/${identifier}`, {
+			headers: { Accept: GET_PROCESS, Authorization: ADMIN },
+		});
 		const process = answer.body as { title: string; visible?: boolean };
 		catalog.set(identifier, { title: process.title, visible: process.visible !== false });
 	}
@@ -98,21 +108,43 @@ export async function runConvergence(cluster: Cluster, options: ConvergenceOptio
 		if (held.size === 0) return null;
 		const union = [...new Set([...held.values()].flat())];
 		const shown = union.filter((identifier) => !anonymous || (catalog.get(identifier) as ProcessState).visible);
-		return JSON.stringify(shown.map((identifier) => `${identifier}|${(catalog.get(identifier) as ProcessState).title}`).sort());
+		return JSON.stringify(
+			shown.map((identifier) => `${identifier}|${(catalog.get(identifier) as ProcessState).title}`).sort(),
+		);
 	};
-	const lookupOn = async (gateway: string, organization: string, anonymous: boolean): Promise<string | null | undefined> => {
-		const headers: Record<string, string> = anonymous ? { Accept: LOOKUP } : { Accept: LOOKUP, Authorization: ADMIN };
-		const answer = await send(`${gatewayUrl(gateway)}/rest/api/organizations/${encodeURIComponent(qid(organization))}/processes`, { headers, timeoutMs: 5000 });
+	const lookupOn = async (
+		gateway: string,
+		organization: string,
+		anonymous: boolean,
+	): Promise<string | null | undefined> => {
+		const headers: Record<string, string> = anonymous
+			? { Accept: LOOKUP }
+			: { Accept: LOOKUP, Authorization: ADMIN };
+		const answer = await send(
+			`${gatewayUrl(gateway)}/rest/api/organizations/${encodeURIComponent(qid(organization))}/processes`,
+			{ headers, timeoutMs: 5000 },
+		);
 		if (answer.status === 404) return null;
 		if (answer.status !== 200) return undefined;
-		return JSON.stringify((answer.body as { identifier: string; title: string }[]).map((process) => `${process.identifier}|${process.title}`).sort());
+		return JSON.stringify(
+			(answer.body as { identifier: string; title: string }[])
+				.map((process) => `${process.identifier}|${process.title}`)
+				.sort(),
+		);
 	};
 	/** The owner's read of its participant on a gateway: the provider identifier it answers, or null for 404. */
-	const ownerReadOn = async (gateway: string, organization: string, provider: (typeof PROVIDERS)[number]): Promise<string | null | undefined> => {
-		const answer = await send(`${gatewayUrl(gateway)}/rest/api/participants/${encodeURIComponent(qid(organization))}`, {
-			headers: { Accept: GET_PARTICIPANT, Authorization: provider.auth },
-			timeoutMs: 5000,
-		});
+	const ownerReadOn = async (
+		gateway: string,
+		organization: string,
+		provider: (typeof PROVIDERS)[number],
+	): Promise<string | null | undefined> => {
+		const answer = await send(
+			`${gatewayUrl(gateway)}/rest/api/participants/${encodeURIComponent(qid(organization))}`,
+			{
+				headers: { Accept: GET_PARTICIPANT, Authorization: provider.auth },
+				timeoutMs: 5000,
+			},
+		);
 		if (answer.status === 404) return null;
 		if (answer.status !== 200) return undefined;
 		const body = answer.body as { provider?: { identifier: string }; processes: { identifier: string }[] };
@@ -140,7 +172,17 @@ export async function runConvergence(cluster: Cluster, options: ConvergenceOptio
 			]),
 		);
 
-	const report: ConvergenceReport = { changes: 0, byKind: {}, times: [], p50: 0, p99: 0, max: 0, staleAfterOneSecond: [], regressions: [], failedWrites: [] };
+	const report: ConvergenceReport = {
+		changes: 0,
+		byKind: {},
+		times: [],
+		p50: 0,
+		p99: 0,
+		max: 0,
+		staleAfterOneSecond: [],
+		regressions: [],
+		failedWrites: [],
+	};
 
 	/** Polls until every observation shows the current state; counts a gateway that goes back after it showed it. */
 	const converge = async (what: string, touched: string[], counted = true) => {
@@ -148,14 +190,19 @@ export async function runConvergence(cluster: Cluster, options: ConvergenceOptio
 		const observations = observationsFor(touched);
 		const seen = new Set<string>();
 		for (;;) {
-			const results = await Promise.all(observations.map(async (observation) => ({ observation, value: await observation.read() })));
+			const results = await Promise.all(
+				observations.map(async (observation) => ({ observation, value: await observation.read() })),
+			);
 			let agreed = true;
 			for (const { observation, value } of results) {
 				const matches = value === observation.want();
 				if (matches) seen.add(observation.label);
 				else {
 					agreed = false;
-					if (seen.has(observation.label)) report.regressions.push(`${what}: ${observation.label} answered ${value} after the current state`);
+					if (seen.has(observation.label))
+						report.regressions.push(
+							`${what}: ${observation.label} answered ${value} after the current state`,
+						);
 				}
 			}
 			const elapsed = Date.now() - started;
@@ -170,7 +217,9 @@ export async function runConvergence(cluster: Cluster, options: ConvergenceOptio
 					.filter(({ observation, value }) => value !== observation.want())
 					.map(({ observation, value }) => `${observation.label}: ${value} (want ${observation.want()})`);
 				report.times.push(elapsed);
-				report.staleAfterOneSecond.push(`${what}: not converged after ${elapsed} ms: ${differing.slice(0, 4).join("; ")}`);
+				report.staleAfterOneSecond.push(
+					`${what}: not converged after ${elapsed} ms: ${differing.slice(0, 4).join("; ")}`,
+				);
 				return;
 			}
 			await new Promise((resolve) => setTimeout(resolve, 10));
@@ -189,7 +238,11 @@ export async function runConvergence(cluster: Cluster, options: ConvergenceOptio
 		const provider = pick(PROVIDERS);
 		const other = PROVIDERS.find((candidate) => candidate !== provider) as (typeof PROVIDERS)[number];
 		const freeFor = (owner: (typeof PROVIDERS)[number]) => {
-			const taken = new Set([...held.entries()].filter(([identifier]) => identifier !== owner.identifier).flatMap(([, processes]) => processes));
+			const taken = new Set(
+				[...held.entries()]
+					.filter(([identifier]) => identifier !== owner.identifier)
+					.flatMap(([, processes]) => processes),
+			);
 			return FREE_PROCESSES.filter((identifier) => !taken.has(identifier));
 		};
 		const someOf = (identifiers: string[]) => identifiers.filter(() => random() < 0.35).slice(0, 3);
@@ -203,10 +256,27 @@ export async function runConvergence(cluster: Cluster, options: ConvergenceOptio
 			kind = "catalog";
 			const identifier = pick(FREE_PROCESSES);
 			const state = catalog.get(identifier) as ProcessState;
-			const current = (await send(`${gateway}/rest/api/processes/${identifier}`, { headers: { Accept: GET_PROCESS, Authorization: ADMIN } })).body as Record<string, unknown>;
-			const next = random() < 0.5 ? { ...state, visible: !state.visible } : { ...state, title: `${state.title.replace(/ r\d+$/, "")} r${index}` };
-			const ids = (key: string) => ((current[key] as { identifier: string }[] | undefined) ?? []).map((item) => ({ identifier: item.identifier }));
-			const form = { ...current, title: next.title, visible: next.visible, capabilities: ids("capabilities"), documentTypes: ids("documentTypes"), dependencies: ids("dependencies") };
+			const current = (
+				await send(`${gateway}/rest/api/processes/${identifier}`, {
+					headers: { Accept: GET_PROCESS, Authorization: ADMIN },
+				})
+			).body as Record<string, unknown>;
+			const next =
+				random() < 0.5
+					? { ...state, visible: !state.visible }
+					: { ...state, title: `${state.title.replace(/ r\d+$/, "")} r${index}` };
+			const ids = (key: string) =>
+				((current[key] as { identifier: string }[] | undefined) ?? []).map((item) => ({
+					identifier: item.identifier,
+				}));
+			const form = {
+				...current,
+				title: next.title,
+				visible: next.visible,
+				capabilities: ids("capabilities"),
+				documentTypes: ids("documentTypes"),
+				dependencies: ids("dependencies"),
+			};
 			delete (form as { identifier?: unknown }).identifier;
 			answer = await send(`${gateway}/rest/api/processes/${identifier}`, {
 				method: "PUT",
@@ -215,7 +285,13 @@ export async function runConvergence(cluster: Cluster, options: ConvergenceOptio
 			});
 			expectStatus = 200;
 			if (answer.status === 200) catalog.set(identifier, next);
-			touched = organizations.filter((candidate) => [...(holdings.get(candidate) as Map<string, string[]>).values()].some((processes) => processes.includes(identifier))).slice(0, 6);
+			touched = organizations
+				.filter((candidate) =>
+					[...(holdings.get(candidate) as Map<string, string[]>).values()].some((processes) =>
+						processes.includes(identifier),
+					),
+				)
+				.slice(0, 6);
 			if (touched.length === 0) touched = [organization];
 		} else if (!held.has(provider.identifier)) {
 			const processes = someOf(freeFor(provider));
@@ -225,7 +301,12 @@ export async function runConvergence(cluster: Cluster, options: ConvergenceOptio
 			answer = await send(`${gateway}/rest/api/participants`, {
 				method: "POST",
 				headers: { Accept: ADD, "Content-Type": ADD, Authorization: provider.auth },
-				body: JSON.stringify({ icd: "0088", organizationIdentifier: organization, processes: processes.map((identifier) => ({ identifier })), contact: CONTACT }),
+				body: JSON.stringify({
+					icd: "0088",
+					organizationIdentifier: organization,
+					processes: processes.map((identifier) => ({ identifier })),
+					contact: CONTACT,
+				}),
 			});
 			expectStatus = 201;
 			if (answer.status === 201) held.set(provider.identifier, processes);
@@ -241,7 +322,10 @@ export async function runConvergence(cluster: Cluster, options: ConvergenceOptio
 			if (answer.status === 200) held.set(provider.identifier, processes);
 		} else if (roll < 0.6 && !held.has(other.identifier)) {
 			kind = "transfer";
-			answer = await send(`${path}/transfer/${other.identifier}`, { method: "PUT", headers: { Accept: TRANSFER, Authorization: provider.auth } });
+			answer = await send(`${path}/transfer/${other.identifier}`, {
+				method: "PUT",
+				headers: { Accept: TRANSFER, Authorization: provider.auth },
+			});
 			expectStatus = 200;
 			if (answer.status === 200) {
 				held.set(other.identifier, held.get(provider.identifier) as string[]);

@@ -31,8 +31,11 @@ let redis: PrivateAuthRedis;
 let cluster: Cluster;
 
 function natsManifestConfig(): string {
-	const documents = parseAllDocuments(fs.readFileSync(path.join(ROOT, "k8s", "nats.yaml"), "utf8")).map((document) => document.toJS());
-	return documents.find((document) => document?.kind === "ConfigMap" && document.metadata.name === "nats-config").data["nats.conf"];
+	const documents = parseAllDocuments(fs.readFileSync(path.join(ROOT, "k8s", "nats.yaml"), "utf8")).map((document) =>
+		document.toJS(),
+	);
+	return documents.find((document) => document?.kind === "ConfigMap" && document.metadata.name === "nats-config")
+		.data["nats.conf"];
 }
 
 function noSecretIn(text: string, where: string): void {
@@ -48,8 +51,23 @@ suite("NATS and Redis with credentials", () => {
 		cluster = await startSeededCluster({
 			// Two processes: every connection kind in each (the gateway's counters share the cacher's client).
 			topology: { gateway: "api,lookup,accounts", core: "catalog,participants,accessPoints,audit" },
-			env: { TRANSPORTER: nats.url, NATS_USER: nats.user, NATS_PASSWORD, CACHER: redis.url, REDIS_PASSWORD, LOG_LEVEL: "info" },
-			processEnv: { core: { TRANSPORTER: nats.urlWithCredentials, NATS_USER: "", NATS_PASSWORD: "", CACHER: redis.urlWithCredentials, REDIS_PASSWORD: "" } },
+			env: {
+				TRANSPORTER: nats.url,
+				NATS_USER: nats.user,
+				NATS_PASSWORD,
+				CACHER: redis.url,
+				REDIS_PASSWORD,
+				LOG_LEVEL: "info",
+			},
+			processEnv: {
+				core: {
+					TRANSPORTER: nats.urlWithCredentials,
+					NATS_USER: "",
+					NATS_PASSWORD: "",
+					CACHER: redis.urlWithCredentials,
+					REDIS_PASSWORD: "",
+				},
+			},
 		});
 	}, 180000);
 
@@ -67,7 +85,9 @@ suite("NATS and Redis with credentials", () => {
 			const found = await send(url, { headers: { Accept: LOOKUP } });
 			return found.status === 200 ? found : undefined;
 		});
-		expect((answer.body as { identifier: string }[]).map((process) => process.identifier).sort()).toEqual(FREE_PROCESSES.slice(0, 2).sort());
+		expect((answer.body as { identifier: string }[]).map((process) => process.identifier).sort()).toEqual(
+			FREE_PROCESSES.slice(0, 2).sort(),
+		);
 		// The shared answers live in the password-protected Redis.
 		const keys = (await redis.command("KEYS", `registry-${cluster.namespace}*`)) as string[];
 		expect(keys.length).toBeGreaterThan(0);
@@ -75,16 +95,37 @@ suite("NATS and Redis with credentials", () => {
 
 	test.each([
 		["no NATS credentials", () => ({ TRANSPORTER: nats.url }), "NATS"],
-		["a wrong NATS password", () => ({ TRANSPORTER: nats.url, NATS_USER: "registry", NATS_PASSWORD: "wrong" }), "NATS"],
+		[
+			"a wrong NATS password",
+			() => ({ TRANSPORTER: nats.url, NATS_USER: "registry", NATS_PASSWORD: "wrong" }),
+			"NATS",
+		],
 		["no Redis password", () => ({ TRANSPORTER: nats.urlWithCredentials, CACHER: redis.url }), "Redis"],
-		["a wrong Redis password", () => ({ TRANSPORTER: nats.urlWithCredentials, CACHER: redis.url, REDIS_PASSWORD: "wrong" }), "Redis"],
+		[
+			"a wrong Redis password",
+			() => ({ TRANSPORTER: nats.urlWithCredentials, CACHER: redis.url, REDIS_PASSWORD: "wrong" }),
+			"Redis",
+		],
 	])(
 		"a process with %s is refused at start, says which server refused it, exits 1 and is never ready",
 		async (_what, environment, server) => {
 			const port = await freePort();
-			const env: NodeJS.ProcessEnv = { ...process.env, NAMESPACE: cluster.namespace, SERVICES: "lookup", PORT: String(port), DATA_DIR: ":memory:", LOG_LEVEL: "info", ...environment() };
-			for (const name of ["NATS_USER", "NATS_PASSWORD", "CACHER", "REDIS_PASSWORD"]) if (!(name in environment())) delete env[name];
-			const child = spawn(process.execPath, [path.join(ROOT, "dist", "server.js")], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+			const env: NodeJS.ProcessEnv = {
+				...process.env,
+				NAMESPACE: cluster.namespace,
+				SERVICES: "lookup",
+				PORT: String(port),
+				DATA_DIR: ":memory:",
+				LOG_LEVEL: "info",
+				...environment(),
+			};
+			for (const name of ["NATS_USER", "NATS_PASSWORD", "CACHER", "REDIS_PASSWORD"])
+				if (!(name in environment())) delete env[name];
+			const child = spawn(process.execPath, [path.join(ROOT, "dist", "server.js")], {
+				cwd: ROOT,
+				env,
+				stdio: ["ignore", "pipe", "pipe"],
+			});
 			let output = "";
 			child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
 			child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -100,7 +141,11 @@ suite("NATS and Redis with credentials", () => {
 			expect(await exited).toBe(1);
 			expect(readyAnswered).toBe(false);
 			const port_ = server === "NATS" ? nats.port : redis.port;
-			expect(output).toMatch(new RegExp(`registry failed to start: ${server} at \\S*127\\.0\\.0\\.1:${port_} refused the registry's credentials \\(authentication failed`));
+			expect(output).toMatch(
+				new RegExp(
+					`registry failed to start: ${server} at \\S*127\\.0\\.0\\.1:${port_} refused the registry's credentials \\(authentication failed`,
+				),
+			);
 			noSecretIn(output, `output of the refused process (${_what})`);
 		},
 		60000,
@@ -125,7 +170,9 @@ suite("NATS and Redis with credentials", () => {
 			await rotated.command("CONFIG", "SET", "requirepass", REDIS_PASSWORD);
 			await rotated.stop();
 		}
-		await pollUntil("the gateway to be ready again", 20000, async () => ((await readiness()).status === 200 ? true : undefined));
+		await pollUntil("the gateway to be ready again", 20000, async () =>
+			(await readiness()).status === 200 ? true : undefined,
+		);
 	});
 
 	test("Redis away with auth on: lookups still answer (from the stores) and the process stays ready; back: the cacher logs in again", async () => {
@@ -157,11 +204,15 @@ suite("NATS and Redis with credentials", () => {
 				texts.push([`${entry.name} ${route}`, await answer.text()]);
 			}
 		}
-		const refused = await fetch(`${cluster.url}/rest/api/participants`, { headers: { Authorization: `Basic ${Buffer.from(`x:${NATS_PASSWORD}`).toString("base64")}` } });
+		const refused = await fetch(`${cluster.url}/rest/api/participants`, {
+			headers: { Authorization: `Basic ${Buffer.from(`x:${NATS_PASSWORD}`).toString("base64")}` },
+		});
 		texts.push(["a refused API request", await refused.text()]);
 		for (const entry of cluster.processes.values()) texts.push([`output of ${entry.name}`, entry.output.join("")]);
 		// The start line shows the addresses, credentials masked.
-		expect(cluster.processes.get("core")!.output.join("")).toContain(`transporter nats://***@127.0.0.1:${nats.port}`);
+		expect(cluster.processes.get("core")!.output.join("")).toContain(
+			`transporter nats://***@127.0.0.1:${nats.port}`,
+		);
 		for (const [where, text] of texts) noSecretIn(text, where);
 	});
 });

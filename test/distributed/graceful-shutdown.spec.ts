@@ -14,7 +14,10 @@ import { ADD, CONTACT, FREE_PROCESSES, metricOf, pollUntil, send, startSeededClu
 let cluster: Cluster;
 
 beforeAll(async () => {
-	cluster = await startSeededCluster({ topology: ONE_PROCESS_PER_SERVICE, shareDataWith: { participants2: "participants" } });
+	cluster = await startSeededCluster({
+		topology: ONE_PROCESS_PER_SERVICE,
+		shareDataWith: { participants2: "participants" },
+	});
 }, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => cluster?.stop());
 
@@ -38,22 +41,26 @@ function request(
 ): { outcome: Outcome; done: Promise<Outcome> } {
 	const outcome: Outcome = { index };
 	const done = new Promise<Outcome>((resolve) => {
-		const req = http.request({ host: "127.0.0.1", port, agent, method: options.method, path: options.path, headers: options.headers }, (res) => {
-			const chunks: Buffer[] = [];
-			res.on("data", (chunk: Buffer) => chunks.push(chunk));
-			res.on("end", () => {
-				outcome.status = res.statusCode;
-				outcome.answeredAt = Date.now();
-				outcome.body = Buffer.concat(chunks).toString("utf8");
-				const length = Number(res.headers["content-length"] ?? NaN);
-				outcome.complete = res.complete && (Number.isNaN(length) || length === Buffer.byteLength(outcome.body));
-				resolve(outcome);
-			});
-			res.on("error", (error: NodeJS.ErrnoException) => {
-				outcome.error = error.code ?? error.message;
-				resolve(outcome);
-			});
-		});
+		const req = http.request(
+			{ host: "127.0.0.1", port, agent, method: options.method, path: options.path, headers: options.headers },
+			(res) => {
+				const chunks: Buffer[] = [];
+				res.on("data", (chunk: Buffer) => chunks.push(chunk));
+				res.on("end", () => {
+					outcome.status = res.statusCode;
+					outcome.answeredAt = Date.now();
+					outcome.body = Buffer.concat(chunks).toString("utf8");
+					const length = Number(res.headers["content-length"] ?? NaN);
+					outcome.complete =
+						res.complete && (Number.isNaN(length) || length === Buffer.byteLength(outcome.body));
+					resolve(outcome);
+				});
+				res.on("error", (error: NodeJS.ErrnoException) => {
+					outcome.error = error.code ?? error.message;
+					resolve(outcome);
+				});
+			},
+		);
 		req.on("finish", () => (outcome.flushedAt = Date.now()));
 		req.on("error", (error: NodeJS.ErrnoException) => {
 			outcome.error = error.code ?? error.message;
@@ -81,7 +88,9 @@ test("SIGTERM to the gateway while participant adds and finds are in flight: eve
 	if (!gateway) throw new Error("no gateway process");
 	const sp1 = demoAuth("SERVICE_PROVIDER", 0);
 	// Credentials are verified once and then cached by the gateway: the burst is about the services.
-	expect((await send(`${cluster.url}/rest/api/participants?size=1`, { headers: { Authorization: sp1 } })).status).toBe(200);
+	expect(
+		(await send(`${cluster.url}/rest/api/participants?size=1`, { headers: { Authorization: sp1 } })).status,
+	).toBe(200);
 
 	const BURST = 80;
 	const agent = new http.Agent({ keepAlive: true, maxSockets: BURST });
@@ -109,17 +118,27 @@ test("SIGTERM to the gateway while participant adds and finds are in flight: eve
 		"the burst to be sent and the first answer back",
 		30000,
 		async () =>
-			requests.every(({ outcome }) => outcome.flushedAt !== undefined) && requests.some(({ outcome }) => outcome.status !== undefined || outcome.error !== undefined) ? true : undefined,
+			requests.every(({ outcome }) => outcome.flushedAt !== undefined) &&
+			requests.some(({ outcome }) => outcome.status !== undefined || outcome.error !== undefined)
+				? true
+				: undefined,
 		5,
 	);
-	const exited = new Promise<{ code: number | null; at: number }>((resolve) => gateway.child.once("exit", (code) => resolve({ code, at: Date.now() })));
+	const exited = new Promise<{ code: number | null; at: number }>((resolve) =>
+		gateway.child.once("exit", (code) => resolve({ code, at: Date.now() })),
+	);
 	const signalledAt = Date.now();
 	const answeredBefore = requests.filter(({ outcome }) => outcome.status !== undefined).length;
 	gateway.child.kill("SIGTERM");
 
 	// The gateway stops listening at once, while it still finishes what it took.
 	// (Probing every 100 ms: each probe that is still accepted keeps the gateway accepting for a moment.)
-	const refusedAt = await pollUntil("new connections to be refused", 10000, async () => ((await refused(gateway.port)) ? Date.now() : undefined), 100);
+	const refusedAt = await pollUntil(
+		"new connections to be refused",
+		10000,
+		async () => ((await refused(gateway.port)) ? Date.now() : undefined),
+		100,
+	);
 	const stillRunningWhenRefused = gateway.child.exitCode === null && gateway.child.signalCode === null;
 	const outcomes = await Promise.all(requests.map(({ done }) => done));
 	const { code, at: exitedAt } = await exited;
@@ -132,9 +151,16 @@ test("SIGTERM to the gateway while participant adds and finds are in flight: eve
 			`(process still draining: ${stillRunningWhenRefused}); last answer ${Math.max(...outcomes.map((outcome) => outcome.answeredAt ?? 0)) - signalledAt} ms after it; exit ${code} after ${exitedAt - signalledAt} ms`,
 	);
 	expect(inFlight).toHaveLength(BURST);
-	expect(outcomes.filter((outcome) => outcome.error || !outcome.complete).map((outcome) => `#${outcome.index}: ${outcome.error ?? `incomplete ${outcome.status}`}`)).toEqual([]);
+	expect(
+		outcomes
+			.filter((outcome) => outcome.error || !outcome.complete)
+			.map((outcome) => `#${outcome.index}: ${outcome.error ?? `incomplete ${outcome.status}`}`),
+	).toEqual([]);
 	for (const outcome of outcomes) {
-		expect({ index: outcome.index, status: outcome.status }).toEqual({ index: outcome.index, status: outcome.index % 2 === 0 ? 201 : 200 });
+		expect({ index: outcome.index, status: outcome.status }).toEqual({
+			index: outcome.index,
+			status: outcome.index % 2 === 0 ? 201 : 200,
+		});
 		expect(() => JSON.parse(outcome.body as string)).not.toThrow();
 	}
 	expect(BURST - answeredBefore).toBeGreaterThan(0);
@@ -145,7 +171,8 @@ test("SIGTERM to the gateway while participant adds and finds are in flight: eve
 
 test("SIGTERM to one of two participants nodes while reads run: it leaves the cluster first, finishes what it took, and no read fails; it exits 0", async () => {
 	const gateway = cluster.processes.get("gateway");
-	if (gateway && (gateway.child.exitCode !== null || gateway.child.signalCode !== null)) await cluster.restart("gateway");
+	if (gateway && (gateway.child.exitCode !== null || gateway.child.signalCode !== null))
+		await cluster.restart("gateway");
 	await cluster.add("participants2", "participants");
 	const sp1 = demoAuth("SERVICE_PROVIDER", 0);
 	const node = cluster.processes.get("participants2");
@@ -154,13 +181,19 @@ test("SIGTERM to one of two participants nodes while reads run: it leaves the cl
 	let stopped = false;
 	const worker = async () => {
 		while (!stopped)
-			answers.push(await send(`${cluster.url}/rest/api/participants?size=20&processes=true`, { headers: { Authorization: sp1, Accept: "application/vnd.registry.participants.find.v1+json" } }));
+			answers.push(
+				await send(`${cluster.url}/rest/api/participants?size=20&processes=true`, {
+					headers: { Authorization: sp1, Accept: "application/vnd.registry.participants.find.v1+json" },
+				}),
+			);
 	};
 	const workers = [worker(), worker(), worker()];
 	try {
 		// Both nodes serve reads before the signal.
 		await pollUntil("the second node to serve reads", 30000, async () =>
-			(await metricOf(cluster, "participants2", "moleculer_request_total", { action: "participants.find" })) > 0 ? true : undefined,
+			(await metricOf(cluster, "participants2", "moleculer_request_total", { action: "participants.find" })) > 0
+				? true
+				: undefined,
 		);
 		const exited = new Promise<number | null>((resolve) => node.child.once("exit", resolve));
 		const signalledAt = Date.now();
@@ -168,14 +201,23 @@ test("SIGTERM to one of two participants nodes while reads run: it leaves the cl
 		const code = await exited;
 		const exitedAt = Date.now();
 		const atExit = answers.length;
-		await pollUntil("reads after the node left", 30000, async () => (answers.length - atExit >= 30 ? true : undefined), 20);
+		await pollUntil(
+			"reads after the node left",
+			30000,
+			async () => (answers.length - atExit >= 30 ? true : undefined),
+			20,
+		);
 		stopped = true;
 		await Promise.all(workers);
 		// eslint-disable-next-line no-console
-		console.info(`graceful-shutdown (participants node): exit ${code} after ${exitedAt - signalledAt} ms; ${answers.length} reads, slowest ${Math.max(...answers.map((answer) => answer.ms))} ms`);
+		console.info(
+			`graceful-shutdown (participants node): exit ${code} after ${exitedAt - signalledAt} ms; ${answers.length} reads, slowest ${Math.max(...answers.map((answer) => answer.ms))} ms`,
+		);
 		expect(code).toBe(0);
 		expect(exitedAt - signalledAt).toBeLessThanOrEqual(SHUTDOWN_TIMEOUT_MS);
-		expect(answers.filter((answer) => answer.status !== 200).map((answer) => `${answer.status} ${answer.error ?? ""}`)).toEqual([]);
+		expect(
+			answers.filter((answer) => answer.status !== 200).map((answer) => `${answer.status} ${answer.error ?? ""}`),
+		).toEqual([]);
 	} finally {
 		stopped = true;
 		await Promise.all(workers);

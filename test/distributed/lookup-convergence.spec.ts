@@ -14,7 +14,11 @@ import { REGISTRY_START_TIMEOUT_MS } from "../support/registry";
 const GATEWAYS = ["gateway1", "gateway2"];
 
 const variants: [string, Record<string, string>, Record<string, string>][] = [
-	["one data directory", EDGE_TOPOLOGY, Object.fromEntries(Object.keys(EDGE_TOPOLOGY).map((name) => [name, "shared"]))],
+	[
+		"one data directory",
+		EDGE_TOPOLOGY,
+		Object.fromEntries(Object.keys(EDGE_TOPOLOGY).map((name) => [name, "shared"])),
+	],
 	// Two nodes of participants and of catalog too: held read answers and catalog caches on both.
 	[
 		"a data directory per service, two participants and two catalog nodes",

@@ -6,7 +6,15 @@
  * the node is back (messages it had taken but not acknowledged come again after ack_wait).
  */
 import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
-import { disagreements, FREE_PROCESSES, metricOf, Participants, pollUntil, startSeededCluster, type Answer } from "./support";
+import {
+	disagreements,
+	FREE_PROCESSES,
+	metricOf,
+	Participants,
+	pollUntil,
+	startSeededCluster,
+	type Answer,
+} from "./support";
 import { seededRandom as random } from "../../src/platform/seeded-random";
 import { REGISTRY_START_TIMEOUT_MS } from "../support/registry";
 
@@ -33,7 +41,9 @@ test("a lookup node killed (SIGKILL) while participants are added, updated and d
 		expect((await sp1.add(organization, subset())).status).toBe(201);
 		registered.add(organization);
 	}
-	await pollUntil("the lookup to agree before the kill", 30000, async () => ((await disagreements(cluster, organizations)).length === 0 ? true : undefined));
+	await pollUntil("the lookup to agree before the kill", 30000, async () =>
+		(await disagreements(cluster, organizations)).length === 0 ? true : undefined,
+	);
 
 	// Changes go on through the gateway, one worker per half of the organizations, until told to stop.
 	const failures: string[] = [];
@@ -54,13 +64,17 @@ test("a lookup node killed (SIGKILL) while participants are added, updated and d
 			answer = await sp1.update(organization, subset());
 			expected = 200;
 		}
-		if (answer.status !== expected) failures.push(`${organization}: ${answer.status} ${answer.error ?? JSON.stringify(answer.body)}`);
+		if (answer.status !== expected)
+			failures.push(`${organization}: ${answer.status} ${answer.error ?? JSON.stringify(answer.body)}`);
 		done.total++;
 	};
 	const worker = async (mine: string[]) => {
 		for (let round = 0; !stop; round++) await change(mine[round % mine.length]);
 	};
-	const workers = [worker(organizations.filter((_, index) => index % 2 === 0)), worker(organizations.filter((_, index) => index % 2 === 1))];
+	const workers = [
+		worker(organizations.filter((_, index) => index % 2 === 0)),
+		worker(organizations.filter((_, index) => index % 2 === 1)),
+	];
 
 	try {
 		await pollUntil("changes before the kill", 30000, async () => (done.total >= 10 ? true : undefined), 20);
@@ -69,13 +83,23 @@ test("a lookup node killed (SIGKILL) while participants are added, updated and d
 		const atKill = done.total;
 
 		// Dead for a while (3 s at least, the time a real node takes to be replaced) with changes meanwhile.
-		await pollUntil("changes while the lookup is dead", 60000, async () => (done.total - atKill >= 30 && Date.now() - killedAt >= 3000 ? true : undefined), 20);
+		await pollUntil(
+			"changes while the lookup is dead",
+			60000,
+			async () => (done.total - atKill >= 30 && Date.now() - killedAt >= 3000 ? true : undefined),
+			20,
+		);
 		const restartAt = Date.now();
 		const duringDowntime = done.total - atKill;
 		await cluster.restart("lookup");
 		const readyAt = Date.now();
 		const atRestart = done.total;
-		await pollUntil("changes after the restart", 30000, async () => (done.total - atRestart >= 10 ? true : undefined), 20);
+		await pollUntil(
+			"changes after the restart",
+			30000,
+			async () => (done.total - atRestart >= 10 ? true : undefined),
+			20,
+		);
 		stop = true;
 		await Promise.all(workers);
 		const stoppedAt = Date.now();

@@ -8,7 +8,16 @@
 import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
 import { organizationKey } from "../../src/contract/identifiers";
 import type { ParticipantChange } from "../../src/platform/channels";
-import { disagreements, FREE_PROCESSES, metricOf, Participants, pollUntil, qid, startSeededCluster, truthOf } from "./support";
+import {
+	disagreements,
+	FREE_PROCESSES,
+	metricOf,
+	Participants,
+	pollUntil,
+	qid,
+	startSeededCluster,
+	truthOf,
+} from "./support";
 import { REGISTRY_START_TIMEOUT_MS } from "../support/registry";
 
 const NODES = ["lookup", "lookup2"];
@@ -67,7 +76,10 @@ test("two lookup nodes share the channel work (one consumer group): each applies
 	await Promise.all(
 		[0, 1, 2, 3].map(async (worker) => {
 			for (const organization of organizations.filter((_, index) => index % 4 === worker)) {
-				const rotate = (offset: number) => [FREE_PROCESSES[(worker + offset) % FREE_PROCESSES.length], FREE_PROCESSES[(worker + offset + 3) % FREE_PROCESSES.length]];
+				const rotate = (offset: number) => [
+					FREE_PROCESSES[(worker + offset) % FREE_PROCESSES.length],
+					FREE_PROCESSES[(worker + offset + 3) % FREE_PROCESSES.length],
+				];
 				expectStatus(organization, (await sp1.add(organization, rotate(0))).status, 201);
 				expectStatus(organization, (await sp1.update(organization, rotate(1))).status, 200);
 				expectStatus(organization, (await sp1.update(organization, rotate(2))).status, 200);
@@ -79,7 +91,12 @@ test("two lookup nodes share the channel work (one consumer group): each applies
 	const changed = Date.now();
 	expect(failures).toEqual([]);
 
-	await pollUntil("both lookup nodes to answer every organization right", 60000, async () => ((await nodesDisagreeing(organizations)).length === 0 ? true : undefined), 250);
+	await pollUntil(
+		"both lookup nodes to answer every organization right",
+		60000,
+		async () => ((await nodesDisagreeing(organizations)).length === 0 ? true : undefined),
+		250,
+	);
 	const settled = Date.now();
 	expect(await disagreements(cluster, organizations)).toEqual([]);
 
@@ -100,19 +117,36 @@ test("a change delivered again, or an older version delivered late, changes noth
 	const organization = `replay-${cluster.namespace}`;
 	expect((await sp1.add(organization, [FREE_PROCESSES[0], FREE_PROCESSES[1]])).status).toBe(201);
 	expect((await sp1.update(organization, [FREE_PROCESSES[2]])).status).toBe(200);
-	await pollUntil("both nodes to show the update", 30000, async () => ((await nodesDisagreeing([organization])).length === 0 ? true : undefined));
+	await pollUntil("both nodes to show the update", 30000, async () =>
+		(await nodesDisagreeing([organization])).length === 0 ? true : undefined,
+	);
 
-	const [current] = await cluster.broker.call<Omit<ParticipantChange, "deleted">[], { organizationKey: string }>("participants.organizationProcessSets", {
-		organizationKey: organizationKey("0088", organization),
-	});
+	const [current] = await cluster.broker.call<Omit<ParticipantChange, "deleted">[], { organizationKey: string }>(
+		"participants.organizationProcessSets",
+		{
+			organizationKey: organizationKey("0088", organization),
+		},
+	);
 	expect(current.version).toBeGreaterThanOrEqual(2);
 	const redelivered: ParticipantChange = { ...current, deleted: false };
-	const late: ParticipantChange = { ...current, processes: [FREE_PROCESSES[0], FREE_PROCESSES[1]], version: current.version - 1, deleted: false };
+	const late: ParticipantChange = {
+		...current,
+		processes: [FREE_PROCESSES[0], FREE_PROCESSES[1]],
+		version: current.version - 1,
+		deleted: false,
+	};
 	const lateDelete: ParticipantChange = { ...current, processes: [], version: current.version, deleted: true };
 	for (const name of NODES) {
 		for (const change of [redelivered, late, lateDelete]) {
-			const result = await cluster.broker.call<{ applied: boolean }, ParticipantChange>("lookup.apply", change, { nodeID: nodeId(name) });
-			expect({ node: name, version: change.version, deleted: change.deleted, ...result }).toEqual({ node: name, version: change.version, deleted: change.deleted, applied: false });
+			const result = await cluster.broker.call<{ applied: boolean }, ParticipantChange>("lookup.apply", change, {
+				nodeID: nodeId(name),
+			});
+			expect({ node: name, version: change.version, deleted: change.deleted, ...result }).toEqual({
+				node: name,
+				version: change.version,
+				deleted: change.deleted,
+				applied: false,
+			});
 		}
 	}
 	expect(await nodesDisagreeing([organization])).toEqual([]);
@@ -121,6 +155,9 @@ test("a change delivered again, or an older version delivered late, changes noth
 	// Both nodes hold the answer in memory now; one of them applies the next change, and the
 	// other drops its copy on the `lookup.invalidated` event.
 	expect((await sp1.update(organization, [FREE_PROCESSES[3], FREE_PROCESSES[4]])).status).toBe(200);
-	await pollUntil("both nodes to show the next change", 30000, async () => ((await nodesDisagreeing([organization])).length === 0 ? true : undefined));
-	for (const name of NODES) expect(await answerOn(name, organization)).toEqual([FREE_PROCESSES[3], FREE_PROCESSES[4]].sort());
+	await pollUntil("both nodes to show the next change", 30000, async () =>
+		(await nodesDisagreeing([organization])).length === 0 ? true : undefined,
+	);
+	for (const name of NODES)
+		expect(await answerOn(name, organization)).toEqual([FREE_PROCESSES[3], FREE_PROCESSES[4]].sort());
 }, 120000);

@@ -23,8 +23,15 @@ class PrivateNats {
 		return `nats://127.0.0.1:${this.port}`;
 	}
 	async start(): Promise<void> {
-		this.child = spawn(NATS_SERVER, ["-a", "127.0.0.1", "-p", String(this.port), "-js", "-sd", this.dir], { stdio: "ignore" });
-		await pollUntil("the private nats-server to listen", 10000, async () => ((await reachable(this.url)) ? true : undefined), 50);
+		this.child = spawn(NATS_SERVER, ["-a", "127.0.0.1", "-p", String(this.port), "-js", "-sd", this.dir], {
+			stdio: "ignore",
+		});
+		await pollUntil(
+			"the private nats-server to listen",
+			10000,
+			async () => ((await reachable(this.url)) ? true : undefined),
+			50,
+		);
 	}
 	kill(): Promise<void> {
 		return killNow(this.child);
@@ -40,7 +47,11 @@ interface Heard {
 }
 
 function listeningBroker(nodeID: string, url: string, heard: Heard): ServiceBroker {
-	const broker = new ServiceBroker({ nodeID, logger: false, middlewares: [noticesMiddleware({ TRANSPORTER: url, NAMESPACE: `notices-${process.pid}` })] });
+	const broker = new ServiceBroker({
+		nodeID,
+		logger: false,
+		middlewares: [noticesMiddleware({ TRANSPORTER: url, NAMESPACE: `notices-${process.pid}` })],
+	});
 	broker.createService({
 		name: "listener",
 		events: {
@@ -83,7 +94,9 @@ suite("notices over JetStream", () => {
 	test("every process hears every notice once, in the order published (the publisher too)", async () => {
 		for (let index = 0; index < 50; index++) await noticesOf(publisher).publish(NOTICES.catalogChanged, { index });
 		const all = Array.from({ length: 50 }, (_, index) => index);
-		await pollUntil("both to hear 50 notices", 10000, async () => (listenerHeard.notices.length >= 50 && publisherHeard.notices.length >= 50 ? true : undefined));
+		await pollUntil("both to hear 50 notices", 10000, async () =>
+			listenerHeard.notices.length >= 50 && publisherHeard.notices.length >= 50 ? true : undefined,
+		);
 		expect(listenerHeard.notices).toEqual(all);
 		expect(publisherHeard.notices).toEqual(all);
 		expect(noticesOf(listener).trusted).toBe(true);
@@ -92,10 +105,14 @@ suite("notices over JetStream", () => {
 
 	test("NATS lost: every process resets and holds nothing new; NATS back: the notices published then are heard, once each", async () => {
 		await nats.kill();
-		await pollUntil("the listener to reset", 10000, async () => (listenerHeard.resets > 0 && !noticesOf(listener).trusted ? true : undefined));
+		await pollUntil("the listener to reset", 10000, async () =>
+			listenerHeard.resets > 0 && !noticesOf(listener).trusted ? true : undefined,
+		);
 		await expect(noticesOf(publisher).publish(NOTICES.catalogChanged, { index: -1 })).rejects.toThrow();
 		await nats.start();
-		await pollUntil("the listener to trust the stream again", 15000, async () => (noticesOf(listener).trusted && noticesOf(publisher).trusted ? true : undefined));
+		await pollUntil("the listener to trust the stream again", 15000, async () =>
+			noticesOf(listener).trusted && noticesOf(publisher).trusted ? true : undefined,
+		);
 		const before = listenerHeard.notices.length;
 		for (let index = 50; index < 60; index++) {
 			await pollUntil(`notice ${index} to be published`, 10000, async () => {
@@ -103,7 +120,9 @@ suite("notices over JetStream", () => {
 				return true;
 			});
 		}
-		await pollUntil("the listener to hear the new notices", 15000, async () => (listenerHeard.notices.length >= before + 10 ? true : undefined));
+		await pollUntil("the listener to hear the new notices", 15000, async () =>
+			listenerHeard.notices.length >= before + 10 ? true : undefined,
+		);
 		expect(listenerHeard.notices.slice(before)).toEqual(Array.from({ length: 10 }, (_, index) => 50 + index));
 	}, 60000);
 });

@@ -11,7 +11,12 @@ import { REGISTRY_START_TIMEOUT_MS } from "../support/registry";
 const SP1 = { username: "sp1", role: "SERVICE_PROVIDER", serviceProvider: "11111111-0000-4000-8000-000000000001" };
 const ACCESS_POINT_PROVIDER = { username: "app1", role: "ACCESS_POINT_PROVIDER" };
 const AUTHORITY = { username: "authority", role: "NETWORK_AUTHORITY" };
-const FORM = { icd: "0088", organizationIdentifier: "permissions-test", processes: [], contact: { name: "Kari Nordmann", email: "kari@example.no", phoneNumber: "+47 22 33 44 55" } };
+const FORM = {
+	icd: "0088",
+	organizationIdentifier: "permissions-test",
+	processes: [],
+	contact: { name: "Kari Nordmann", email: "kari@example.no", phoneNumber: "+47 22 33 44 55" },
+};
 
 let cluster: Cluster;
 
@@ -32,17 +37,33 @@ async function failure(promise: Promise<unknown>): Promise<{ code: number; type:
 }
 
 test("participants.add and participants.find over NATS without a caller: 401 AuthenticationException", async () => {
-	expect(await failure(cluster.broker.call("participants.add", { body: FORM }))).toMatchObject({ code: 401, type: "AuthenticationException" });
-	expect(await failure(cluster.broker.call("participants.find", {}))).toMatchObject({ code: 401, type: "AuthenticationException" });
+	expect(await failure(cluster.broker.call("participants.add", { body: FORM }))).toMatchObject({
+		code: 401,
+		type: "AuthenticationException",
+	});
+	expect(await failure(cluster.broker.call("participants.find", {}))).toMatchObject({
+		code: 401,
+		type: "AuthenticationException",
+	});
 });
 
 test("participants.add and participants.find over NATS with a role their operations do not allow: 403 AccessDeniedException", async () => {
-	expect(await failure(cluster.broker.call("participants.add", { body: FORM }, { meta: { user: AUTHORITY } }))).toMatchObject({ code: 403, type: "AccessDeniedException" });
-	expect(await failure(cluster.broker.call("participants.find", {}, { meta: { user: ACCESS_POINT_PROVIDER } }))).toMatchObject({ code: 403, type: "AccessDeniedException" });
-	const found = await cluster.broker.call<{ content: unknown[] }, object>("participants.find", { query: "permissions-test" }, { meta: { user: AUTHORITY } });
+	expect(
+		await failure(cluster.broker.call("participants.add", { body: FORM }, { meta: { user: AUTHORITY } })),
+	).toMatchObject({ code: 403, type: "AccessDeniedException" });
+	expect(
+		await failure(cluster.broker.call("participants.find", {}, { meta: { user: ACCESS_POINT_PROVIDER } })),
+	).toMatchObject({ code: 403, type: "AccessDeniedException" });
+	const found = await cluster.broker.call<{ content: unknown[] }, object>(
+		"participants.find",
+		{ query: "permissions-test" },
+		{ meta: { user: AUTHORITY } },
+	);
 	expect(found.content).toEqual([]);
 });
 
 test("participants.find over NATS with an allowed role runs", async () => {
-	await expect(cluster.broker.call("participants.find", {}, { meta: { user: SP1 } })).resolves.toMatchObject({ content: expect.any(Array) });
+	await expect(cluster.broker.call("participants.find", {}, { meta: { user: SP1 } })).resolves.toMatchObject({
+		content: expect.any(Array),
+	});
 });

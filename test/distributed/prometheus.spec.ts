@@ -23,13 +23,22 @@ const suite = missing.length ? describe.skip : describe;
 
 /** Metric names in PromQL expressions (recording rules' names, with a colon, are not metrics). */
 function metricNames(expressions: string[]): string[] {
-	const names = expressions.flatMap((expr) => expr.match(/\b(?:moleculer_[a-z0-9_]+|registry_[a-z0-9_]+|up)\b(?=\s*[{[)\s]|$)/g) ?? []);
+	const names = expressions.flatMap(
+		(expr) => expr.match(/\b(?:moleculer_[a-z0-9_]+|registry_[a-z0-9_]+|up)\b(?=\s*[{[)\s]|$)/g) ?? [],
+	);
 	return [...new Set(names)].sort();
 }
 
-const rulesFile = parse(fs.readFileSync(path.join(MONITORING, "registry-rules.yaml"), "utf8")) as { groups: { rules: { expr: string }[] }[] };
-const dashboard = JSON.parse(fs.readFileSync(path.join(MONITORING, "grafana-dashboard.json"), "utf8")) as { panels: { targets: { expr: string }[] }[] };
-const USED = metricNames([...rulesFile.groups.flatMap((group) => group.rules.map((rule) => rule.expr)), ...dashboard.panels.flatMap((panel) => panel.targets.map((target) => target.expr))]);
+const rulesFile = parse(fs.readFileSync(path.join(MONITORING, "registry-rules.yaml"), "utf8")) as {
+	groups: { rules: { expr: string }[] }[];
+};
+const dashboard = JSON.parse(fs.readFileSync(path.join(MONITORING, "grafana-dashboard.json"), "utf8")) as {
+	panels: { targets: { expr: string }[] }[];
+};
+const USED = metricNames([
+	...rulesFile.groups.flatMap((group) => group.rules.map((rule) => rule.expr)),
+	...dashboard.panels.flatMap((panel) => panel.targets.map((target) => target.expr)),
+]);
 
 let cluster: Cluster;
 let prometheus: ChildProcess | null = null;
@@ -39,7 +48,10 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "registry-prometheus-"));
 
 async function query(promql: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> {
 	const response = await fetch(`${prometheusUrl}/api/v1/query?query=${encodeURIComponent(promql)}`);
-	const body = (await response.json()) as { status: string; data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
+	const body = (await response.json()) as {
+		status: string;
+		data: { result: { metric: Record<string, string>; value: [number, string] }[] };
+	};
 	if (body.status !== "success") throw new Error(`query ${promql}: ${JSON.stringify(body)}`);
 	return body.data.result;
 }
@@ -64,7 +76,12 @@ suite("a real Prometheus scrapes a two-process cluster", () => {
 		prometheusUrl = `http://127.0.0.1:${port}`;
 		prometheus = spawn(
 			PROMETHEUS,
-			[`--config.file=${path.join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${path.join(dir, "data")}`, `--web.listen-address=127.0.0.1:${port}`, "--log.level=warn"],
+			[
+				`--config.file=${path.join(dir, "prometheus.yml")}`,
+				`--storage.tsdb.path=${path.join(dir, "data")}`,
+				`--web.listen-address=127.0.0.1:${port}`,
+				"--log.level=warn",
+			],
 			{ stdio: ["ignore", "pipe", "pipe"] },
 		);
 		prometheus.stdout?.on("data", (chunk: Buffer) => (prometheusLog += chunk.toString()));
@@ -72,8 +89,13 @@ suite("a real Prometheus scrapes a two-process cluster", () => {
 		// Traffic every metric needs: a write (the change channel, notices, outboxes), lookups (held answers), a 404.
 		const organization = `prom-${cluster.namespace}`;
 		expect((await new Participants(cluster).add(organization, FREE_PROCESSES.slice(0, 1))).status).toBe(201);
-		const lookup = (name: string) => send(`${cluster.url}/rest/api/organizations/${encodeURIComponent(qid(name))}/processes`, { headers: { Accept: LOOKUP } });
-		await pollUntil("the lookup to know the participant", 20000, async () => ((await lookup(organization)).status === 200 ? true : undefined));
+		const lookup = (name: string) =>
+			send(`${cluster.url}/rest/api/organizations/${encodeURIComponent(qid(name))}/processes`, {
+				headers: { Accept: LOOKUP },
+			});
+		await pollUntil("the lookup to know the participant", 20000, async () =>
+			(await lookup(organization)).status === 200 ? true : undefined,
+		);
 		for (let i = 0; i < 3; i++) await lookup(organization);
 		await lookup(`absent-${cluster.namespace}`);
 	}, 180000);
@@ -95,8 +117,11 @@ suite("a real Prometheus scrapes a two-process cluster", () => {
 			async () => {
 				const response = await fetch(`${prometheusUrl}/api/v1/targets`).catch(() => null);
 				if (!response?.ok) return undefined;
-				const targets = ((await response.json()) as { data: { activeTargets: { health: string }[] } }).data.activeTargets;
-				return targets.length === cluster.processes.size && targets.every((target) => target.health === "up") ? true : undefined;
+				const targets = ((await response.json()) as { data: { activeTargets: { health: string }[] } }).data
+					.activeTargets;
+				return targets.length === cluster.processes.size && targets.every((target) => target.health === "up")
+					? true
+					: undefined;
 			},
 			200,
 		);
@@ -117,17 +142,26 @@ suite("a real Prometheus scrapes a two-process cluster", () => {
 		expect(absent).toEqual([]);
 		const rules = await pollUntil("every rule to have been evaluated", 20000, async () => {
 			const response = await fetch(`${prometheusUrl}/api/v1/rules`);
-			const groups = ((await response.json()) as { data: { groups: { rules: { name: string; health: string; lastError?: string }[] }[] } }).data.groups;
+			const groups = (
+				(await response.json()) as {
+					data: { groups: { rules: { name: string; health: string; lastError?: string }[] }[] };
+				}
+			).data.groups;
 			const all = groups.flatMap((group) => group.rules);
 			return all.length > 0 && all.every((rule) => rule.health !== "unknown") ? all : undefined;
 		});
-		expect(rules.filter((rule) => rule.health !== "ok").map((rule) => `${rule.name}: ${rule.lastError}`)).toEqual([]);
+		expect(rules.filter((rule) => rule.health !== "ok").map((rule) => `${rule.name}: ${rule.lastError}`)).toEqual(
+			[],
+		);
 		// The lookup's p99 is computed from the real histogram once lookups come in while it scrapes.
 		const p99 = await pollUntil(
 			"the lookup's p99 to be recorded",
 			20000,
 			async () => {
-				await send(`${cluster.url}/rest/api/organizations/${encodeURIComponent(qid(`absent-${Date.now()}`))}/processes`, { headers: { Accept: LOOKUP } });
+				await send(
+					`${cluster.url}/rest/api/organizations/${encodeURIComponent(qid(`absent-${Date.now()}`))}/processes`,
+					{ headers: { Accept: LOOKUP } },
+				);
 				const samples = await query("registry:lookup_latency_p99:ms5m");
 				const value = Number(samples[0]?.value[1]);
 				return Number.isFinite(value) ? value : undefined;
@@ -138,11 +172,17 @@ suite("a real Prometheus scrapes a two-process cluster", () => {
 	});
 
 	test("a burst of bad logins makes the lockout series rise", async () => {
-		const lockouts = async () => (await query('sum(registry_login_lockouts_total{scope="user"})')).reduce((total, sample) => total + Number(sample.value[1]), 0);
+		const lockouts = async () =>
+			(await query('sum(registry_login_lockouts_total{scope="user"})')).reduce(
+				(total, sample) => total + Number(sample.value[1]),
+				0,
+			);
 		const before = await lockouts();
 		// AUTH_USER_MAX_FAILURES=3: every third failure of one username locks it.
 		for (let i = 0; i < 3; i++) {
-			const answer = await send(`${cluster.url}/rest/api/participants?size=1`, { headers: { Authorization: basic(`burst-${cluster.namespace}`, `wrong-${i}`) } });
+			const answer = await send(`${cluster.url}/rest/api/participants?size=1`, {
+				headers: { Authorization: basic(`burst-${cluster.namespace}`, `wrong-${i}`) },
+			});
 			expect(answer.status).toBe(401);
 		}
 		const after = await pollUntil("the lockout series to rise", 20000, async () => {

@@ -8,7 +8,18 @@
 import { organizationKey } from "../../src/contract/identifiers";
 import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
 import { basic, demoAuth, REGISTRY_START_TIMEOUT_MS } from "../support/registry";
-import { FREE_PROCESSES, LOOKUP, metricOf, Participants, pollUntil, PrivateRedis, qid, send, startSeededCluster, type Answer } from "./support";
+import {
+	FREE_PROCESSES,
+	LOOKUP,
+	metricOf,
+	Participants,
+	pollUntil,
+	PrivateRedis,
+	qid,
+	send,
+	startSeededCluster,
+	type Answer,
+} from "./support";
 import { freePort } from "../../src/platform/local-network";
 
 let redis: PrivateRedis;
@@ -26,7 +37,8 @@ afterAll(async () => {
 	redis?.dispose();
 });
 
-const lookupUrl = (organization: string) => `${cluster.url}/rest/api/organizations/${encodeURIComponent(qid(organization))}/processes`;
+const lookupUrl = (organization: string) =>
+	`${cluster.url}/rest/api/organizations/${encodeURIComponent(qid(organization))}/processes`;
 const idsOf = (answer: Answer) => (answer.body as { identifier: string }[]).map((process) => process.identifier).sort();
 
 interface Observation {
@@ -57,12 +69,25 @@ function requestLoop(organizations: string[], phase: () => string) {
 			round++;
 			const organization = organizations[turn % organizations.length];
 			await one(`lookup ${organization}`, send(lookupUrl(organization), { headers: { Accept: LOOKUP } }));
-			await one("catalog processes", send(`${cluster.url}/rest/api/processes?size=5&sort=title`, { headers: { Accept: "application/vnd.registry.processes.find.v1+json" } }));
+			await one(
+				"catalog processes",
+				send(`${cluster.url}/rest/api/processes?size=5&sort=title`, {
+					headers: { Accept: "application/vnd.registry.processes.find.v1+json" },
+				}),
+			);
 			await one(
 				"participants of sp1",
-				send(`${cluster.url}/rest/api/participants?size=5`, { headers: { Accept: "application/vnd.registry.participants.find.v1+json", Authorization: sp1Auth } }),
+				send(`${cluster.url}/rest/api/participants?size=5`, {
+					headers: { Accept: "application/vnd.registry.participants.find.v1+json", Authorization: sp1Auth },
+				}),
 			);
-			if (round % 25 === 0) await one("wrong password", send(`${cluster.url}/rest/api/participants?size=1`, { headers: { Authorization: basic(`nobody-${round}`, "wrong") } }));
+			if (round % 25 === 0)
+				await one(
+					"wrong password",
+					send(`${cluster.url}/rest/api/participants?size=1`, {
+						headers: { Authorization: basic(`nobody-${round}`, "wrong") },
+					}),
+				);
 		}
 	};
 	const workers = [run(0), run(1)];
@@ -80,7 +105,10 @@ test("Redis killed while lookups run: no 5xx and right answers from the stores; 
 	const organizations = Array.from({ length: 6 }, (_, index) => `redis-${cluster.namespace}-${index}`);
 	const expected = new Map<string, string[]>();
 	for (const [index, organization] of organizations.entries()) {
-		const processes = [FREE_PROCESSES[index % FREE_PROCESSES.length], FREE_PROCESSES[(index + 2) % FREE_PROCESSES.length]];
+		const processes = [
+			FREE_PROCESSES[index % FREE_PROCESSES.length],
+			FREE_PROCESSES[(index + 2) % FREE_PROCESSES.length],
+		];
 		expect((await sp1.add(organization, processes)).status).toBe(201);
 		expected.set(organization, [...processes].sort());
 	}
@@ -96,7 +124,9 @@ test("Redis killed while lookups run: no 5xx and right answers from the stores; 
 	const timings: Record<string, number> = {};
 	try {
 		// The cache is in use: answers of this namespace are in Redis.
-		await pollUntil("cache keys of this namespace in Redis", 30000, async () => ((await redis.cacheKeys(cluster.namespace)).length > 0 ? true : undefined));
+		await pollUntil("cache keys of this namespace in Redis", 30000, async () =>
+			(await redis.cacheKeys(cluster.namespace)).length > 0 ? true : undefined,
+		);
 
 		phase = "redis down";
 		const killedAt = Date.now();
@@ -107,7 +137,9 @@ test("Redis killed while lookups run: no 5xx and right answers from the stores; 
 		timings.updateDuringOutageMs = update.ms;
 		await pollUntil("the lookup to show the change made while Redis is away", 30000, async () => {
 			const answer = await send(lookupUrl(changing), { headers: { Accept: LOOKUP } });
-			return answer.status === 200 && JSON.stringify(idsOf(answer)) === JSON.stringify(changed) ? true : undefined;
+			return answer.status === 200 && JSON.stringify(idsOf(answer)) === JSON.stringify(changed)
+				? true
+				: undefined;
 		});
 		expected.set(changing, changed);
 		const changeSeenAt = Date.now();
@@ -139,12 +171,25 @@ test("Redis killed while lookups run: no 5xx and right answers from the stores; 
 		expect((await sp1.update(changing, changedAgain)).status).toBe(200);
 		await pollUntil("lookup answers and catalog reads cached in Redis again", 30000, async () => {
 			const keys = await redis.cacheKeys(cluster.namespace);
-			return keys.some((key) => key.includes(`lookup.answers:${organizationKey("0088", changing)}|`)) && keys.some((key) => key.includes("-catalog.")) ? true : undefined;
+			return keys.some((key) => key.includes(`lookup.answers:${organizationKey("0088", changing)}|`)) &&
+				keys.some((key) => key.includes("-catalog."))
+				? true
+				: undefined;
 		});
 		timings.cacheRefilledMs = Date.now() - restartedAt;
-		await pollUntil("catalog reads answered from the cache again", 30000, async () => ((await metricOf(cluster, "catalog", "moleculer_cacher_found_total")) > foundBefore ? true : undefined));
+		await pollUntil("catalog reads answered from the cache again", 30000, async () =>
+			(await metricOf(cluster, "catalog", "moleculer_cacher_found_total")) > foundBefore ? true : undefined,
+		);
 		timings.cacheHitsAgainMs = Date.now() - restartedAt;
-		await pollUntil("requests after the restart", 30000, async () => (loop.observations.filter((observation) => observation.phase === "redis restarted").length >= 150 ? true : undefined), 50);
+		await pollUntil(
+			"requests after the restart",
+			30000,
+			async () =>
+				loop.observations.filter((observation) => observation.phase === "redis restarted").length >= 150
+					? true
+					: undefined,
+			50,
+		);
 		await loop.stop();
 
 		const { observations } = loop;
@@ -159,10 +204,15 @@ test("Redis killed while lookups run: no 5xx and right answers from the stores; 
 		);
 
 		// No 5xx, and no request without an answer.
-		const failed = observations.filter((observation) => observation.answer.status === 0 || observation.answer.status >= 500);
-		expect(failed.map((observation) => `${observation.phase} ${observation.what}: ${observation.answer.status} ${observation.answer.error ?? JSON.stringify(observation.answer.body)}`)).toEqual(
-			[],
+		const failed = observations.filter(
+			(observation) => observation.answer.status === 0 || observation.answer.status >= 500,
 		);
+		expect(
+			failed.map(
+				(observation) =>
+					`${observation.phase} ${observation.what}: ${observation.answer.status} ${observation.answer.error ?? JSON.stringify(observation.answer.body)}`,
+			),
+		).toEqual([]);
 		// Every answer is the expected one (the changing organization: one of its states, never an older one once a newer one was seen).
 		const wrong: string[] = [];
 		let state = 0;
@@ -221,7 +271,10 @@ test("a Redis that kept its data comes back: the invalidations missed while it w
 	const restartedAt = Date.now();
 	await redis.start();
 	await pollUntil("the stale answer to be deleted from Redis", 30000, async () =>
-		(await redis.command("GET", cachedKey)) === null || !String(await redis.command("GET", cachedKey)).includes(before[0]) ? true : undefined,
+		(await redis.command("GET", cachedKey)) === null ||
+		!String(await redis.command("GET", cachedKey)).includes(before[0])
+			? true
+			: undefined,
 	);
 	const replayedMs = Date.now() - restartedAt;
 	// A lookup node that never saw the change (a fresh process: empty memory) answers right too,
@@ -231,7 +284,12 @@ test("a Redis that kept its data comes back: the invalidations missed while it w
 		const answer = await send(lookupUrl(organization), { headers: { Accept: LOOKUP } });
 		return answer.status === 503 ? undefined : answer;
 	});
-	const answers = [first, ...(await Promise.all(Array.from({ length: 5 }, () => send(lookupUrl(organization), { headers: { Accept: LOOKUP } }))))];
+	const answers = [
+		first,
+		...(await Promise.all(
+			Array.from({ length: 5 }, () => send(lookupUrl(organization), { headers: { Accept: LOOKUP } })),
+		)),
+	];
 	// eslint-disable-next-line no-console
 	console.info(`redis-outage (kept data): stale cached answer replaced ${replayedMs} ms after Redis came back`);
 	for (const answer of answers) {

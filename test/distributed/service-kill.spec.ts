@@ -49,7 +49,10 @@ const SUBJECTS: Subject[] = [
 	{
 		service: "participants",
 		action: "participants.find",
-		read: () => send(`${cluster.url}/rest/api/participants?size=5&sort=name`, { headers: { Accept: "application/vnd.registry.participants.find.v1+json", Authorization: sp1 } }),
+		read: () =>
+			send(`${cluster.url}/rest/api/participants?size=5&sort=name`, {
+				headers: { Accept: "application/vnd.registry.participants.find.v1+json", Authorization: sp1 },
+			}),
 		served: ok,
 	},
 	{
@@ -57,15 +60,22 @@ const SUBJECTS: Subject[] = [
 		action: "lookup.organizationProcesses",
 		// An organization the registry has no participant of: the lookup's 404, never held before.
 		read: () =>
-			send(`${cluster.url}/rest/api/organizations/${encodeURIComponent(`iso6523-actorid-upis::0088:sk${process.pid}x${++unknownOrganization}`)}/processes`, {
-				headers: { Accept: "application/vnd.registry.organizations.processes.v1+json" },
-			}),
-		served: (answer) => answer.status === 404 && (answer.body as { exception?: string } | null)?.exception === "NotFoundException",
+			send(
+				`${cluster.url}/rest/api/organizations/${encodeURIComponent(`iso6523-actorid-upis::0088:sk${process.pid}x${++unknownOrganization}`)}/processes`,
+				{
+					headers: { Accept: "application/vnd.registry.organizations.processes.v1+json" },
+				},
+			),
+		served: (answer) =>
+			answer.status === 404 && (answer.body as { exception?: string } | null)?.exception === "NotFoundException",
 	},
 	{
 		service: "catalog",
 		action: "catalog.findProcesses",
-		read: () => send(`${cluster.url}/rest/api/processes?size=5&sort=title`, { headers: { Accept: "application/vnd.registry.processes.find.v1+json" } }),
+		read: () =>
+			send(`${cluster.url}/rest/api/processes?size=5&sort=title`, {
+				headers: { Accept: "application/vnd.registry.processes.find.v1+json" },
+			}),
 		served: ok,
 	},
 ];
@@ -99,11 +109,16 @@ const onlineNodes = () => metricOf(cluster, "gateway", "moleculer_registry_nodes
 
 /** Waits until the gateway knows every running process (and the test's broker) as online; returns that count. */
 async function everyNodeOnline(): Promise<number> {
-	const running = [...cluster.processes.values()].filter((entry) => entry.child.exitCode === null && entry.child.signalCode === null).length;
+	const running = [...cluster.processes.values()].filter(
+		(entry) => entry.child.exitCode === null && entry.child.signalCode === null,
+	).length;
 	// The gateway counts itself, the other processes and the test's broker.
-	return pollUntil("the gateway to see every node", 30000, async () => ((await onlineNodes()) === running + 1 ? running + 1 : undefined));
+	return pollUntil("the gateway to see every node", 30000, async () =>
+		(await onlineNodes()) === running + 1 ? running + 1 : undefined,
+	);
 }
-const describeAnswer = (answer: Answer) => `${answer.status} after ${answer.ms} ms: ${answer.error ?? JSON.stringify(answer.body)}`;
+const describeAnswer = (answer: Answer) =>
+	`${answer.status} after ${answer.ms} ms: ${answer.error ?? JSON.stringify(answer.body)}`;
 
 /** The spec's error body of a 503. */
 function expectServiceUnavailable(answer: Answer): void {
@@ -125,23 +140,47 @@ describe("the only node of a service killed (SIGKILL)", () => {
 			const { served } = subject as Subject;
 			const loop = readLoop(subject as Subject);
 			try {
-				await pollUntil("answers before the kill", 30000, async () => (loop.answers.filter(served).length >= 10 ? true : undefined), 20);
+				await pollUntil(
+					"answers before the kill",
+					30000,
+					async () => (loop.answers.filter(served).length >= 10 ? true : undefined),
+					20,
+				);
 				const online = await everyNodeOnline();
 				const killedAt = Date.now();
 				await cluster.kill((subject as Subject).service, "SIGKILL");
-				await pollUntil("the gateway to drop the dead node", 30000, async () => ((await onlineNodes()) < online ? true : undefined));
+				await pollUntil("the gateway to drop the dead node", 30000, async () =>
+					(await onlineNodes()) < online ? true : undefined,
+				);
 				const droppedAt = Date.now();
 				// Requests after the node is known gone: answered at once.
-				await pollUntil("answers after the node was dropped", 30000, async () => (loop.since(droppedAt).length >= 10 ? true : undefined), 20);
+				await pollUntil(
+					"answers after the node was dropped",
+					30000,
+					async () => (loop.since(droppedAt).length >= 10 ? true : undefined),
+					20,
+				);
 				const restartAt = Date.now();
 				await cluster.restart((subject as Subject).service);
-				const servedAgain = await pollUntil("the restarted node to serve", 30000, async () => loop.since(restartAt).find(served)?.at, 20);
-				await pollUntil("answers after it serves again", 30000, async () => (loop.since(servedAgain).length >= 10 ? true : undefined), 20);
+				const servedAgain = await pollUntil(
+					"the restarted node to serve",
+					30000,
+					async () => loop.since(restartAt).find(served)?.at,
+					20,
+				);
+				await pollUntil(
+					"answers after it serves again",
+					30000,
+					async () => (loop.since(servedAgain).length >= 10 ? true : undefined),
+					20,
+				);
 				await loop.stop();
 
 				// Everything answered after the kill (the requests in flight at the kill included) and
 				// sent before the node served again: a 503 in the spec's shape, in time.
-				const dead = loop.answers.filter((answer) => answer.at + answer.ms >= killedAt && answer.at < servedAgain && !served(answer));
+				const dead = loop.answers.filter(
+					(answer) => answer.at + answer.ms >= killedAt && answer.at < servedAgain && !served(answer),
+				);
 				const slowest = Math.max(...dead.map((answer) => answer.ms));
 				const afterDrop = dead.filter((answer) => answer.at >= droppedAt);
 				// eslint-disable-next-line no-console
@@ -157,7 +196,9 @@ describe("the only node of a service killed (SIGKILL)", () => {
 				// Once the node is known gone, a 503 is immediate.
 				for (const answer of afterDrop) expect(answer.ms).toBeLessThan(1000);
 				// Nothing else than served answers and 503 at any time, and only served ones once it serves again.
-				expect(loop.answers.filter((answer) => !served(answer) && answer.status !== 503).map(describeAnswer)).toEqual([]);
+				expect(
+					loop.answers.filter((answer) => !served(answer) && answer.status !== 503).map(describeAnswer),
+				).toEqual([]);
 				expect(
 					loop
 						.since(servedAgain)
@@ -185,21 +226,38 @@ describe("one of two nodes of a service killed (SIGKILL)", () => {
 			const loop = readLoop(subject as Subject, 3);
 			try {
 				// Both nodes serve before the kill.
-				const before = await Promise.all([service, `${service}2`].map((name) => metricOf(cluster, name, "moleculer_request_total", { action })));
+				const before = await Promise.all(
+					[service, `${service}2`].map((name) =>
+						metricOf(cluster, name, "moleculer_request_total", { action }),
+					),
+				);
 				await pollUntil("both nodes to serve", 30000, async () => {
-					const now = await Promise.all([service, `${service}2`].map((name) => metricOf(cluster, name, "moleculer_request_total", { action })));
+					const now = await Promise.all(
+						[service, `${service}2`].map((name) =>
+							metricOf(cluster, name, "moleculer_request_total", { action }),
+						),
+					);
 					return now.every((count, index) => count > before[index]) ? true : undefined;
 				});
 				const online = await everyNodeOnline();
 				const killedAt = Date.now();
 				await cluster.kill(service, "SIGKILL");
-				await pollUntil("the gateway to drop the dead node", 30000, async () => ((await onlineNodes()) < online ? true : undefined));
+				await pollUntil("the gateway to drop the dead node", 30000, async () =>
+					(await onlineNodes()) < online ? true : undefined,
+				);
 				const droppedAt = Date.now();
-				await pollUntil("answers after the node was dropped", 30000, async () => (loop.since(droppedAt).length >= 20 ? true : undefined), 20);
+				await pollUntil(
+					"answers after the node was dropped",
+					30000,
+					async () => (loop.since(droppedAt).length >= 20 ? true : undefined),
+					20,
+				);
 				const restartAt = Date.now();
 				await cluster.restart(service);
 				// The restarted node takes requests again (its own metrics count them).
-				await pollUntil("the restarted node to serve again", 30000, async () => ((await metricOf(cluster, service, "moleculer_request_total", { action })) > 0 ? true : undefined));
+				await pollUntil("the restarted node to serve again", 30000, async () =>
+					(await metricOf(cluster, service, "moleculer_request_total", { action })) > 0 ? true : undefined,
+				);
 				const servingAt = Date.now();
 				await loop.stop();
 

@@ -21,7 +21,9 @@ export const DELETE = "application/vnd.registry.participants.delete.v1+json";
 export const LOOKUP = "application/vnd.registry.organizations.processes.v1+json";
 
 /** Demo processes with no dependency, ICD rule or hidden flag: any subset is a valid registration. */
-export const FREE_PROCESSES = ["01", "02", "03", "04", "05", "07", "08", "09"].map((n) => `55555555-0000-4000-8000-0000000000${n}`);
+export const FREE_PROCESSES = ["01", "02", "03", "04", "05", "07", "08", "09"].map(
+	(n) => `55555555-0000-4000-8000-0000000000${n}`,
+);
 
 export const CONTACT = { name: "Kari Nordmann", email: "kari@example.no", phoneNumber: "+47 22 33 44 55" };
 
@@ -31,7 +33,10 @@ export const qid = (organization: string) => `iso6523-actorid-upis::0088:${organ
 export async function startSeededCluster(options: ClusterOptions = {}): Promise<Cluster> {
 	const cluster = await startCluster(options);
 	try {
-		await cluster.broker.waitForServices(["accounts", "catalog", "accessPoints", "participants", "lookup"], PROCESS_READY_TIMEOUT_MS);
+		await cluster.broker.waitForServices(
+			["accounts", "catalog", "accessPoints", "participants", "lookup"],
+			PROCESS_READY_TIMEOUT_MS,
+		);
 		// Seeding hashes the demo accounts' passwords: give it more than REQUEST_TIMEOUT on a busy machine.
 		const requestTimeout = cluster.broker.options.requestTimeout;
 		cluster.broker.options.requestTimeout = 60000;
@@ -48,7 +53,12 @@ export async function startSeededCluster(options: ClusterOptions = {}): Promise<
 }
 
 /** Polls `check` until it returns a value other than undefined, or fails at the deadline. */
-export async function pollUntil<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>, intervalMs = 100): Promise<T> {
+export async function pollUntil<T>(
+	what: string,
+	timeoutMs: number,
+	check: () => Promise<T | undefined>,
+	intervalMs = 100,
+): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
 	let last: unknown;
 	for (;;) {
@@ -58,7 +68,10 @@ export async function pollUntil<T>(what: string, timeoutMs: number, check: () =>
 		} catch (error) {
 			last = error;
 		}
-		if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ""}`);
+		if (Date.now() >= deadline)
+			throw new Error(
+				`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ""}`,
+			);
 		await new Promise((resolve) => setTimeout(resolve, intervalMs));
 	}
 }
@@ -86,7 +99,12 @@ export async function send(url: string, init: RequestInit & { timeoutMs?: number
 		return { status: response.status, body, ms: Date.now() - started };
 	} catch (error) {
 		const cause = (error as { cause?: { code?: string } }).cause;
-		return { status: 0, body: null, ms: Date.now() - started, error: `${(error as Error).name}: ${cause?.code ?? (error as Error).message}` };
+		return {
+			status: 0,
+			body: null,
+			ms: Date.now() - started,
+			error: `${(error as Error).name}: ${cause?.code ?? (error as Error).message}`,
+		};
 	}
 }
 
@@ -105,7 +123,12 @@ export class Participants {
 		return send(`${this.cluster.url}/rest/api/participants`, {
 			method: "POST",
 			headers: { Authorization: this.auth, Accept: ADD, "Content-Type": ADD },
-			body: JSON.stringify({ icd: "0088", organizationIdentifier: organization, processes: processes.map((identifier) => ({ identifier })), contact: CONTACT }),
+			body: JSON.stringify({
+				icd: "0088",
+				organizationIdentifier: organization,
+				processes: processes.map((identifier) => ({ identifier })),
+				contact: CONTACT,
+			}),
 		});
 	}
 
@@ -118,24 +141,38 @@ export class Participants {
 	}
 
 	remove(organization: string): Promise<Answer> {
-		return send(this.path(organization), { method: "DELETE", headers: { Authorization: this.auth, Accept: DELETE } });
+		return send(this.path(organization), {
+			method: "DELETE",
+			headers: { Authorization: this.auth, Accept: DELETE },
+		});
 	}
 }
 
 /** What the participants service says an organization receives: the union of its participants' processes (null: no participant). */
 export async function truthOf(cluster: Cluster, organization: string): Promise<string[] | null> {
-	const sets = await cluster.broker.call<{ processes: string[] }[], { organizationKey: string }>("participants.organizationProcessSets", {
-		organizationKey: organizationKey("0088", organization),
-	});
+	const sets = await cluster.broker.call<{ processes: string[] }[], { organizationKey: string }>(
+		"participants.organizationProcessSets",
+		{
+			organizationKey: organizationKey("0088", organization),
+		},
+	);
 	if (sets.length === 0) return null;
 	return [...new Set(sets.flatMap((set) => set.processes))].sort();
 }
 
 /** The lookup's answer through the gateway, as an authenticated caller (hidden processes included): sorted ids, or null for 404. */
-export async function lookupOf(cluster: Cluster, organization: string, auth = demoAuth("ADMIN")): Promise<string[] | null> {
-	const answer = await send(`${cluster.url}/rest/api/organizations/${encodeURIComponent(qid(organization))}/processes`, { headers: { Accept: LOOKUP, Authorization: auth } });
+export async function lookupOf(
+	cluster: Cluster,
+	organization: string,
+	auth = demoAuth("ADMIN"),
+): Promise<string[] | null> {
+	const answer = await send(
+		`${cluster.url}/rest/api/organizations/${encodeURIComponent(qid(organization))}/processes`,
+		{ headers: { Accept: LOOKUP, Authorization: auth } },
+	);
 	if (answer.status === 404) return null;
-	if (answer.status !== 200) throw new Error(`lookup of ${organization} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+	if (answer.status !== 200)
+		throw new Error(`lookup of ${organization} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
 	return (answer.body as { identifier: string }[]).map((process) => process.identifier).sort();
 }
 
@@ -144,13 +181,19 @@ export async function disagreements(cluster: Cluster, organizations: Iterable<st
 	const differing: string[] = [];
 	for (const organization of organizations) {
 		const [truth, lookup] = await Promise.all([truthOf(cluster, organization), lookupOf(cluster, organization)]);
-		if (JSON.stringify(truth) !== JSON.stringify(lookup)) differing.push(`${organization}: participants ${JSON.stringify(truth)}, lookup ${JSON.stringify(lookup)}`);
+		if (JSON.stringify(truth) !== JSON.stringify(lookup))
+			differing.push(`${organization}: participants ${JSON.stringify(truth)}, lookup ${JSON.stringify(lookup)}`);
 	}
 	return differing;
 }
 
 /** Sum of a Prometheus metric's samples on one process's /metrics, filtered by labels. */
-export async function metricOf(cluster: Cluster, processName: string, metric: string, labels: Record<string, string> = {}): Promise<number> {
+export async function metricOf(
+	cluster: Cluster,
+	processName: string,
+	metric: string,
+	labels: Record<string, string> = {},
+): Promise<number> {
 	const entry = cluster.processes.get(processName);
 	if (!entry) throw new Error(`no process ${processName}`);
 	const response = await fetch(`http://127.0.0.1:${entry.port}/metrics`, { signal: AbortSignal.timeout(5000) });
@@ -189,7 +232,11 @@ export class PrivateRedis {
 
 	async start(): Promise<number> {
 		const started = Date.now();
-		this.child = spawn("redis-server", ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", this.dir], { stdio: "ignore" });
+		this.child = spawn(
+			"redis-server",
+			["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", this.dir],
+			{ stdio: "ignore" },
+		);
 		const child = this.child;
 		await pollUntil(
 			"the private redis-server to answer",
@@ -215,7 +262,12 @@ export class PrivateRedis {
 	}
 
 	client(): Redis {
-		return new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+		return new Redis(this.url, {
+			lazyConnect: true,
+			maxRetriesPerRequest: 0,
+			enableOfflineQueue: false,
+			retryStrategy: () => null,
+		});
 	}
 
 	/** Cache keys of a namespace (the counters of the gateway excluded). */

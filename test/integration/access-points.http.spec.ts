@@ -26,8 +26,21 @@ test("find answers a page of access points in the spec's shape, with the find me
 	const response = await find("?sort=title");
 	expect(response.status).toBe(200);
 	expect(response.headers["content-type"]).toBe(`${FIND};charset=UTF-8`);
-	expect(response.body).toMatchObject({ number: 0, size: 10, totalElements: 3, totalPages: 1, first: true, last: true, empty: false, sort: { sorted: true } });
-	expect(response.body.content.map((accessPoint: { title: string }) => accessPoint.title)).toEqual(["Fjordnett AP", "Nordlys AP production", "Nordlys AP test"]);
+	expect(response.body).toMatchObject({
+		number: 0,
+		size: 10,
+		totalElements: 3,
+		totalPages: 1,
+		first: true,
+		last: true,
+		empty: false,
+		sort: { sorted: true },
+	});
+	expect(response.body.content.map((accessPoint: { title: string }) => accessPoint.title)).toEqual([
+		"Fjordnett AP",
+		"Nordlys AP production",
+		"Nordlys AP test",
+	]);
 	expect(response.body.content[1]).toEqual({
 		identifier: PRODUCTION,
 		title: "Nordlys AP production",
@@ -39,7 +52,11 @@ test("find answers a page of access points in the spec's shape, with the find me
 		endpoints: [
 			{
 				url: "https://as4.nordlys-ap.example/as4",
-				transportProfile: { title: "Peppol AS4 profile v2", value: "peppol-transport-as4-v2_0", certificateTypes: ["Peppol AP"] },
+				transportProfile: {
+					title: "Peppol AS4 profile v2",
+					value: "peppol-transport-as4-v2_0",
+					certificateTypes: ["Peppol AP"],
+				},
 			},
 		],
 	});
@@ -48,7 +65,15 @@ test("find answers a page of access points in the spec's shape, with the find me
 test("find sorts descending and pages: page 1 of size 2 holds the last access point", async () => {
 	const response = await find("?sort=title,desc&page=1&size=2");
 	expect(response.status).toBe(200);
-	expect(response.body).toMatchObject({ number: 1, size: 2, numberOfElements: 1, totalElements: 3, totalPages: 2, first: false, last: true });
+	expect(response.body).toMatchObject({
+		number: 1,
+		size: 2,
+		numberOfElements: 1,
+		totalElements: 3,
+		totalPages: 2,
+		first: false,
+		last: true,
+	});
 	expect(response.body.pageable).toMatchObject({ pageNumber: 1, pageSize: 2, offset: 2 });
 	expect(response.body.content.map((accessPoint: { title: string }) => accessPoint.title)).toEqual(["Fjordnett AP"]);
 });
@@ -60,14 +85,24 @@ test("a sort on a property access points do not have is 400", async () => {
 });
 
 test("get answers one access point with the get media type", async () => {
-	const response = await request(registry.url).get(`/rest/api/accessPoints/${PRODUCTION}`).set("Accept", GET).set("Authorization", SP1);
+	const response = await request(registry.url)
+		.get(`/rest/api/accessPoints/${PRODUCTION}`)
+		.set("Accept", GET)
+		.set("Authorization", SP1);
 	expect(response.status).toBe(200);
 	expect(response.headers["content-type"]).toBe(`${GET};charset=UTF-8`);
-	expect(response.body).toMatchObject({ identifier: PRODUCTION, title: "Nordlys AP production", provider: { title: "Nordlys Aksesspunkt AS" } });
+	expect(response.body).toMatchObject({
+		identifier: PRODUCTION,
+		title: "Nordlys AP production",
+		provider: { title: "Nordlys Aksesspunkt AS" },
+	});
 });
 
 test("an unknown access point is 404 saying the instance cannot be found", async () => {
-	const response = await request(registry.url).get(`/rest/api/accessPoints/${UNKNOWN}`).set("Accept", GET).set("Authorization", SP1);
+	const response = await request(registry.url)
+		.get(`/rest/api/accessPoints/${UNKNOWN}`)
+		.set("Accept", GET)
+		.set("Authorization", SP1);
 	expect(response.status).toBe(404);
 	expect(response.headers["content-type"]).toBe("application/json;charset=UTF-8");
 	expect(response.body).toMatchObject({
@@ -79,7 +114,10 @@ test("an unknown access point is 404 saying the instance cannot be found", async
 });
 
 test("an access point path value that is not a UUID is 400", async () => {
-	const response = await request(registry.url).get("/rest/api/accessPoints/not-a-uuid").set("Accept", GET).set("Authorization", SP1);
+	const response = await request(registry.url)
+		.get("/rest/api/accessPoints/not-a-uuid")
+		.set("Accept", GET)
+		.set("Authorization", SP1);
 	expect(response.status).toBe(400);
 	expect(response.body.exception).toBe("MethodArgumentTypeMismatchException");
 });

@@ -35,9 +35,17 @@ function post(path: string, authorization: string, media: string, body?: unknown
 	return body === undefined ? call : call.set("Content-Type", media).send(JSON.stringify(body));
 }
 
-async function accountEvents(operation: string, identifier: string): Promise<{ operation: string; resourceId?: string; user?: string; before?: unknown; after?: unknown }[]> {
-	const answer = await request(registry.url).get(`${API}/events?operation=${operation}&size=100`).set("Authorization", admin).expect(200);
-	return (answer.body.content as { operation: string; resourceId?: string }[]).filter((event) => JSON.stringify(event).includes(identifier));
+async function accountEvents(
+	operation: string,
+	identifier: string,
+): Promise<{ operation: string; resourceId?: string; user?: string; before?: unknown; after?: unknown }[]> {
+	const answer = await request(registry.url)
+		.get(`${API}/events?operation=${operation}&size=100`)
+		.set("Authorization", admin)
+		.expect(200);
+	return (answer.body.content as { operation: string; resourceId?: string }[]).filter((event) =>
+		JSON.stringify(event).includes(identifier),
+	);
 }
 
 /** The audit trail is fed asynchronously (an outbox): wait until the event is there. */
@@ -63,17 +71,31 @@ test("GET /account answers the caller's own account: role, provider and its titl
 	});
 	expect(JSON.stringify(answer.body)).not.toMatch(/password|scrypt/i);
 	await request(registry.url).get(`${API}/account`).expect(401);
-	expect((await request(registry.url).get(`${API}/account`).set("Authorization", authority).expect(200)).body).toMatchObject({ role: "NETWORK_AUTHORITY" });
+	expect(
+		(await request(registry.url).get(`${API}/account`).set("Authorization", authority).expect(200)).body,
+	).toMatchObject({ role: "NETWORK_AUTHORITY" });
 });
 
 test("an ADMIN adds an account (201, Location), it signs in, a new password replaces the old one, disabling it shuts it out; each step is audited", async () => {
 	const username = unique("http-account");
-	const added = await post("/accounts", admin, MEDIA("accounts", "add"), { username, password: "first-password-123", role: "NETWORK_AUTHORITY" }).expect(201);
-	expect(added.body).toEqual({ identifier: expect.any(String), username, role: "NETWORK_AUTHORITY", disabled: false });
+	const added = await post("/accounts", admin, MEDIA("accounts", "add"), {
+		username,
+		password: "first-password-123",
+		role: "NETWORK_AUTHORITY",
+	}).expect(201);
+	expect(added.body).toEqual({
+		identifier: expect.any(String),
+		username,
+		role: "NETWORK_AUTHORITY",
+		disabled: false,
+	});
 	expect(added.headers.location).toBe(`${API}/accounts/${added.body.identifier}`);
 	const identifier = added.body.identifier as string;
 	await request(registry.url).get(added.headers.location).set("Authorization", admin).expect(200, added.body);
-	await request(registry.url).get(`${API}/account`).set("Authorization", basic(username, "first-password-123")).expect(200);
+	await request(registry.url)
+		.get(`${API}/account`)
+		.set("Authorization", basic(username, "first-password-123"))
+		.expect(200);
 
 	await request(registry.url)
 		.put(`${API}/accounts/${identifier}/password`)
@@ -81,11 +103,22 @@ test("an ADMIN adds an account (201, Location), it signs in, a new password repl
 		.set("Content-Type", MEDIA("accounts", "password"))
 		.send(JSON.stringify({ password: "second-password-456" }))
 		.expect(200);
-	await request(registry.url).get(`${API}/account`).set("Authorization", basic(username, "first-password-123")).expect(401);
-	await request(registry.url).get(`${API}/account`).set("Authorization", basic(username, "second-password-456")).expect(200);
+	await request(registry.url)
+		.get(`${API}/account`)
+		.set("Authorization", basic(username, "first-password-123"))
+		.expect(401);
+	await request(registry.url)
+		.get(`${API}/account`)
+		.set("Authorization", basic(username, "second-password-456"))
+		.expect(200);
 
-	expect((await post(`/accounts/${identifier}/disable`, admin, MEDIA("accounts", "disable")).expect(200)).body).toMatchObject({ username, disabled: true });
-	await request(registry.url).get(`${API}/account`).set("Authorization", basic(username, "second-password-456")).expect(401);
+	expect(
+		(await post(`/accounts/${identifier}/disable`, admin, MEDIA("accounts", "disable")).expect(200)).body,
+	).toMatchObject({ username, disabled: true });
+	await request(registry.url)
+		.get(`${API}/account`)
+		.set("Authorization", basic(username, "second-password-456"))
+		.expect(401);
 
 	for (const operation of ["addAccount", "resetPassword", "disableAccount"]) {
 		const events = await eventually(() => accountEvents(operation, identifier));
@@ -94,22 +127,41 @@ test("an ADMIN adds an account (201, Location), it signs in, a new password repl
 });
 
 test("the account list pages on the server, sorts by username and filters by role", async () => {
-	const page = await request(registry.url).get(`${API}/accounts?sort=username&size=2&page=0`).set("Authorization", admin).expect(200);
+	const page = await request(registry.url)
+		.get(`${API}/accounts?sort=username&size=2&page=0`)
+		.set("Authorization", admin)
+		.expect(200);
 	expect(page.body).toMatchObject({ size: 2, number: 0, numberOfElements: 2 });
 	expect(page.body.totalElements).toBeGreaterThan(2);
 	const names = (page.body.content as { username: string }[]).map((account) => account.username);
 	expect([...names].sort()).toEqual(names);
-	const providers = await request(registry.url).get(`${API}/accounts?role=SERVICE_PROVIDER&size=100`).set("Authorization", admin).expect(200);
-	expect((providers.body.content as { role: string }[]).every((account) => account.role === "SERVICE_PROVIDER")).toBe(true);
+	const providers = await request(registry.url)
+		.get(`${API}/accounts?role=SERVICE_PROVIDER&size=100`)
+		.set("Authorization", admin)
+		.expect(200);
+	expect((providers.body.content as { role: string }[]).every((account) => account.role === "SERVICE_PROVIDER")).toBe(
+		true,
+	);
 	await request(registry.url).get(`${API}/accounts?sort=password`).set("Authorization", admin).expect(400);
 });
 
 test("an account body that breaks the rules answers 400 with every field error in errors[], and adds nothing", async () => {
-	const before = (await request(registry.url).get(`${API}/accounts?size=1`).set("Authorization", admin).expect(200)).body.totalElements;
-	const answer = await post("/accounts", admin, MEDIA("accounts", "add"), { username: "with:colon", password: "short", role: "ANONYMOUS" });
+	const before = (await request(registry.url).get(`${API}/accounts?size=1`).set("Authorization", admin).expect(200))
+		.body.totalElements;
+	const answer = await post("/accounts", admin, MEDIA("accounts", "add"), {
+		username: "with:colon",
+		password: "short",
+		role: "ANONYMOUS",
+	});
 	expect(answer.status).toBe(400);
-	const fields = (answer.body.errors as { field: string; objectName: string; code: string }[]).map(({ field, objectName, code }) => `${objectName}.${field}:${code}`).sort();
-	expect(fields).toEqual(["accountFormDTO.password:Size", "accountFormDTO.role:Pattern", "accountFormDTO.username:Pattern"]);
+	const fields = (answer.body.errors as { field: string; objectName: string; code: string }[])
+		.map(({ field, objectName, code }) => `${objectName}.${field}:${code}`)
+		.sort();
+	expect(fields).toEqual([
+		"accountFormDTO.password:Size",
+		"accountFormDTO.role:Pattern",
+		"accountFormDTO.username:Pattern",
+	]);
 	const raw = await rawRequest(registry.url, {
 		method: "POST",
 		path: `${API}/accounts`,
@@ -119,40 +171,77 @@ test("an account body that breaks the rules answers 400 with every field error i
 	expect(raw.status).toBe(400);
 	expect(errorAnswerProblems(raw)).toEqual([]);
 
-	const unlinked = await post("/accounts", admin, MEDIA("accounts", "add"), { username: unique("unlinked"), password: "long-enough-password", role: "SERVICE_PROVIDER" });
+	const unlinked = await post("/accounts", admin, MEDIA("accounts", "add"), {
+		username: unique("unlinked"),
+		password: "long-enough-password",
+		role: "SERVICE_PROVIDER",
+	});
 	expect(unlinked.status).toBe(400);
 	expect(unlinked.body.errors).toEqual([expect.objectContaining({ field: "serviceProvider", code: "NotNull" })]);
-	const taken = await post("/accounts", admin, MEDIA("accounts", "add"), { username: demoAccount("ADMIN").username, password: "long-enough-password", role: "ADMIN" });
+	const taken = await post("/accounts", admin, MEDIA("accounts", "add"), {
+		username: demoAccount("ADMIN").username,
+		password: "long-enough-password",
+		role: "ADMIN",
+	});
 	expect(taken.status).toBe(409);
-	expect((await request(registry.url).get(`${API}/accounts?size=1`).set("Authorization", admin).expect(200)).body.totalElements).toBe(before);
+	expect(
+		(await request(registry.url).get(`${API}/accounts?size=1`).set("Authorization", admin).expect(200)).body
+			.totalElements,
+	).toBe(before);
 
 	const weak = await request(registry.url)
-		.put(`${API}/accounts/${(await request(registry.url).get(`${API}/account`).set("Authorization", authority)).body.identifier}/password`)
+		.put(
+			`${API}/accounts/${(await request(registry.url).get(`${API}/account`).set("Authorization", authority)).body.identifier}/password`,
+		)
 		.set("Authorization", admin)
 		.set("Content-Type", MEDIA("accounts", "password"))
 		.send(JSON.stringify({ password: "short" }));
 	expect(weak.status).toBe(400);
-	expect(weak.body.errors).toEqual([expect.objectContaining({ objectName: "passwordFormDTO", field: "password", code: "Size" })]);
+	expect(weak.body.errors).toEqual([
+		expect.objectContaining({ objectName: "passwordFormDTO", field: "password", code: "Size" }),
+	]);
 	await request(registry.url).get(`${API}/account`).set("Authorization", authority).expect(200);
-	await post("/accounts/0f0f0f0f-0000-4000-8000-000000000000/disable", admin, MEDIA("accounts", "disable")).expect(404);
+	await post("/accounts/0f0f0f0f-0000-4000-8000-000000000000/disable", admin, MEDIA("accounts", "disable")).expect(
+		404,
+	);
 });
 
 test("an ADMIN adds a service provider, finds it in the paged list, and an account may then act for it", async () => {
 	const title = unique("HTTP Provider");
 	const added = await post("/service-providers", admin, MEDIA("service-providers", "add"), { title }).expect(201);
 	expect(added.headers.location).toBe(`${API}/service-providers/${added.body.identifier}`);
-	const found = await request(registry.url).get(`${API}/service-providers?sort=title&size=1000`).set("Authorization", admin).expect(200);
+	const found = await request(registry.url)
+		.get(`${API}/service-providers?sort=title&size=1000`)
+		.set("Authorization", admin)
+		.expect(200);
 	expect(found.body.content).toContainEqual({ identifier: added.body.identifier, title });
 	const username = unique("provider-account");
-	await post("/accounts", admin, MEDIA("accounts", "add"), { username, password: "provider-password-1", role: "SERVICE_PROVIDER", serviceProvider: added.body.identifier }).expect(201);
-	expect((await request(registry.url).get(`${API}/account`).set("Authorization", basic(username, "provider-password-1")).expect(200)).body).toMatchObject({
+	await post("/accounts", admin, MEDIA("accounts", "add"), {
+		username,
+		password: "provider-password-1",
+		role: "SERVICE_PROVIDER",
+		serviceProvider: added.body.identifier,
+	}).expect(201);
+	expect(
+		(
+			await request(registry.url)
+				.get(`${API}/account`)
+				.set("Authorization", basic(username, "provider-password-1"))
+				.expect(200)
+		).body,
+	).toMatchObject({
 		serviceProvider: added.body.identifier,
 		serviceProviderTitle: title,
 	});
 	await eventually(() => accountEvents("addServiceProvider", added.body.identifier));
 	const empty = await post("/service-providers", admin, MEDIA("service-providers", "add"), { title: "" });
 	expect(empty.status).toBe(400);
-	expect(empty.body.errors).toEqual([expect.objectContaining({ objectName: "serviceProviderFormDTO", field: "title", code: "NotEmpty" })]);
-	await post("/service-providers", admin, MEDIA("service-providers", "add"), { title: "Again", identifier: added.body.identifier }).expect(409);
+	expect(empty.body.errors).toEqual([
+		expect.objectContaining({ objectName: "serviceProviderFormDTO", field: "title", code: "NotEmpty" }),
+	]);
+	await post("/service-providers", admin, MEDIA("service-providers", "add"), {
+		title: "Again",
+		identifier: added.body.identifier,
+	}).expect(409);
 	await post("/service-providers", sp1, MEDIA("service-providers", "add"), { title: "Not mine to add" }).expect(403);
 });

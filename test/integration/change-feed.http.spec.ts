@@ -11,7 +11,13 @@ import os from "node:os";
 import path from "node:path";
 import request from "supertest";
 import { organizationNumberSource } from "../support/bulk";
-import { demoAccount, demoAuth, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
+import {
+	demoAccount,
+	demoAuth,
+	REGISTRY_START_TIMEOUT_MS,
+	startRegistry,
+	type RunningRegistry,
+} from "../support/registry";
 
 const ROOT = path.join(__dirname, "..", "..");
 const CHANGES = "application/vnd.registry.changes.find.v1+json";
@@ -51,8 +57,15 @@ beforeAll(async () => {
 }, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => registry.stop());
 
-async function page(auth: string, after: string, limit = 1000): Promise<{ changes: Change[]; cursor: string; more: boolean }> {
-	const answer = await request(registry.url).get("/rest/api/changes").query({ after, limit }).set({ Authorization: auth, Accept: CHANGES });
+async function page(
+	auth: string,
+	after: string,
+	limit = 1000,
+): Promise<{ changes: Change[]; cursor: string; more: boolean }> {
+	const answer = await request(registry.url)
+		.get("/rest/api/changes")
+		.query({ after, limit })
+		.set({ Authorization: auth, Accept: CHANGES });
 	expect(answer.status).toBe(200);
 	expect(answer.headers["content-type"]).toBe(`${CHANGES};charset=UTF-8`);
 	return answer.body;
@@ -70,12 +83,20 @@ async function all(auth: string, after = "0", limit = 1000): Promise<Change[]> {
 }
 
 /** The feed's head as this caller sees it now (writes reach the feed within milliseconds: wait for `predicate`). */
-async function until(auth: string, after: string, predicate: (changes: Change[]) => boolean, timeoutMs = 10_000): Promise<Change[]> {
+async function until(
+	auth: string,
+	after: string,
+	predicate: (changes: Change[]) => boolean,
+	timeoutMs = 10_000,
+): Promise<Change[]> {
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
 		const changes = await all(auth, after);
 		if (predicate(changes)) return changes;
-		if (Date.now() > deadline) throw new Error(`the feed did not show the expected changes: ${JSON.stringify(changes.map((change) => [change.sequence, change.operation, change.identifier]))}`);
+		if (Date.now() > deadline)
+			throw new Error(
+				`the feed did not show the expected changes: ${JSON.stringify(changes.map((change) => [change.sequence, change.operation, change.identifier]))}`,
+			);
 		await new Promise((resolve) => setTimeout(resolve, 50));
 	}
 }
@@ -84,12 +105,25 @@ async function head(auth: string): Promise<string> {
 	return (await all(auth)).at(-1)?.sequence.toString() ?? "0";
 }
 
-async function addParticipant(auth: string, processes = [BILLING]): Promise<{ identifier: string; organization: string }> {
+async function addParticipant(
+	auth: string,
+	processes = [BILLING],
+): Promise<{ identifier: string; organization: string }> {
 	const organization = organizationNumber();
 	const answer = await request(registry.url)
 		.post("/rest/api/participants")
-		.set({ Authorization: auth, Accept: MEDIA("participants", "add"), "Content-Type": MEDIA("participants", "add") })
-		.send({ icd: "0192", organizationIdentifier: organization, name: "Feed AS", processes: refs(...processes), contact: contact("Kari") });
+		.set({
+			Authorization: auth,
+			Accept: MEDIA("participants", "add"),
+			"Content-Type": MEDIA("participants", "add"),
+		})
+		.send({
+			icd: "0192",
+			organizationIdentifier: organization,
+			name: "Feed AS",
+			processes: refs(...processes),
+			contact: contact("Kari"),
+		});
 	expect(answer.status).toBe(201);
 	return { identifier: answer.body.identifier, organization };
 }
@@ -97,7 +131,11 @@ async function addParticipant(auth: string, processes = [BILLING]): Promise<{ id
 function updateParticipant(auth: string, organization: string, name: string, processes = [BILLING]) {
 	return request(registry.url)
 		.put(`/rest/api/participants/${encodeURIComponent(qid(organization))}`)
-		.set({ Authorization: auth, Accept: MEDIA("participants", "update"), "Content-Type": MEDIA("participants", "update") })
+		.set({
+			Authorization: auth,
+			Accept: MEDIA("participants", "update"),
+			"Content-Type": MEDIA("participants", "update"),
+		})
 		.send({ processes: refs(...processes), contact: contact(name) });
 }
 
@@ -121,11 +159,20 @@ describe("GET /rest/api/changes", () => {
 		const process = await request(registry.url)
 			.post("/rest/api/processes")
 			.set({ Authorization: admin, Accept: MEDIA("processes", "add"), "Content-Type": MEDIA("processes", "add") })
-			.send({ domain: "Feed", title: "Feed process", capabilities: [], documentTypes: [], dependencies: [{ identifier: BILLING }], requiredICDs: ["0192"] });
+			.send({
+				domain: "Feed",
+				title: "Feed process",
+				capabilities: [],
+				documentTypes: [],
+				dependencies: [{ identifier: BILLING }],
+				requiredICDs: ["0192"],
+			});
 		expect(process.status).toBe(201);
 		expect((await deleteParticipant(sp1, organization)).status).toBe(204);
 
-		const changes = await until(authority, start, (found) => found.some((change) => change.identifier === identifier && change.deleted));
+		const changes = await until(authority, start, (found) =>
+			found.some((change) => change.identifier === identifier && change.deleted),
+		);
 		const sequences = changes.map((change) => change.sequence);
 		expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
 		expect(new Set(sequences).size).toBe(sequences.length);
@@ -183,18 +230,30 @@ describe("GET /rest/api/changes", () => {
 		const { identifier, organization } = await addParticipant(sp1);
 		const other = await addParticipant(sp2, [ORDERING]);
 		expect((await transferParticipant(sp1, organization, SP2)).status).toBe(200);
-		await until(authority, start, (found) => found.some((change) => change.identifier === identifier && change.operation === "transferParticipant"));
+		await until(authority, start, (found) =>
+			found.some((change) => change.identifier === identifier && change.operation === "transferParticipant"),
+		);
 
 		const seenBySp1 = await all(sp1, sp1Start);
 		expect(seenBySp1.some((change) => change.identifier === other.identifier)).toBe(false);
 		expect(seenBySp1.every((change) => change.resource === "participant")).toBe(true);
-		expect(seenBySp1.filter((change) => change.identifier === identifier).map((change) => [change.operation, change.deleted])).toEqual([
+		expect(
+			seenBySp1
+				.filter((change) => change.identifier === identifier)
+				.map((change) => [change.operation, change.deleted]),
+		).toEqual([
 			["addParticipant", false],
 			["transferParticipant", true],
 		]);
 		const seenBySp2 = await all(sp2, sp2Start);
-		expect(seenBySp2.filter((change) => change.identifier === identifier).map((change) => [change.operation, change.deleted])).toEqual([["transferParticipant", false]]);
-		expect(seenBySp2.find((change) => change.identifier === identifier)?.record).toMatchObject({ provider: { identifier: SP2 } });
+		expect(
+			seenBySp2
+				.filter((change) => change.identifier === identifier)
+				.map((change) => [change.operation, change.deleted]),
+		).toEqual([["transferParticipant", false]]);
+		expect(seenBySp2.find((change) => change.identifier === identifier)?.record).toMatchObject({
+			provider: { identifier: SP2 },
+		});
 		expect(seenBySp2.some((change) => change.identifier === other.identifier)).toBe(true);
 	});
 
@@ -208,7 +267,10 @@ describe("GET /rest/api/changes", () => {
 			).status,
 		).toBe(403);
 		for (const query of [{ after: "abc" }, { after: "-1" }, { limit: "0" }, { limit: "1001" }, { limit: "ten" }]) {
-			const answer = await request(registry.url).get("/rest/api/changes").query(query).set({ Accept: CHANGES, Authorization: admin });
+			const answer = await request(registry.url)
+				.get("/rest/api/changes")
+				.query(query)
+				.set({ Accept: CHANGES, Authorization: admin });
 			expect(answer.status).toBe(400);
 			expect(answer.body.exception).toBe("MethodArgumentTypeMismatchException");
 		}
@@ -217,7 +279,11 @@ describe("GET /rest/api/changes", () => {
 
 describe("GET /rest/api/changes as Server-Sent Events", () => {
 	/** Reads events from an open stream until `count` changes arrived. */
-	async function events(response: Response, count: number, timeoutMs = 10_000): Promise<Array<{ id: string; data: Change }>> {
+	async function events(
+		response: Response,
+		count: number,
+		timeoutMs = 10_000,
+	): Promise<Array<{ id: string; data: Change }>> {
 		const reader = (response.body as ReadableStream<Uint8Array>).getReader();
 		const decoder = new TextDecoder();
 		const found: Array<{ id: string; data: Change }> = [];
@@ -235,7 +301,10 @@ describe("GET /rest/api/changes as Server-Sent Events", () => {
 					const data = lines.find((line) => line.startsWith("data: "));
 					if (!data) continue;
 					expect(lines.find((line) => line.startsWith("event: "))).toBe("event: change");
-					found.push({ id: (lines.find((line) => line.startsWith("id: ")) ?? "").slice(4), data: JSON.parse(data.slice(6)) as Change });
+					found.push({
+						id: (lines.find((line) => line.startsWith("id: ")) ?? "").slice(4),
+						data: JSON.parse(data.slice(6)) as Change,
+					});
 				}
 			}
 		} finally {
@@ -247,7 +316,9 @@ describe("GET /rest/api/changes as Server-Sent Events", () => {
 
 	test("a stream from Last-Event-ID brings each new change as it happens, and a reconnect resumes after the last one received", async () => {
 		const start = await head(sp1);
-		const stream = await fetch(`${registry.url}/rest/api/changes`, { headers: { Accept: "text/event-stream", Authorization: sp1, "Last-Event-ID": start } });
+		const stream = await fetch(`${registry.url}/rest/api/changes`, {
+			headers: { Accept: "text/event-stream", Authorization: sp1, "Last-Event-ID": start },
+		});
 		expect(stream.status).toBe(200);
 		expect(stream.headers.get("content-type")).toBe("text/event-stream;charset=UTF-8");
 		expect(stream.headers.get("cache-control")).toBe("no-cache, no-store, max-age=0, must-revalidate");
@@ -262,14 +333,20 @@ describe("GET /rest/api/changes as Server-Sent Events", () => {
 		for (const event of received) expect(event.id).toBe(String(event.data.sequence));
 
 		// Reconnect after the first: the second again, and nothing before it.
-		const again = await fetch(`${registry.url}/rest/api/changes?after=${start}`, { headers: { Accept: "text/event-stream", Authorization: sp1, "Last-Event-ID": received[0].id } });
+		const again = await fetch(`${registry.url}/rest/api/changes?after=${start}`, {
+			headers: { Accept: "text/event-stream", Authorization: sp1, "Last-Event-ID": received[0].id },
+		});
 		const resumed = await events(again, 1);
 		expect(resumed.map((event) => event.data.sequence)).toEqual([received[1].data.sequence]);
 	});
 
 	test("the stream is refused like the paged form", async () => {
-		expect((await fetch(`${registry.url}/rest/api/changes`, { headers: { Accept: "text/event-stream" } })).status).toBe(401);
-		const bad = await fetch(`${registry.url}/rest/api/changes`, { headers: { Accept: "text/event-stream", Authorization: sp1, "Last-Event-ID": "x" } });
+		expect(
+			(await fetch(`${registry.url}/rest/api/changes`, { headers: { Accept: "text/event-stream" } })).status,
+		).toBe(401);
+		const bad = await fetch(`${registry.url}/rest/api/changes`, {
+			headers: { Accept: "text/event-stream", Authorization: sp1, "Last-Event-ID": "x" },
+		});
 		expect(bad.status).toBe(400);
 		expect(((await bad.json()) as { exception: string }).exception).toBe("MethodArgumentTypeMismatchException");
 	});
@@ -307,7 +384,10 @@ describe("a follower (examples/follow-changes.ts)", () => {
 
 	beforeAll(() => {
 		// The example is compiled as `npm run example:follow` does.
-		execFileSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", "examples/tsconfig.json"], { cwd: ROOT, stdio: "inherit" });
+		execFileSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", "examples/tsconfig.json"], {
+			cwd: ROOT,
+			stdio: "inherit",
+		});
 		directory = fs.mkdtempSync(path.join(os.tmpdir(), "registry-follower-"));
 	}, 120_000);
 	afterAll(() => {
@@ -331,19 +411,33 @@ describe("a follower (examples/follow-changes.ts)", () => {
 	/** The registry's state as the feed's records say it: participants from the export, the catalog from its finds. */
 	async function registryState(): Promise<Record<string, unknown>> {
 		const state: Record<string, unknown> = {};
-		const exported = await request(registry.url).get("/rest/api/exports/participants").set({ Authorization: admin, Accept: "application/x-ndjson" });
+		const exported = await request(registry.url)
+			.get("/rest/api/exports/participants")
+			.set({ Authorization: admin, Accept: "application/x-ndjson" });
 		for (const line of exported.text.split("\n").filter(Boolean)) {
 			const participant = JSON.parse(line) as Record<string, unknown> & { provider: { identifier: string } };
-			state[`participant:${participant.identifier}`] = { ...participant, provider: { identifier: participant.provider.identifier } };
+			state[`participant:${participant.identifier}`] = {
+				...participant,
+				provider: { identifier: participant.provider.identifier },
+			};
 		}
 		const processes = await request(registry.url)
 			.get("/rest/api/processes")
 			.set({ Authorization: admin, Accept: MEDIA("processes", "stream") });
 		for (const process of processes.body as Array<
-			Record<string, unknown> & { capabilities: Array<{ identifier: string }>; documentTypes: Array<{ identifier: string }>; dependencies: Array<{ identifier: string }> }
+			Record<string, unknown> & {
+				capabilities: Array<{ identifier: string }>;
+				documentTypes: Array<{ identifier: string }>;
+				dependencies: Array<{ identifier: string }>;
+			}
 		>) {
 			const ids = (items: Array<{ identifier: string }>) => items.map(({ identifier }) => ({ identifier }));
-			state[`process:${process.identifier}`] = { ...process, capabilities: ids(process.capabilities), documentTypes: ids(process.documentTypes), dependencies: ids(process.dependencies) };
+			state[`process:${process.identifier}`] = {
+				...process,
+				capabilities: ids(process.capabilities),
+				documentTypes: ids(process.documentTypes),
+				dependencies: ids(process.dependencies),
+			};
 		}
 		const documentTypes = await request(registry.url)
 			.get("/rest/api/document-types")
@@ -356,8 +450,14 @@ describe("a follower (examples/follow-changes.ts)", () => {
 		return state;
 	}
 
-	function mirrorOf(file: string): { cursor: string; applied: number; records: Record<string, { version: number; record: unknown }> } {
-		return fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")) : { cursor: "0", applied: 0, records: {} };
+	function mirrorOf(file: string): {
+		cursor: string;
+		applied: number;
+		records: Record<string, { version: number; record: unknown }>;
+	} {
+		return fs.existsSync(file)
+			? JSON.parse(fs.readFileSync(file, "utf8"))
+			: { cursor: "0", applied: 0, records: {} };
 	}
 
 	test("killed and resumed during a random stream of changes, it ends with exactly the registry's state and saw nothing twice", async () => {
@@ -376,14 +476,27 @@ describe("a follower (examples/follow-changes.ts)", () => {
 				live.push({ ...(await addParticipant(auth, auth === sp1 ? [BILLING] : [ORDERING])), auth });
 			} else if (roll < 0.7) {
 				const target = live[Math.floor(random() * live.length)];
-				expect((await updateParticipant(target.auth, target.organization, `Step ${step}`, target.auth === sp1 ? [BILLING] : [ORDERING])).status).toBe(200);
+				expect(
+					(
+						await updateParticipant(
+							target.auth,
+							target.organization,
+							`Step ${step}`,
+							target.auth === sp1 ? [BILLING] : [ORDERING],
+						)
+					).status,
+				).toBe(200);
 			} else if (roll < 0.85) {
 				const [target] = live.splice(Math.floor(random() * live.length), 1);
 				expect((await deleteParticipant(target.auth, target.organization)).status).toBe(204);
 			} else {
 				const answer = await request(registry.url)
 					.post("/rest/api/document-types")
-					.set({ Authorization: admin, Accept: MEDIA("document-types", "add"), "Content-Type": MEDIA("document-types", "add") })
+					.set({
+						Authorization: admin,
+						Accept: MEDIA("document-types", "add"),
+						"Content-Type": MEDIA("document-types", "add"),
+					})
 					.send({ title: `Follower ${step}`, visible: random() < 0.5, processes: [] });
 				expect(answer.status).toBe(201);
 			}
@@ -400,12 +513,15 @@ describe("a follower (examples/follow-changes.ts)", () => {
 		// Every change reached the feed; the follower catches up with its head.
 		const expected = await registryState();
 		const feed = await until(authority, "0", (changes) => {
-			const keys = new Set(changes.filter((change) => !change.deleted).map((change) => `${change.resource}:${change.identifier}`));
+			const keys = new Set(
+				changes.filter((change) => !change.deleted).map((change) => `${change.resource}:${change.identifier}`),
+			);
 			return Object.keys(expected).every((key) => keys.has(key));
 		});
 		const headSequence = String((feed.at(-1) as Change).sequence);
 		const deadline = Date.now() + 20_000;
-		while (mirrorOf(file).cursor !== headSequence && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+		while (mirrorOf(file).cursor !== headSequence && Date.now() < deadline)
+			await new Promise((resolve) => setTimeout(resolve, 100));
 		follower.kill("SIGKILL");
 		follower = null;
 

@@ -22,10 +22,18 @@ describe("the example program: register a participant as sp1, read the lookup", 
 		const lines: string[] = [];
 		const result = await registerParticipant(registry.url, { log: (line) => lines.push(line) });
 		expect(result.added).toBe(true);
-		expect(result.participant).toMatchObject({ qualifiedIdentifier: "iso6523-actorid-upis::0192:974760673", icd: "0192", provider: { title: "Nordlys E-faktura AS" } });
+		expect(result.participant).toMatchObject({
+			qualifiedIdentifier: "iso6523-actorid-upis::0192:974760673",
+			icd: "0192",
+			provider: { title: "Nordlys E-faktura AS" },
+		});
 		expect(result.lookup.map((process) => process.identifier).sort()).toEqual([BILLING, INVOICE_RESPONSE]);
-		expect(lines[0]).toMatch(/^registered iso6523-actorid-upis::0192:974760673 as participant [0-9a-f-]{36} \(\/rest\/api\/participants\/[0-9a-f-]{36}\)$/);
-		expect(lines).toContain("  Peppol BIS Billing 3.0 (cenbii-procid-ubl::urn:fdc:peppol.eu:2017:poacc:billing:01:1.0)");
+		expect(lines[0]).toMatch(
+			/^registered iso6523-actorid-upis::0192:974760673 as participant [0-9a-f-]{36} \(\/rest\/api\/participants\/[0-9a-f-]{36}\)$/,
+		);
+		expect(lines).toContain(
+			"  Peppol BIS Billing 3.0 (cenbii-procid-ubl::urn:fdc:peppol.eu:2017:poacc:billing:01:1.0)",
+		);
 	});
 
 	test("running it again reads the participant sp1 already has", async () => {
@@ -35,9 +43,9 @@ describe("the example program: register a participant as sp1, read the lookup", 
 	});
 
 	test("an invalid organization number fails with the registry's validation error", async () => {
-		await expect(registerParticipant(registry.url, { organizationIdentifier: "123", log: () => undefined })).rejects.toThrow(
-			/^400 MethodArgumentNotValidException: .*organizationIdentifier: OrganizationNumber/,
-		);
+		await expect(
+			registerParticipant(registry.url, { organizationIdentifier: "123", log: () => undefined }),
+		).rejects.toThrow(/^400 MethodArgumentNotValidException: .*organizationIdentifier: OrganizationNumber/);
 	});
 });
 
@@ -45,9 +53,13 @@ describe("typed calls through the client", () => {
 	const sp1 = () => createRegistryClient(registry.url, { username: "sp1", password: "sp1-demo-password" });
 
 	test("the paged form by default, with the page envelope and the sort", async () => {
-		const { data, response } = await sp1().GET("/rest/api/participants", { params: { query: { sort: ["name,DESC"], size: 2 } } });
+		const { data, response } = await sp1().GET("/rest/api/participants", {
+			params: { query: { sort: ["name,DESC"], size: 2 } },
+		});
 		expect(response.status).toBe(200);
-		expect(response.headers.get("Content-Type")).toBe("application/vnd.registry.participants.find.v1+json;charset=UTF-8");
+		expect(response.headers.get("Content-Type")).toBe(
+			"application/vnd.registry.participants.find.v1+json;charset=UTF-8",
+		);
 		const page = data as { content: { name?: string | null }[]; size: number; totalElements: number };
 		expect(page.size).toBe(2);
 		expect(page.totalElements).toBeGreaterThanOrEqual(2);
@@ -56,7 +68,9 @@ describe("typed calls through the client", () => {
 	});
 
 	test("the array form when asked for by its media type", async () => {
-		const { data, response } = await sp1().GET("/rest/api/processes", { headers: { Accept: "application/vnd.registry.processes.stream.v1+json" } });
+		const { data, response } = await sp1().GET("/rest/api/processes", {
+			headers: { Accept: "application/vnd.registry.processes.stream.v1+json" },
+		});
 		expect(response.status).toBe(200);
 		expect(Array.isArray(data)).toBe(true);
 	});

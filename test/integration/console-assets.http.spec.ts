@@ -14,7 +14,8 @@ const BUILT = path.join(__dirname, "..", "..", "dist", "console");
 let registry: RunningRegistry;
 
 beforeAll(async () => {
-	if (!fs.existsSync(path.join(BUILT, "index.html"))) throw new Error(`${BUILT} is not built: run npm run build:console (npm ci runs it)`);
+	if (!fs.existsSync(path.join(BUILT, "index.html")))
+		throw new Error(`${BUILT} is not built: run npm run build:console (npm ci runs it)`);
 	registry = await startRegistry();
 });
 
@@ -23,7 +24,12 @@ afterAll(async () => {
 });
 
 test("every console route answers the page: no-store, the CSP with only the console's own scripts and styles, the security headers", async () => {
-	for (const route of ["/console", "/console/", "/console/participants", "/console/participants/iso6523-actorid-upis%3A%3A0192%3A991825827/edit"]) {
+	for (const route of [
+		"/console",
+		"/console/",
+		"/console/participants",
+		"/console/participants/iso6523-actorid-upis%3A%3A0192%3A991825827/edit",
+	]) {
 		const answer = await request(registry.url).get(route).expect(200);
 		expect(answer.headers["content-type"]).toBe("text/html; charset=utf-8");
 		expect(answer.text).toContain('<div id="root"></div>');
@@ -50,7 +56,9 @@ test("hashed assets answer with their type and may be cached for a year; a missi
 	expect(assets.some((asset) => asset.endsWith(".css"))).toBe(true);
 	for (const asset of assets) {
 		const answer = await request(registry.url).get(`/console/${asset}`).expect(200);
-		expect(answer.headers["content-type"]).toBe(asset.endsWith(".js") ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8");
+		expect(answer.headers["content-type"]).toBe(
+			asset.endsWith(".js") ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8",
+		);
 		expect(answer.headers["cache-control"]).toBe("public, max-age=31536000, immutable");
 		expect(answer.headers.pragma).toBeUndefined();
 		expect(answer.headers["x-content-type-options"]).toBe("nosniff");
@@ -59,7 +67,11 @@ test("hashed assets answer with their type and may be cached for a year; a missi
 });
 
 test("nothing outside dist/console is reachable, and only GET and HEAD are answered", async () => {
-	for (const probe of ["/console/assets/..%2f..%2f..%2fpackage.json", "/console/assets/%2e%2e/%2e%2e/server.js", "/console/assets/..%5c..%5cpackage.json"]) {
+	for (const probe of [
+		"/console/assets/..%2f..%2f..%2fpackage.json",
+		"/console/assets/%2e%2e/%2e%2e/server.js",
+		"/console/assets/..%5c..%5cpackage.json",
+	]) {
 		const answer = await rawRequest(registry.url, { method: "GET", path: probe });
 		expect(answer.status).toBe(404);
 		expect(answer.text).not.toContain('"dependencies"');

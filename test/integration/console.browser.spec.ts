@@ -27,8 +27,20 @@ import { organizationNumberSource } from "../support/bulk";
 import { rawRequest } from "../support/raw-http";
 import { basic, demoAccount } from "../support/registry";
 
+/** The page's document, as the functions evaluated in the browser see it (this file compiles without the DOM library). */
+declare const document: { querySelectorAll(selector: string): ArrayLike<{ value: string }> };
+
 const CHROMIUM = "/usr/bin/chromium";
-const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const ARGS = [
+	"--headless",
+	"--no-sandbox",
+	"--disable-gpu",
+	"--disable-quic",
+	"--no-first-run",
+	"--disable-background-networking",
+	"--disable-component-update",
+	"--disable-sync",
+];
 const ROOT = path.join(__dirname, "..", "..");
 const BUILT = path.join(ROOT, "dist", "console", "index.html");
 const MAX_FAILURES = 3;
@@ -70,21 +82,49 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		if (!fs.existsSync(BUILT)) throw new Error(`${BUILT} is missing: run npm run build:console (npm ci runs it)`);
 		const port = await freePort();
 		dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "registry-console-data-"));
-		const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: "warn", AUTH_USER_MAX_FAILURES: String(MAX_FAILURES) };
-		for (const name of ["TRANSPORTER", "CACHER", "MONGO_URI", "SERVICES", "NAMESPACE", "REGISTRY_SEED", "RATE_LIMIT", "NODE_ID"]) delete env[name];
+		const env: NodeJS.ProcessEnv = {
+			...process.env,
+			DATA_DIR: dataDir,
+			PORT: String(port),
+			LOG_LEVEL: "warn",
+			AUTH_USER_MAX_FAILURES: String(MAX_FAILURES),
+		};
+		for (const name of [
+			"TRANSPORTER",
+			"CACHER",
+			"MONGO_URI",
+			"SERVICES",
+			"NAMESPACE",
+			"REGISTRY_SEED",
+			"RATE_LIMIT",
+			"NODE_ID",
+		])
+			delete env[name];
 		// As `npm start` starts it.
-		child = spawn(process.execPath, [path.join(ROOT, "dist", "server.js"), "--demo-when-empty"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+		child = spawn(process.execPath, [path.join(ROOT, "dist", "server.js"), "--demo-when-empty"], {
+			cwd: ROOT,
+			env,
+			stdio: ["ignore", "pipe", "pipe"],
+		});
 		child.stdout?.on("data", (chunk: Buffer) => output.push(chunk.toString()));
 		child.stderr?.on("data", (chunk: Buffer) => output.push(chunk.toString()));
 		url = `http://127.0.0.1:${port}`;
 		for (;;) {
-			if (child.exitCode !== null) throw new Error(`the registry exited (${child.exitCode}):\n${output.join("")}`);
-			const ready = await rawRequest(url, { method: "GET", path: "/health/ready", timeoutMs: 2000 }).catch(() => null);
+			if (child.exitCode !== null)
+				throw new Error(`the registry exited (${child.exitCode}):\n${output.join("")}`);
+			const ready = await rawRequest(url, { method: "GET", path: "/health/ready", timeoutMs: 2000 }).catch(
+				() => null,
+			);
 			if (ready?.status === 200) break;
 			await new Promise((resolve) => setTimeout(resolve, 100));
 		}
 		userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "registry-console-chromium-"));
-		context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 900 } });
+		context = await chromium.launchPersistentContext(userDataDir, {
+			executablePath: CHROMIUM,
+			headless: true,
+			args: ARGS,
+			viewport: { width: 1280, height: 900 },
+		});
 		await context.route("**/*", (route) => {
 			const requested = route.request().url();
 			if (requested.startsWith(url) || requested.startsWith("data:")) return route.continue();
@@ -100,7 +140,8 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 			child.kill("SIGTERM");
 			await exited;
 		}
-		for (const directory of [userDataDir, dataDir]) if (directory) fs.rmSync(directory, { recursive: true, force: true });
+		for (const directory of [userDataDir, dataDir])
+			if (directory) fs.rmSync(directory, { recursive: true, force: true });
 		// eslint-disable-next-line no-console
 		console.log(`console pages usable after (ms): ${JSON.stringify(usableAfter)}`);
 	});
@@ -110,7 +151,8 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		const page = await context.newPage();
 		page.on("pageerror", (error) => pageErrors.push(String(error)));
 		page.on("console", (message) => {
-			if (/Content Security Policy|Refused to (apply|load|execute)/i.test(message.text())) policyViolations.push(message.text());
+			if (/Content Security Policy|Refused to (apply|load|execute)/i.test(message.text()))
+				policyViolations.push(message.text());
 		});
 		return page;
 	}
@@ -139,8 +181,16 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 
 	async function expectAccessible(page: Page, what: string): Promise<void> {
 		const results = await new AxeBuilder({ page }).analyze();
-		const serious = results.violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical");
-		expect({ page: what, violations: serious.map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(" ")).join(", ")})`) }).toEqual({
+		const serious = results.violations.filter(
+			(violation) => violation.impact === "serious" || violation.impact === "critical",
+		);
+		expect({
+			page: what,
+			violations: serious.map(
+				(violation) =>
+					`${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(" ")).join(", ")})`,
+			),
+		}).toEqual({
 			page: what,
 			violations: [],
 		});
@@ -197,12 +247,19 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		// Typed key by key (the box is a labelled search field): one request once typing pauses, back to page 1.
 		const box = page.getByRole("searchbox", { name: "Search processes" });
 		await box.focus();
-		const searched = page.waitForResponse((response) => response.url().includes("/rest/api/processes?") && response.url().includes("query=order"));
+		const searched = page.waitForResponse(
+			(response) => response.url().includes("/rest/api/processes?") && response.url().includes("query=order"),
+		);
 		await box.pressSequentially("order", { delay: 20 });
 		expect((await searched).status()).toBe(200);
 		await processes.getByText("4 in all, page 1 of 1").waitFor();
 		await processes.getByRole("cell", { name: "Peppol BIS Billing 3.0" }).waitFor({ state: "detached" });
-		for (const title of ["Peppol BIS Ordering 3.0", "Peppol BIS Order only 3.0", "Peppol BIS Order Agreement 3.0", "EHF Post-award G3 ordering"]) {
+		for (const title of [
+			"Peppol BIS Ordering 3.0",
+			"Peppol BIS Order only 3.0",
+			"Peppol BIS Order Agreement 3.0",
+			"EHF Post-award G3 ordering",
+		]) {
 			await processes.getByRole("cell", { name: title, exact: true }).waitFor();
 		}
 		await expectAccessible(page, "catalog (processes searched)");
@@ -214,7 +271,9 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		// Document types: the qualified identifier, sent at once with Enter.
 		const documentTypes = page.getByTestId("table-Document types");
 		const typeBox = page.getByRole("searchbox", { name: "Search document types" });
-		await typeBox.fill("busdox-docid-qns::urn:oasis:names:specification:ubl:schema:xsd:Order-2::Order##urn:fdc:peppol.eu:poacc:trns:order:3::2.1");
+		await typeBox.fill(
+			"busdox-docid-qns::urn:oasis:names:specification:ubl:schema:xsd:Order-2::Order##urn:fdc:peppol.eu:poacc:trns:order:3::2.1",
+		);
 		await typeBox.press("Enter");
 		await documentTypes.getByText("1 in all, page 1 of 1").waitFor();
 		await documentTypes.getByRole("cell", { name: "Peppol Order transaction 3.0", exact: true }).waitFor();
@@ -253,7 +312,9 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		const page = await tab();
 		await signIn(page, SP1.username, SP1.password as string);
 		await page.getByRole("heading", { name: "Participants", level: 1 }).waitFor();
-		await expect(page.getByTestId("signed-in").innerText()).resolves.toContain(`${SP1.username} (SERVICE_PROVIDER)`);
+		await expect(page.getByTestId("signed-in").innerText()).resolves.toContain(
+			`${SP1.username} (SERVICE_PROVIDER)`,
+		);
 		await page.getByRole("cell", { name: "Nordlys Regnskap AS", exact: true }).waitFor();
 		await expectAccessible(page, "participants");
 		await screenshot(page, "participants");
@@ -271,7 +332,11 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		await expect(phone.getAttribute("aria-invalid")).resolves.toBe("true");
 		// The error is the phone field's own description, not only somewhere on the page.
 		const describedBy = (await phone.getAttribute("aria-describedby")) ?? "";
-		await expect(page.locator(`[id="${describedBy.split(" ").find((id) => id.includes("error")) ?? describedBy}"]`).innerText()).resolves.toContain("Not a valid phone number");
+		await expect(
+			page
+				.locator(`[id="${describedBy.split(" ").find((id) => id.includes("error")) ?? describedBy}"]`)
+				.innerText(),
+		).resolves.toContain("Not a valid phone number");
 		await expectAccessible(page, "participant form with errors");
 		await screenshot(page, "register-errors");
 
@@ -305,12 +370,24 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		// Another client changes it meanwhile.
 		const authorization = basic(SP1.username, SP1.password as string);
 		const media = "application/vnd.registry.participants.update.v1+json";
-		const current = await rawRequest(url, { method: "GET", path: `/rest/api/participants/${qualified}`, headers: { Authorization: authorization } });
+		const current = await rawRequest(url, {
+			method: "GET",
+			path: `/rest/api/participants/${qualified}`,
+			headers: { Authorization: authorization },
+		});
 		const changed = await rawRequest(url, {
 			method: "PUT",
 			path: `/rest/api/participants/${qualified}`,
-			headers: { Authorization: authorization, "Content-Type": media, Accept: media, "If-Match": String(current.headers.etag) },
-			body: JSON.stringify({ processes: [], contact: { name: "Ola Nordmann", email: "ola@example.no", phoneNumber: "+47 22 33 44 56" } }),
+			headers: {
+				Authorization: authorization,
+				"Content-Type": media,
+				Accept: media,
+				"If-Match": String(current.headers.etag),
+			},
+			body: JSON.stringify({
+				processes: [],
+				contact: { name: "Ola Nordmann", email: "ola@example.no", phoneNumber: "+47 22 33 44 56" },
+			}),
 		});
 		expect(changed.status).toBe(200);
 
@@ -319,7 +396,11 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		await alert(page).filter({ hasText: "Someone else changed this record" }).waitFor();
 		await expect(alert(page).getAttribute("data-status")).resolves.toBe("412");
 		await expectAccessible(page, "participant form with a conflict");
-		const after = await rawRequest(url, { method: "GET", path: `/rest/api/participants/${qualified}`, headers: { Authorization: authorization } });
+		const after = await rawRequest(url, {
+			method: "GET",
+			path: `/rest/api/participants/${qualified}`,
+			headers: { Authorization: authorization },
+		});
 		expect(JSON.parse(after.text).contact.name).toBe("Ola Nordmann");
 		await page.close();
 	});
@@ -348,7 +429,9 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		await signIn(receiver, SP2.username, SP2.password as string);
 		await receiver.getByRole("heading", { name: "Participants", level: 1 }).waitFor();
 		await navigate(receiver, "Transfers", "Transfers", "transfers (receiver)");
-		await receiver.getByRole("button", { name: `Receive iso6523-actorid-upis::0192:${registered.organizationIdentifier}` }).click();
+		await receiver
+			.getByRole("button", { name: `Receive iso6523-actorid-upis::0192:${registered.organizationIdentifier}` })
+			.click();
 		await receiver.getByLabel("Key").fill(key);
 		await receiver.getByRole("button", { name: "Complete transfer" }).click();
 		await receiver.getByRole("status").filter({ hasText: "Transfer completed" }).waitFor();
@@ -409,7 +492,9 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		await page.getByRole("button", { name: "Start replacement" }).click();
 		await job.getByText("Replacement", { exact: true }).waitFor();
 		await job.getByTestId("job-state").filter({ hasText: "SUCCEEDED" }).waitFor();
-		await expect(job.getByRole("progressbar", { name: "Job progress" }).getAttribute("aria-valuenow")).resolves.toBe("100");
+		await expect(
+			job.getByRole("progressbar", { name: "Job progress" }).getAttribute("aria-valuenow"),
+		).resolves.toBe("100");
 		await job.getByRole("cell", { name: "REPLACED" }).first().waitFor();
 		await screenshot(page, "jobs");
 
@@ -435,7 +520,11 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 			.getByRole("status")
 			.filter({ hasText: `${username} disabled.` })
 			.waitFor();
-		const refused = await rawRequest(url, { method: "GET", path: "/rest/api/account", headers: { Authorization: basic(username, "a-long-enough-password") } });
+		const refused = await rawRequest(url, {
+			method: "GET",
+			path: "/rest/api/account",
+			headers: { Authorization: basic(username, "a-long-enough-password") },
+		});
 		expect(refused.status).toBe(401);
 		await screenshot(page, "accounts");
 		await page.close();
@@ -448,8 +537,18 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		const added = await rawRequest(url, {
 			method: "POST",
 			path: "/rest/api/participants",
-			headers: { Authorization: basic(account.username, account.password as string), "Content-Type": media, Accept: media },
-			body: JSON.stringify({ icd: "0192", organizationIdentifier, name, processes: [], contact: { name: "Per Hansen", email: "per@example.no", phoneNumber: "+47 22 33 44 57" } }),
+			headers: {
+				Authorization: basic(account.username, account.password as string),
+				"Content-Type": media,
+				Accept: media,
+			},
+			body: JSON.stringify({
+				icd: "0192",
+				organizationIdentifier,
+				name,
+				processes: [],
+				contact: { name: "Per Hansen", email: "per@example.no", phoneNumber: "+47 22 33 44 57" },
+			}),
 		});
 		expect(added.status).toBe(201);
 		return `iso6523-actorid-upis::0192:${organizationIdentifier}`;
@@ -466,7 +565,13 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		direct.qualified = await addParticipant(SP1, direct.name);
 		cancelled.qualified = await addParticipant(SP1, cancelled.name);
 		const owner = async (account: { username: string; password?: string }, qualified: string) =>
-			(await rawRequest(url, { method: "GET", path: `/rest/api/participants/${qualified}`, headers: { Authorization: basic(account.username, account.password as string) } })).status;
+			(
+				await rawRequest(url, {
+					method: "GET",
+					path: `/rest/api/participants/${qualified}`,
+					headers: { Authorization: basic(account.username, account.password as string) },
+				})
+			).status;
 
 		const page = await tab();
 		await signIn(page, SP1.username, SP1.password as string);
@@ -524,10 +629,18 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 			await page.getByRole("option", { name: option, exact: true }).click();
 			await page.keyboard.press("Escape");
 		};
-		const showsValue = (value: string) => page.waitForFunction((wanted) => Array.from(document.querySelectorAll("input")).some((input) => input.value === wanted), value);
+		const showsValue = (value: string) =>
+			page.waitForFunction(
+				(wanted) => Array.from(document.querySelectorAll("input")).some((input) => input.value === wanted),
+				value,
+			);
 		const notice = (text: string) => page.getByRole("status").filter({ hasText: text }).waitFor();
 		const catalogApi = async (path: string) => {
-			const answer = await rawRequest(url, { method: "GET", path: `/rest/api${path}`, headers: { Authorization: basic(ADMIN.username, ADMIN.password as string) } });
+			const answer = await rawRequest(url, {
+				method: "GET",
+				path: `/rest/api${path}`,
+				headers: { Authorization: basic(ADMIN.username, ADMIN.password as string) },
+			});
 			return { status: answer.status, body: answer.status === 200 ? JSON.parse(answer.text) : null };
 		};
 
@@ -538,8 +651,13 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		await choose("Depends on processes", "Peppol BIS Billing 3.0");
 		await editor.getByRole("button", { name: "Add process" }).click();
 		await notice("Added.");
-		const added = (await catalogApi(`/processes?query=${encodeURIComponent(`console::process-${suffix}`)}`)).body.content[0];
-		expect(added).toMatchObject({ title: processTitle, domain: "Konsoll", dependencies: [expect.objectContaining({ title: "Peppol BIS Billing 3.0" })] });
+		const added = (await catalogApi(`/processes?query=${encodeURIComponent(`console::process-${suffix}`)}`)).body
+			.content[0];
+		expect(added).toMatchObject({
+			title: processTitle,
+			domain: "Konsoll",
+			dependencies: [expect.objectContaining({ title: "Peppol BIS Billing 3.0" })],
+		});
 
 		// A document type linked to it, from the document type's side.
 		await choose("What", "Document type");
@@ -550,7 +668,11 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		await notice("Added.");
 		const documentTypes = page.getByTestId("table-Document types");
 		await page.getByRole("searchbox", { name: "Search document types" }).fill(`konsoll dokument ${suffix}`);
-		await documentTypes.getByRole("row").filter({ hasText: documentTitle }).filter({ hasText: processTitle }).waitFor();
+		await documentTypes
+			.getByRole("row")
+			.filter({ hasText: documentTitle })
+			.filter({ hasText: processTitle })
+			.waitFor();
 
 		// The process, opened for editing, shows the link made from the other side; renamed and saved (If-Match).
 		await choose("What", "Process");
@@ -565,7 +687,10 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		await page.getByTestId("table-Processes").getByRole("cell", { name: renamed, exact: true }).waitFor();
 		await documentTypes.getByRole("row").filter({ hasText: documentTitle }).filter({ hasText: renamed }).waitFor();
 		const saved = await catalogApi(`/processes/${added.identifier}`);
-		expect(saved.body).toMatchObject({ title: renamed, documentTypes: [expect.objectContaining({ title: documentTitle })] });
+		expect(saved.body).toMatchObject({
+			title: renamed,
+			documentTypes: [expect.objectContaining({ title: documentTitle })],
+		});
 
 		// The document type still linked cannot go: the API's 409 is shown.
 		await choose("What", "Document type");
@@ -594,7 +719,10 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		await notice("Deleted.");
 		await documentTypes.getByText("Nothing found.").waitFor();
 		expect((await catalogApi(`/processes/${added.identifier}`)).status).toBe(404);
-		expect((await catalogApi(`/document-types?query=${encodeURIComponent(`console::document-${suffix}`)}`)).body.totalElements).toBe(0);
+		expect(
+			(await catalogApi(`/document-types?query=${encodeURIComponent(`console::document-${suffix}`)}`)).body
+				.totalElements,
+		).toBe(0);
 		await page.close();
 	});
 

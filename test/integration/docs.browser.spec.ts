@@ -18,8 +18,26 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { startRegistry, type RunningRegistry } from "../support/registry";
 
 const CHROMIUM = "/usr/bin/chromium";
-const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
-const TAGS = ["Access points", "Document types", "Organizations", "Participants", "Processes", "Audit", "Exports", "Operations"];
+const ARGS = [
+	"--headless",
+	"--no-sandbox",
+	"--disable-gpu",
+	"--disable-quic",
+	"--no-first-run",
+	"--disable-background-networking",
+	"--disable-component-update",
+	"--disable-sync",
+];
+const TAGS = [
+	"Access points",
+	"Document types",
+	"Organizations",
+	"Participants",
+	"Processes",
+	"Audit",
+	"Exports",
+	"Operations",
+];
 
 const available = fs.existsSync(CHROMIUM);
 if (!available && process.env.CI === "true") {
@@ -71,8 +89,12 @@ describeWithBrowser("interactive API docs at /docs in headless Chromium", () => 
 		expect(response?.status()).toBe(200);
 		await page.locator(".opblock-tag-section").first().waitFor({ timeout: 30000 });
 		for (const tag of TAGS) await expect(page.locator(`.opblock-tag[data-tag="${tag}"]`).count()).resolves.toBe(1);
-		await expect(page.locator(".opblock-summary-description", { hasText: "Find processes" }).count()).resolves.toBeGreaterThan(0);
-		await expect(page.locator(".opblock-summary-description", { hasText: "Add participant" }).count()).resolves.toBe(1);
+		await expect(
+			page.locator(".opblock-summary-description", { hasText: "Find processes" }).count(),
+		).resolves.toBeGreaterThan(0);
+		await expect(
+			page.locator(".opblock-summary-description", { hasText: "Add participant" }).count(),
+		).resolves.toBe(1);
 		await expect(page.locator(".info .title").innerText()).resolves.toContain("Participant Registry REST API");
 		expect(pageErrors).toEqual([]);
 	});
@@ -96,7 +118,10 @@ describeWithBrowser("interactive API docs at /docs in headless Chromium", () => 
 		await expect(status.innerText()).resolves.toContain("200");
 		// The request carried the credentials, and the answer is the registry's page of sp1's participants.
 		await expect(operation.locator(".curl-command").innerText()).resolves.toMatch(/Authorization: Basic /);
-		await operation.locator(".live-responses-table .response-col_description", { hasText: "Nordlys Regnskap AS" }).first().waitFor({ timeout: 10000 });
+		await operation
+			.locator(".live-responses-table .response-col_description", { hasText: "Nordlys Regnskap AS" })
+			.first()
+			.waitFor({ timeout: 10000 });
 
 		if (process.env.DOCS_SCREENSHOT) {
 			// The executed operation, from its summary line to the live 200 answer.
@@ -110,7 +135,11 @@ describeWithBrowser("interactive API docs at /docs in headless Chromium", () => 
 			const answer = await box(`${id} .live-responses-table`);
 			const file = path.resolve(process.env.DOCS_SCREENSHOT);
 			fs.mkdirSync(path.dirname(file), { recursive: true });
-			await page.screenshot({ path: file, fullPage: true, clip: { x: 0, y: Math.max(0, top.y - 20), width: 1280, height: answer.y + answer.height - top.y + 40 } });
+			await page.screenshot({
+				path: file,
+				fullPage: true,
+				clip: { x: 0, y: Math.max(0, top.y - 20), width: 1280, height: answer.y + answer.height - top.y + 40 },
+			});
 		}
 	});
 

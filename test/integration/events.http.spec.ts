@@ -8,7 +8,13 @@
  * cluster (one OS process per service).
  */
 import request from "supertest";
-import { demoAccount, demoAuth, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
+import {
+	demoAccount,
+	demoAuth,
+	REGISTRY_START_TIMEOUT_MS,
+	startRegistry,
+	type RunningRegistry,
+} from "../support/registry";
 import { organizationNumberSource } from "../support/bulk";
 
 const EVENTS = "/rest/api/events";
@@ -81,7 +87,13 @@ async function addParticipant(auth: string, processes: string[]) {
 		.set("Authorization", auth)
 		.set("Accept", MEDIA("participants", "add"))
 		.set("Content-Type", MEDIA("participants", "add"))
-		.send({ icd: "0192", organizationIdentifier, name: "Revisjon AS", processes: processes.map((identifier) => ({ identifier })), contact });
+		.send({
+			icd: "0192",
+			organizationIdentifier,
+			name: "Revisjon AS",
+			processes: processes.map((identifier) => ({ identifier })),
+			contact,
+		});
 	expect(response.status).toBe(201);
 	return response.body as { identifier: string; qualifiedIdentifier: string };
 }
@@ -106,7 +118,10 @@ beforeAll(async () => {
 		.set("Content-Type", MEDIA("participants", "update"))
 		.send({ processes: [{ identifier: BILLING }, { identifier: CATALOGUE }], contact });
 	expect(updated.status).toBe(200);
-	const transferred = await request(registry.url).put(`${path}/transfer/${SP2}`).set("Authorization", sp1).set("Accept", MEDIA("participants", "transfer"));
+	const transferred = await request(registry.url)
+		.put(`${path}/transfer/${SP2}`)
+		.set("Authorization", sp1)
+		.set("Accept", MEDIA("participants", "transfer"));
 	expect(transferred.status).toBe(200);
 	story.kept = await addParticipant(sp2, [CATALOGUE]);
 	const process = await request(registry.url)
@@ -119,17 +134,27 @@ beforeAll(async () => {
 	story.process = process.body.identifier;
 	// Everything above has reached `audit` once ADMIN sees the last change.
 	await eventually(
-		async () => (await content(admin, { participant: story.kept.identifier })).length === 1 && (await content(admin, { participant: story.moved.identifier })).length === 3,
+		async () =>
+			(await content(admin, { participant: story.kept.identifier })).length === 1 &&
+			(await content(admin, { participant: story.moved.identifier })).length === 3,
 		"the story's records",
 	);
-	await eventually(async () => (await content(admin, { operation: "addProcess" })).some((event) => event.resourceId === story.process), "the catalog record");
+	await eventually(
+		async () =>
+			(await content(admin, { operation: "addProcess" })).some((event) => event.resourceId === story.process),
+		"the catalog record",
+	);
 }, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => registry.stop());
 
 describe("GET /rest/api/events: who sees what", () => {
 	test("a service provider sees its participant's add, update and transfer, with who, role, provider, when, before and after", async () => {
 		const seen = await content(sp1, { participant: story.moved.identifier });
-		expect(seen.map((event) => event.operation).sort()).toEqual(["addParticipant", "transferParticipant", "updateParticipant"]);
+		expect(seen.map((event) => event.operation).sort()).toEqual([
+			"addParticipant",
+			"transferParticipant",
+			"updateParticipant",
+		]);
 		const add = seen.find((event) => event.operation === "addParticipant")!;
 		expect(add).toMatchObject({
 			resource: "participant",
@@ -141,17 +166,28 @@ describe("GET /rest/api/events: who sees what", () => {
 		});
 		expect(add.at >= story.startedAt).toBe(true);
 		const update = seen.find((event) => event.operation === "updateParticipant")!;
-		expect(update).toMatchObject({ before: { processIds: [BILLING] }, after: { processIds: [BILLING, CATALOGUE] } });
+		expect(update).toMatchObject({
+			before: { processIds: [BILLING] },
+			after: { processIds: [BILLING, CATALOGUE] },
+		});
 	});
 
 	test("after a transfer both the old and the new provider see the transfer, naming both", async () => {
 		for (const auth of [sp1, sp2]) {
-			const transfer = (await content(auth, { operation: "transferParticipant" })).find((event) => event.resourceId === story.moved.identifier);
-			expect(transfer).toMatchObject({ before: { serviceProvider: SP1 }, after: { serviceProvider: SP2 }, actor: { username: "sp1" } });
+			const transfer = (await content(auth, { operation: "transferParticipant" })).find(
+				(event) => event.resourceId === story.moved.identifier,
+			);
+			expect(transfer).toMatchObject({
+				before: { serviceProvider: SP1 },
+				after: { serviceProvider: SP2 },
+				actor: { username: "sp1" },
+			});
 			expect([...transfer!.serviceProviders].sort()).toEqual([SP1, SP2].sort());
 		}
 		// The new provider does not see the history from before it held the participant.
-		expect((await content(sp2, { participant: story.moved.identifier })).map((event) => event.operation)).toEqual(["transferParticipant"]);
+		expect((await content(sp2, { participant: story.moved.identifier })).map((event) => event.operation)).toEqual([
+			"transferParticipant",
+		]);
 	});
 
 	test("a service provider sees nothing of another provider's participants, nor catalog or account changes", async () => {
@@ -170,18 +206,35 @@ describe("GET /rest/api/events: who sees what", () => {
 	});
 
 	test("ADMIN and NETWORK_AUTHORITY see everything: participants of every provider, catalog, accounts, access points", async () => {
-		const everyResource = ["accessPoint", "accessPointProvider", "account", "capability", "documentType", "participant", "process", "serviceProvider"];
+		const everyResource = [
+			"accessPoint",
+			"accessPointProvider",
+			"account",
+			"capability",
+			"documentType",
+			"participant",
+			"process",
+			"serviceProvider",
+		];
 		for (const auth of [admin, authority]) {
 			// The seed import's records come from four services' relays: each may still be on its way.
 			const seen = await eventually(async () => {
 				const found = await content(auth);
-				return everyResource.every((resource) => found.some((event) => event.resource === resource)) ? found : undefined;
+				return everyResource.every((resource) => found.some((event) => event.resource === resource))
+					? found
+					: undefined;
 			}, "a record of every resource");
 			const participants = new Set(seen.map((event) => event.resourceId));
 			expect(participants).toContain(story.moved.identifier);
 			expect(participants).toContain(story.kept.identifier);
 			const catalog = seen.find((event) => event.resourceId === story.process)!;
-			expect(catalog).toMatchObject({ operation: "addProcess", resource: "process", actor: { username: "admin", role: "ADMIN" }, before: null, after: { title: "Audited over HTTP" } });
+			expect(catalog).toMatchObject({
+				operation: "addProcess",
+				resource: "process",
+				actor: { username: "admin", role: "ADMIN" },
+				before: null,
+				after: { title: "Audited over HTTP" },
+			});
 		}
 	});
 
@@ -196,8 +249,14 @@ describe("GET /rest/api/events: who sees what", () => {
 describe("GET /rest/api/events: filters and paging", () => {
 	test("participant: a qualified identifier is the caller's participant of that organization for a service provider, every one for ADMIN", async () => {
 		const qualified = story.moved.qualifiedIdentifier.replace("iso6523-actorid-upis", "ISO6523-ACTORID-UPIS");
-		expect((await content(sp1, { participant: qualified })).map((event) => event.resourceId)).toEqual([story.moved.identifier, story.moved.identifier, story.moved.identifier]);
-		expect((await content(sp2, { participant: qualified })).map((event) => event.operation)).toEqual(["transferParticipant"]);
+		expect((await content(sp1, { participant: qualified })).map((event) => event.resourceId)).toEqual([
+			story.moved.identifier,
+			story.moved.identifier,
+			story.moved.identifier,
+		]);
+		expect((await content(sp2, { participant: qualified })).map((event) => event.operation)).toEqual([
+			"transferParticipant",
+		]);
 		expect(await content(admin, { participant: qualified })).toHaveLength(3);
 		expect(await content(sp1, { participant: story.kept.qualifiedIdentifier })).toEqual([]);
 	});
@@ -214,7 +273,9 @@ describe("GET /rest/api/events: filters and paging", () => {
 		const newest = all[0];
 		const oldest = all[all.length - 1];
 		expect(all.every((event, index) => index === 0 || all[index - 1].at >= event.at)).toBe(true);
-		expect(await content(admin, { from: oldest.at.slice(0, 10), to: newest.at.slice(0, 10) })).toHaveLength(all.length);
+		expect(await content(admin, { from: oldest.at.slice(0, 10), to: newest.at.slice(0, 10) })).toHaveLength(
+			all.length,
+		);
 		const exactly = await content(admin, { from: newest.at, to: newest.at });
 		expect(exactly.map((event) => event.identifier)).toContain(newest.identifier);
 		expect(exactly.every((event) => event.at === newest.at)).toBe(true);
@@ -225,11 +286,19 @@ describe("GET /rest/api/events: filters and paging", () => {
 	});
 
 	test("a bad from, to or participant is 400 MethodArgumentTypeMismatchException in the error shape", async () => {
-		const queries: Record<string, string>[] = [{ from: "yesterday" }, { to: "2026-02-30" }, { participant: "not-a-participant" }];
+		const queries: Record<string, string>[] = [
+			{ from: "yesterday" },
+			{ to: "2026-02-30" },
+			{ participant: "not-a-participant" },
+		];
 		for (const query of queries) {
 			const response = await events(admin, query);
 			expect(response.status).toBe(400);
-			expect(response.body).toMatchObject({ status: 400, exception: "MethodArgumentTypeMismatchException", path: EVENTS });
+			expect(response.body).toMatchObject({
+				status: 400,
+				exception: "MethodArgumentTypeMismatchException",
+				path: EVENTS,
+			});
 		}
 	});
 

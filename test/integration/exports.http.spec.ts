@@ -28,7 +28,10 @@ beforeAll(async () => {
 afterAll(() => registry?.stop());
 
 /** The body as text, whatever its media type. */
-function text(response: NodeJS.ReadableStream & { setEncoding(encoding: string): void }, callback: (error: Error | null, body: string) => void): void {
+function text(
+	response: NodeJS.ReadableStream & { setEncoding(encoding: string): void },
+	callback: (error: Error | null, body: string) => void,
+): void {
 	let body = "";
 	response.setEncoding("utf8");
 	response.on("data", (chunk: string) => (body += chunk));
@@ -67,10 +70,15 @@ test("ADMIN gets 200 application/x-ndjson: one participant per line, each in the
 			processes: expect.arrayContaining([{ identifier: expect.any(String) }]),
 		});
 	}
-	expect(participants.find((participant) => participant.identifier === "77777777-0000-4000-8000-000000000001")).toMatchObject({
+	expect(
+		participants.find((participant) => participant.identifier === "77777777-0000-4000-8000-000000000001"),
+	).toMatchObject({
 		organizationIdentifier: "991825827",
 		provider: { identifier: DEMO_PROVIDER, title: "Nordlys E-faktura AS" },
-		processes: [{ identifier: "55555555-0000-4000-8000-000000000001" }, { identifier: "55555555-0000-4000-8000-000000000006" }],
+		processes: [
+			{ identifier: "55555555-0000-4000-8000-000000000001" },
+			{ identifier: "55555555-0000-4000-8000-000000000006" },
+		],
 	});
 });
 
@@ -92,38 +100,55 @@ test("anonymous gets 401", async () => {
 
 const inCluster = TOPOLOGY === "distributed" ? test : test.skip;
 
-inCluster("the operator CLI joins the cluster (TRANSPORTER, NAMESPACE), exports the same participants and imports them back unchanged", () => {
-	const cli = path.join(__dirname, "..", "..", "dist", "cli", "registry.js");
-	const env = { ...process.env, TRANSPORTER: NATS_URL, NAMESPACE: registry.broker.namespace, DATA_DIR: ":memory:", LOG_LEVEL: "error" };
-	const result = spawnSync(process.execPath, [cli, "export"], { env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 120000 });
-	expect(result.stderr).toContain("exported");
-	expect(result.status).toBe(0);
-	const records = result.stdout
-		.trimEnd()
-		.split("\n")
-		.map((line) => JSON.parse(line));
-	expect(records.filter((record) => record.type === "participant")).toHaveLength(DEMO_PARTICIPANTS + BULK);
-	expect(
-		records
-			.filter((record) => record.type === "account")
-			.map((record) => record.username)
-			.sort(),
-	).toEqual(["admin", "app1", "authority", "sp1", "sp2"]);
+inCluster(
+	"the operator CLI joins the cluster (TRANSPORTER, NAMESPACE), exports the same participants and imports them back unchanged",
+	() => {
+		const cli = path.join(__dirname, "..", "..", "dist", "cli", "registry.js");
+		const env = {
+			...process.env,
+			TRANSPORTER: NATS_URL,
+			NAMESPACE: registry.broker.namespace,
+			DATA_DIR: ":memory:",
+			LOG_LEVEL: "error",
+		};
+		const result = spawnSync(process.execPath, [cli, "export"], {
+			env,
+			encoding: "utf8",
+			maxBuffer: 64 * 1024 * 1024,
+			timeout: 120000,
+		});
+		expect(result.stderr).toContain("exported");
+		expect(result.status).toBe(0);
+		const records = result.stdout
+			.trimEnd()
+			.split("\n")
+			.map((line) => JSON.parse(line));
+		expect(records.filter((record) => record.type === "participant")).toHaveLength(DEMO_PARTICIPANTS + BULK);
+		expect(
+			records
+				.filter((record) => record.type === "account")
+				.map((record) => record.username)
+				.sort(),
+		).toEqual(["admin", "app1", "authority", "sp1", "sp2"]);
 
-	// The same file imported through the cluster's services: checked (a dry run over NATS), then nothing to change.
-	const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "registry-export-")), "registry.ndjson");
-	fs.writeFileSync(file, result.stdout);
-	const imported = spawnSync(process.execPath, [cli, "import", file], { env, encoding: "utf8", timeout: 120000 });
-	expect(imported.stderr).toContain(`participant: 0 created, 0 updated, ${DEMO_PARTICIPANTS + BULK} unchanged`);
-	expect(imported.status).toBe(0);
-	fs.rmSync(path.dirname(file), { recursive: true, force: true });
-});
+		// The same file imported through the cluster's services: checked (a dry run over NATS), then nothing to change.
+		const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "registry-export-")), "registry.ndjson");
+		fs.writeFileSync(file, result.stdout);
+		const imported = spawnSync(process.execPath, [cli, "import", file], { env, encoding: "utf8", timeout: 120000 });
+		expect(imported.stderr).toContain(`participant: 0 created, 0 updated, ${DEMO_PARTICIPANTS + BULK} unchanged`);
+		expect(imported.status).toBe(0);
+		fs.rmSync(path.dirname(file), { recursive: true, force: true });
+	},
+);
 
 inCluster(
 	"the REPL (npm run repl) joins the cluster with no services of its own: nodes, and a call answers",
 	async () => {
 		const env = { ...process.env, TRANSPORTER: NATS_URL, NAMESPACE: registry.broker.namespace, LOG_LEVEL: "error" };
-		const repl = spawn(process.execPath, [path.join(__dirname, "..", "..", "dist", "cli", "repl.js")], { env, stdio: ["pipe", "pipe", "pipe"] });
+		const repl = spawn(process.execPath, [path.join(__dirname, "..", "..", "dist", "cli", "repl.js")], {
+			env,
+			stdio: ["pipe", "pipe", "pipe"],
+		});
 		let output = "";
 		repl.stdout.on("data", (chunk) => (output += chunk));
 		repl.stderr.on("data", (chunk) => (output += chunk));

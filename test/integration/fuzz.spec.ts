@@ -47,10 +47,23 @@ const UUIDS: Record<string, string[]> = {
 	accessPoint: ["33333333-0000-4000-8000-000000000001", "33333333-0000-4000-8000-000000000003"],
 	"document-types": ["66666666-0000-4000-8000-000000000001", "66666666-0000-4000-8000-000000000005"],
 	processes: [BILLING, ORDERING, "55555555-0000-4000-8000-000000000010"],
-	participants: ["77777777-0000-4000-8000-000000000001", "77777777-0000-4000-8000-000000000002", "77777777-0000-4000-8000-000000000003"],
-	serviceProviderIdentifier: ["11111111-0000-4000-8000-000000000002", "11111111-0000-4000-8000-000000000003", "11111111-0000-4000-8000-000000000001"],
+	participants: [
+		"77777777-0000-4000-8000-000000000001",
+		"77777777-0000-4000-8000-000000000002",
+		"77777777-0000-4000-8000-000000000003",
+	],
+	serviceProviderIdentifier: [
+		"11111111-0000-4000-8000-000000000002",
+		"11111111-0000-4000-8000-000000000003",
+		"11111111-0000-4000-8000-000000000001",
+	],
 };
-const QUALIFIED = ["iso6523-actorid-upis::0192:991825827", "iso6523-actorid-upis::0192:923609016", "iso6523-actorid-upis::0192:986252932", "ISO6523-ACTORID-UPIS::0088:fuzz"];
+const QUALIFIED = [
+	"iso6523-actorid-upis::0192:991825827",
+	"iso6523-actorid-upis::0192:923609016",
+	"iso6523-actorid-upis::0192:986252932",
+	"ISO6523-ACTORID-UPIS::0088:fuzz",
+];
 const contact = { name: "Kari Nordmann", email: "kari@example.no", phoneNumber: "+47 22 33 44 55" };
 
 const AUTH: Record<string, string> = {
@@ -70,18 +83,29 @@ const timings = { requestMs: 0, snapshotMs: 0, slowest: [] as Array<{ ms: number
 
 beforeAll(async () => {
 	// Generous failed-login limits: the header property sends wrong credentials on purpose.
-	registry = await startRegistry({ env: { AUTH_USER_MAX_FAILURES: "1000000", AUTH_ADDRESS_MAX_FAILURES: "1000000" } });
+	registry = await startRegistry({
+		env: { AUTH_USER_MAX_FAILURES: "1000000", AUTH_ADDRESS_MAX_FAILURES: "1000000" },
+	});
 	broker = registry.broker;
 	// Warm the credential cache so that each case costs one request, not one password hash.
-	for (const authorization of Object.values(AUTH)) await rawRequest(registry.url, { method: "GET", path: `${API_BASE}/processes`, headers: { Authorization: authorization } });
+	for (const authorization of Object.values(AUTH))
+		await rawRequest(registry.url, {
+			method: "GET",
+			path: `${API_BASE}/processes`,
+			headers: { Authorization: authorization },
+		});
 	baseline = await snapshot();
 }, 120000);
 
 afterAll(async () => {
 	// eslint-disable-next-line no-console
-	console.log(`fuzz: ${[...statuses.values()].reduce((a, b) => a + b, 0)} requests; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}`);
+	console.log(
+		`fuzz: ${[...statuses.values()].reduce((a, b) => a + b, 0)} requests; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}`,
+	);
 	// eslint-disable-next-line no-console
-	console.log(`fuzz timings: requests ${timings.requestMs} ms, snapshots ${timings.snapshotMs} ms; slowest:\n${timings.slowest.map((entry) => `  ${entry.ms} ms ${entry.what}`).join("\n")}`);
+	console.log(
+		`fuzz timings: requests ${timings.requestMs} ms, snapshots ${timings.snapshotMs} ms; slowest:\n${timings.slowest.map((entry) => `  ${entry.ms} ms ${entry.what}`).join("\n")}`,
+	);
 	await registry?.stop();
 });
 
@@ -113,8 +137,16 @@ async function snapshot(): Promise<Snapshot> {
 		broker.call<unknown[], object>("participants.stream", { processes: true }, asAdmin),
 		broker.call<unknown[], object>("participants.organizationProcessSets", {}),
 		broker.call<unknown[], object>("catalog.streamProcesses", {}, asAdmin),
-		broker.call<{ content: unknown[]; totalElements: number }, object>("catalog.findDocumentTypes", { pageRequest: all }, asAdmin),
-		broker.call<{ content: unknown[]; totalElements: number }, object>("accessPoints.find", { pageRequest: all }, asAdmin),
+		broker.call<{ content: unknown[]; totalElements: number }, object>(
+			"catalog.findDocumentTypes",
+			{ pageRequest: all },
+			asAdmin,
+		),
+		broker.call<{ content: unknown[]; totalElements: number }, object>(
+			"accessPoints.find",
+			{ pageRequest: all },
+			asAdmin,
+		),
 	]);
 	const counts: Record<string, number> = {
 		participants: participants.length,
@@ -130,7 +162,11 @@ async function snapshot(): Promise<Snapshot> {
 		accessPoints: sha(accessPoints),
 	};
 	for (const [service, names] of Object.entries(OWNED)) {
-		const collections = (broker.getLocalService(service) as unknown as { collections: Record<string, { find(query: object): Promise<unknown[]> }> }).collections;
+		const collections = (
+			broker.getLocalService(service) as unknown as {
+				collections: Record<string, { find(query: object): Promise<unknown[]> }>;
+			}
+		).collections;
 		for (const name of names) {
 			const docs = await collections[name].find({});
 			counts[`${service}.${name}`] = docs.length;
@@ -156,7 +192,8 @@ const WRITES = new Set(["POST", "PUT", "DELETE", "PATCH"]);
 async function check(method: string, answer: RawAnswer): Promise<string[]> {
 	statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
 	const problems: string[] = [];
-	if (answer.status >= 500 || answer.status < 200) problems.push(`answered ${answer.status}: ${answer.text.slice(0, 300)}`);
+	if (answer.status >= 500 || answer.status < 200)
+		problems.push(`answered ${answer.status}: ${answer.text.slice(0, 300)}`);
 	else if (answer.status >= 400) problems.push(...errorAnswerProblems(answer));
 	const started = Date.now();
 	const after = await snapshot();
@@ -164,7 +201,8 @@ async function check(method: string, answer: RawAnswer): Promise<string[]> {
 	if (answer.status < 300 && WRITES.has(method.toUpperCase())) baseline = after;
 	else {
 		const differences = changed(baseline, after);
-		if (differences.length > 0) problems.push(`a ${answer.status} ${method} changed the store: ${differences.join(", ")}`);
+		if (differences.length > 0)
+			problems.push(`a ${answer.status} ${method} changed the store: ${differences.join(", ")}`);
 		baseline = after;
 	}
 	return problems;
@@ -172,7 +210,9 @@ async function check(method: string, answer: RawAnswer): Promise<string[]> {
 
 /** What node's client accepts in a request target: bytes outside visible ASCII percent-encoded (the raw property sends those). */
 function onTheWire(path: string): string {
-	return path.replace(/[^\x21-\x7e]/gu, (char) => Buffer.from(char).toString("hex").replace(/../g, "%$&").toUpperCase());
+	return path.replace(/[^\x21-\x7e]/gu, (char) =>
+		Buffer.from(char).toString("hex").replace(/../g, "%$&").toUpperCase(),
+	);
 }
 
 async function sendAndCheck(request: RawRequest): Promise<void> {
@@ -183,7 +223,9 @@ async function sendAndCheck(request: RawRequest): Promise<void> {
 		answer = await rawRequest(registry.url, { ...request, timeoutMs: 20000 });
 		const ms = Date.now() - started;
 		timings.requestMs += ms;
-		timings.slowest = [...timings.slowest, { ms, what: `${answer.status} ${summary(request).slice(0, 160)}` }].sort((a, b) => b.ms - a.ms).slice(0, 5);
+		timings.slowest = [...timings.slowest, { ms, what: `${answer.status} ${summary(request).slice(0, 160)}` }]
+			.sort((a, b) => b.ms - a.ms)
+			.slice(0, 5);
 	} catch (error) {
 		throw new Error(`no answer (${(error as Error).message}) to ${summary(request)}`);
 	}
@@ -192,7 +234,10 @@ async function sendAndCheck(request: RawRequest): Promise<void> {
 }
 
 function summary(request: RawRequest): string {
-	const body = request.body === undefined ? "" : ` body(${Buffer.byteLength(request.body)} bytes): ${String(request.body).slice(0, 200)}`;
+	const body =
+		request.body === undefined
+			? ""
+			: ` body(${Buffer.byteLength(request.body)} bytes): ${String(request.body).slice(0, 200)}`;
 	return `${request.method} ${request.path.slice(0, 300)} headers ${JSON.stringify(request.headers).slice(0, 400)}${body}`;
 }
 
@@ -204,7 +249,8 @@ const BODY_OPERATIONS = OPERATIONS.filter((operation) => operation.body);
 const PATH_OPERATIONS = OPERATIONS.filter((operation) => Object.keys(operation.pathParams).length > 0);
 const QUERY_OPERATIONS = OPERATIONS.filter((operation) => operation.method === "GET");
 
-const operationOf = (operations: Operation[]) => fc.nat({ max: operations.length - 1 }).map((index) => operations[index]);
+const operationOf = (operations: Operation[]) =>
+	fc.nat({ max: operations.length - 1 }).map((index) => operations[index]);
 
 /** The Authorization of a caller the row allows (the first role that is not ANONYMOUS). */
 function allowedAuthorization(operation: Operation): string | undefined {
@@ -218,7 +264,12 @@ const unique = (prefix: string) => `${prefix}-${process.pid}-${++counter}`;
 function validBody(objectName: string): Record<string, unknown> {
 	switch (objectName) {
 		case "documentTypeFormDTO":
-			return { title: unique("Fuzz document type"), qualifiedIdentifier: `busdox-docid-qns::${unique("fuzz")}`, visible: true, processes: [{ identifier: BILLING }] };
+			return {
+				title: unique("Fuzz document type"),
+				qualifiedIdentifier: `busdox-docid-qns::${unique("fuzz")}`,
+				visible: true,
+				processes: [{ identifier: BILLING }],
+			};
 		case "processFormDTO":
 			return {
 				domain: "Fuzz",
@@ -230,7 +281,13 @@ function validBody(objectName: string): Record<string, unknown> {
 				requiredICDs: ["0192"],
 			};
 		case "addParticipantFormDTO":
-			return { icd: "0088", organizationIdentifier: unique("fuzz"), name: "Fuzz Organisasjon AS", processes: [{ identifier: BILLING }], contact };
+			return {
+				icd: "0088",
+				organizationIdentifier: unique("fuzz"),
+				name: "Fuzz Organisasjon AS",
+				processes: [{ identifier: BILLING }],
+				contact,
+			};
 		case "updateParticipantFormDTO":
 			return { processes: [{ identifier: BILLING }, { identifier: ORDERING }], contact };
 		case "startTransferFormDTO":
@@ -241,7 +298,11 @@ function validBody(objectName: string): Record<string, unknown> {
 			// A process nobody holds: the job ends at once and changes no participant after its 202.
 			return { from: UNHELD_PROCESS, to: ORDERING, dryRun: true };
 		case "accountFormDTO":
-			return { username: unique("fuzz-account"), password: "fuzz-password-long-enough", role: "NETWORK_AUTHORITY" };
+			return {
+				username: unique("fuzz-account"),
+				password: "fuzz-password-long-enough",
+				role: "NETWORK_AUTHORITY",
+			};
 		case "passwordFormDTO":
 			return { password: "fuzz-password-long-enough" };
 		case "serviceProviderFormDTO":
@@ -252,10 +313,50 @@ function validBody(objectName: string): Record<string, unknown> {
 }
 
 const FIELDS: Record<string, string[]> = {
-	documentTypeFormDTO: ["title", "qualifiedIdentifier", "visible", "processes", "processes.0", "processes.0.identifier"],
-	processFormDTO: ["domain", "title", "alias", "qualifiedIdentifier", "restricted", "visible", "capabilities", "documentTypes", "dependencies", "dependencies.0", "requiredICDs", "requiredICDs.0"],
-	addParticipantFormDTO: ["icd", "organizationIdentifier", "name", "processes", "processes.0", "processes.0.identifier", "contact", "contact.name", "contact.email", "contact.phoneNumber"],
-	updateParticipantFormDTO: ["processes", "processes.1", "processes.0.identifier", "contact", "contact.name", "contact.email", "contact.phoneNumber", "deleteDate"],
+	documentTypeFormDTO: [
+		"title",
+		"qualifiedIdentifier",
+		"visible",
+		"processes",
+		"processes.0",
+		"processes.0.identifier",
+	],
+	processFormDTO: [
+		"domain",
+		"title",
+		"alias",
+		"qualifiedIdentifier",
+		"restricted",
+		"visible",
+		"capabilities",
+		"documentTypes",
+		"dependencies",
+		"dependencies.0",
+		"requiredICDs",
+		"requiredICDs.0",
+	],
+	addParticipantFormDTO: [
+		"icd",
+		"organizationIdentifier",
+		"name",
+		"processes",
+		"processes.0",
+		"processes.0.identifier",
+		"contact",
+		"contact.name",
+		"contact.email",
+		"contact.phoneNumber",
+	],
+	updateParticipantFormDTO: [
+		"processes",
+		"processes.1",
+		"processes.0.identifier",
+		"contact",
+		"contact.name",
+		"contact.email",
+		"contact.phoneNumber",
+		"deleteDate",
+	],
 	startTransferFormDTO: ["participant", "serviceProviderIdentifier", "effectiveDate", "validDays"],
 	completeTransferFormDTO: ["key"],
 	processReplacementFormDTO: ["from", "to", "dryRun"],
@@ -319,7 +420,16 @@ const weirdString = fc.oneof(
 		"Infinity",
 	),
 );
-const operatorObject = fc.constantFrom<unknown>({ $ne: null }, { $gt: "" }, { $regex: ".*" }, { $where: "1" }, { in: [] }, { lte: "9999" }, { "a.b": 1 }, [{ $ne: null }]);
+const operatorObject = fc.constantFrom<unknown>(
+	{ $ne: null },
+	{ $gt: "" },
+	{ $regex: ".*" },
+	{ $where: "1" },
+	{ in: [] },
+	{ lte: "9999" },
+	{ "a.b": 1 },
+	[{ $ne: null }],
+);
 const anyValue: fc.Arbitrary<unknown> = fc.oneof(
 	{ weight: 4, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
 	{ weight: 3, arbitrary: weirdString },
@@ -355,7 +465,12 @@ type BodyRecipe =
 	| { kind: "valid" }
 	| { kind: "override"; edits: Array<{ field: string; value: unknown; remove: boolean }> }
 	| { kind: "extraKeys"; keys: Array<{ key: string; value: unknown; where: "top" | "contact" | "process" }> }
-	| { kind: "prototypeKeys"; key: "__proto__" | "constructor" | "prototype"; where: "top" | "contact" | "process"; value: unknown }
+	| {
+			kind: "prototypeKeys";
+			key: "__proto__" | "constructor" | "prototype";
+			where: "top" | "contact" | "process";
+			value: unknown;
+	  }
 	| { kind: "deep"; depth: number; container: "array" | "object"; field: string | null }
 	| { kind: "hugeString"; bytes: number; char: string; field: string }
 	| { kind: "hugeArray"; length: number; item: "uuid" | "reference" | "string" | "number" | "nested"; field: string }
@@ -371,7 +486,10 @@ function bodyRecipe(objectName: string): fc.Arbitrary<BodyRecipe> {
 		{
 			weight: 12,
 			arbitrary: fc
-				.array(fc.record({ field, value: anyValue, remove: fc.constantFrom(false, false, false, true) }), { minLength: 1, maxLength: 3 })
+				.array(fc.record({ field, value: anyValue, remove: fc.constantFrom(false, false, false, true) }), {
+					minLength: 1,
+					maxLength: 3,
+				})
 				.map((edits): BodyRecipe => ({ kind: "override", edits })),
 		},
 		{
@@ -395,9 +513,20 @@ function bodyRecipe(objectName: string): fc.Arbitrary<BodyRecipe> {
 			weight: 3,
 			arbitrary: fc
 				.record({
-					key: fc.constantFrom<"__proto__" | "constructor" | "prototype">("__proto__", "constructor", "prototype"),
+					key: fc.constantFrom<"__proto__" | "constructor" | "prototype">(
+						"__proto__",
+						"constructor",
+						"prototype",
+					),
 					where,
-					value: fc.oneof(anyValue, fc.constantFrom<unknown>({ polluted: "yes", isAdmin: true, role: "ADMIN" }, { prototype: { polluted: "yes" } }, { toString: 1 })),
+					value: fc.oneof(
+						anyValue,
+						fc.constantFrom<unknown>(
+							{ polluted: "yes", isAdmin: true, role: "ADMIN" },
+							{ prototype: { polluted: "yes" } },
+							{ toString: 1 },
+						),
+					),
 				})
 				.map((recipe): BodyRecipe => ({ kind: "prototypeKeys", ...recipe })),
 		},
@@ -414,7 +543,11 @@ function bodyRecipe(objectName: string): fc.Arbitrary<BodyRecipe> {
 		{
 			weight: 2,
 			arbitrary: fc
-				.record({ bytes: fc.constantFrom(10_000, 500_000, 1_040_000, 1_048_000, 1_049_000, 1_100_000, 2_500_000), char: fc.constantFrom("a", "é", "\u0000", "😀", "\\"), field })
+				.record({
+					bytes: fc.constantFrom(10_000, 500_000, 1_040_000, 1_048_000, 1_049_000, 1_100_000, 2_500_000),
+					char: fc.constantFrom("a", "é", "\u0000", "😀", "\\"),
+					field,
+				})
 				.map((recipe): BodyRecipe => ({ kind: "hugeString", ...recipe })),
 		},
 		{
@@ -422,7 +555,13 @@ function bodyRecipe(objectName: string): fc.Arbitrary<BodyRecipe> {
 			arbitrary: fc
 				.record({
 					length: fc.constantFrom(1_000, 15_000, 40_000, 100_000),
-					item: fc.constantFrom<"uuid" | "reference" | "string" | "number" | "nested">("uuid", "reference", "string", "number", "nested"),
+					item: fc.constantFrom<"uuid" | "reference" | "string" | "number" | "nested">(
+						"uuid",
+						"reference",
+						"string",
+						"number",
+						"nested",
+					),
 					field,
 				})
 				.map((recipe): BodyRecipe => ({ kind: "hugeArray", ...recipe })),
@@ -468,7 +607,8 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown, 
 	const parts = path.split(".");
 	let node: Record<string, unknown> = target;
 	for (const part of parts.slice(0, -1)) {
-		if (node[part] === null || typeof node[part] !== "object") node[part] = /^\d+$/.test(parts[parts.indexOf(part) + 1] ?? "") ? [] : {};
+		if (node[part] === null || typeof node[part] !== "object")
+			node[part] = /^\d+$/.test(parts[parts.indexOf(part) + 1] ?? "") ? [] : {};
 		node = node[part] as Record<string, unknown>;
 	}
 	const last = parts[parts.length - 1];
@@ -489,8 +629,10 @@ function withRawAt(objectName: string, field: string | null, raw: string): strin
 /** Inserts `"key": value` (raw text) into the top-level object, the contact, or the first process reference of a JSON text. */
 function injectKey(text: string, where: "top" | "contact" | "process", key: string, valueJson: string): string {
 	const entry = `${JSON.stringify(key)}:${valueJson},`;
-	if (where === "contact" && text.includes('"contact":{')) return text.replace('"contact":{', () => `"contact":{${entry}`);
-	if (where === "process" && text.includes('"processes":[{')) return text.replace('"processes":[{', () => `"processes":[{${entry}`);
+	if (where === "contact" && text.includes('"contact":{'))
+		return text.replace('"contact":{', () => `"contact":{${entry}`);
+	if (where === "process" && text.includes('"processes":[{'))
+		return text.replace('"processes":[{', () => `"processes":[{${entry}`);
 	return `{${entry}${text.slice(1)}`;
 }
 
@@ -508,13 +650,22 @@ function materializeBody(objectName: string | undefined, recipe: BodyRecipe): st
 		}
 		case "extraKeys": {
 			let text = JSON.stringify(validBody(name));
-			for (const { key, value, where } of recipe.keys) text = injectKey(text, where, key, JSON.stringify(value ?? null));
+			for (const { key, value, where } of recipe.keys)
+				text = injectKey(text, where, key, JSON.stringify(value ?? null));
 			return text;
 		}
 		case "prototypeKeys":
-			return injectKey(JSON.stringify(validBody(name)), recipe.where, recipe.key, JSON.stringify(recipe.value ?? null));
+			return injectKey(
+				JSON.stringify(validBody(name)),
+				recipe.where,
+				recipe.key,
+				JSON.stringify(recipe.value ?? null),
+			);
 		case "deep": {
-			const inner = recipe.container === "array" ? "[".repeat(recipe.depth) + "]".repeat(recipe.depth) : '{"a":'.repeat(recipe.depth) + "1" + "}".repeat(recipe.depth);
+			const inner =
+				recipe.container === "array"
+					? "[".repeat(recipe.depth) + "]".repeat(recipe.depth)
+					: '{"a":'.repeat(recipe.depth) + "1" + "}".repeat(recipe.depth);
 			return withRawAt(name, recipe.field, inner);
 		}
 		case "hugeString": {
@@ -544,7 +695,10 @@ function materializeBody(objectName: string | undefined, recipe: BodyRecipe): st
 
 /** A path parameter value: valid for its kind, or broken. Returned as it goes on the wire. */
 function pathValue(kind: string, name: string, resource: string): fc.Arbitrary<string> {
-	const valid = kind === "uuid" ? fc.constantFrom(...(UUIDS[name] ?? UUIDS[resource] ?? UUIDS.processes)) : fc.constantFrom(...QUALIFIED);
+	const valid =
+		kind === "uuid"
+			? fc.constantFrom(...(UUIDS[name] ?? UUIDS[resource] ?? UUIDS.processes))
+			: fc.constantFrom(...QUALIFIED);
 	return fc.oneof(
 		{ weight: 3, arbitrary: valid },
 		{ weight: 1, arbitrary: valid.map((value) => value.toUpperCase()) },
@@ -553,11 +707,42 @@ function pathValue(kind: string, name: string, resource: string): fc.Arbitrary<s
 		{ weight: 1, arbitrary: fc.string({ unit: fc.constantFrom(..."abcXYZ019-._~:@!$&'()*+,;="), maxLength: 30 }) },
 		{
 			weight: 2,
-			arbitrary: fc.constantFrom("%", "%z", "%zz", "%E0%A4%A", "%C0%AF", "%ED%A0%80", "%FF", "%%", "%2", "a%2Fb", "%00", "%0A", "%0D%0A", "%2e%2e", "..", ".", "%20", "+", "%u0041", "%F0%9F%98"),
+			arbitrary: fc.constantFrom(
+				"%",
+				"%z",
+				"%zz",
+				"%E0%A4%A",
+				"%C0%AF",
+				"%ED%A0%80",
+				"%FF",
+				"%%",
+				"%2",
+				"a%2Fb",
+				"%00",
+				"%0A",
+				"%0D%0A",
+				"%2e%2e",
+				"..",
+				".",
+				"%20",
+				"+",
+				"%u0041",
+				"%F0%9F%98",
+			),
 		},
-		{ weight: 1, arbitrary: fc.tuple(valid, fc.constantFrom("%00", "%zz", "x", "%0A", "/../x", "%2F..%2F", ";a=b", "%3B")).map(([value, tail]) => value + tail) },
+		{
+			weight: 1,
+			arbitrary: fc
+				.tuple(valid, fc.constantFrom("%00", "%zz", "x", "%0A", "/../x", "%2F..%2F", ";a=b", "%3B"))
+				.map(([value, tail]) => value + tail),
+		},
 		{ weight: 1, arbitrary: fc.integer({ min: 100, max: 8000 }).map((length) => "x".repeat(length)) },
-		{ weight: 1, arbitrary: fc.string({ unit: fc.constantFrom("0", "1", "9", "a"), minLength: 1, maxLength: 40 }).map((value) => `iso6523-actorid-upis::${value.slice(0, 5)}:${value}`) },
+		{
+			weight: 1,
+			arbitrary: fc
+				.string({ unit: fc.constantFrom("0", "1", "9", "a"), minLength: 1, maxLength: 40 })
+				.map((value) => `iso6523-actorid-upis::${value.slice(0, 5)}:${value}`),
+		},
 		{
 			weight: 1,
 			arbitrary: fc.constantFrom(
@@ -577,13 +762,18 @@ function pathValue(kind: string, name: string, resource: string): fc.Arbitrary<s
 function pathArbitrary(operation: Operation): fc.Arbitrary<string> {
 	const resource = operation.path.split("/")[1];
 	const entries = Object.entries(operation.pathParams);
-	return fc.tuple(fc.tuple(...entries.map(([name, kind]) => pathValue(kind, name, resource))), fc.constantFrom("", "", "", "/", "//")).map(([values, suffix]) => {
-		let path = operation.path;
-		entries.forEach(([name], index) => {
-			path = path.replace(`:${name}`, () => values[index]);
+	return fc
+		.tuple(
+			fc.tuple(...entries.map(([name, kind]) => pathValue(kind, name, resource))),
+			fc.constantFrom("", "", "", "/", "//"),
+		)
+		.map(([values, suffix]) => {
+			let path = operation.path;
+			entries.forEach(([name], index) => {
+				path = path.replace(`:${name}`, () => values[index]);
+			});
+			return `${API_BASE}${path}${suffix}`;
 		});
-		return `${API_BASE}${path}${suffix}`;
-	});
 }
 
 const QUERY_KEYS = ["page", "size", "sort", "query", "processes", "participant", "operation", "from", "to"];
@@ -615,7 +805,23 @@ const queryKey = fc.oneof(
 	{ weight: 1, arbitrary: fc.string({ maxLength: 10 }).map(encodeURIComponent) },
 );
 const queryValue = fc.oneof(
-	fc.constantFrom("0", "1", "-1", "1000", "1001", "99999999999", "1e3", "0x10", " 5 ", "2.5", "", "true", "false", "TRUE", "yes"),
+	fc.constantFrom(
+		"0",
+		"1",
+		"-1",
+		"1000",
+		"1001",
+		"99999999999",
+		"1e3",
+		"0x10",
+		" 5 ",
+		"2.5",
+		"",
+		"true",
+		"false",
+		"TRUE",
+		"yes",
+	),
 	fc.constantFrom(
 		"name",
 		"name,DESC",
@@ -664,13 +870,19 @@ const queryArbitrary = fc
 	.chain((pairs) =>
 		// Duplicates on purpose: repeat some pairs' keys with other values.
 		fc
-			.array(fc.tuple(fc.nat({ max: Math.max(0, pairs.length - 1) }), queryValue), { maxLength: pairs.length > 0 ? 3 : 0 })
-			.map((repeats) => [...pairs.map(([key, value, bare]) => (bare ? key : `${key}=${value}`)), ...repeats.map(([index, value]) => `${pairs[index][0]}=${value}`)]),
+			.array(fc.tuple(fc.nat({ max: Math.max(0, pairs.length - 1) }), queryValue), {
+				maxLength: pairs.length > 0 ? 3 : 0,
+			})
+			.map((repeats) => [
+				...pairs.map(([key, value, bare]) => (bare ? key : `${key}=${value}`)),
+				...repeats.map(([index, value]) => `${pairs[index][0]}=${value}`),
+			]),
 	)
 	.map((parts) => (parts.length > 0 ? `?${parts.join("&")}` : ""));
 
 /** Visible ASCII (what a header value may hold on the wire, as node's client checks). */
-const headerText = (maxLength: number) => fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code)), maxLength });
+const headerText = (maxLength: number) =>
+	fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code)), maxLength });
 
 function acceptArbitrary(operation: Operation): fc.Arbitrary<string | undefined> {
 	const own = operation.mediaTypes[0];
@@ -754,11 +966,26 @@ const authorizationArbitrary = (operation: Operation): fc.Arbitrary<string | und
 		},
 		{ weight: 5, arbitrary: headerText(80) },
 		// Well-formed but wrong (a password hash each, so rare): an empty pair, NULs, a wrong password.
-		{ weight: 1, arbitrary: fc.constantFrom("Basic " + Buffer.from(":").toString("base64"), "Basic " + Buffer.from("\u0000:\u0000").toString("base64")) },
-		{ weight: 2, arbitrary: fc.string({ unit: "grapheme", maxLength: 12 }).map((password) => basic(demoAccount("ADMIN").username, `x${password}`)) },
+		{
+			weight: 1,
+			arbitrary: fc.constantFrom(
+				"Basic " + Buffer.from(":").toString("base64"),
+				"Basic " + Buffer.from("\u0000:\u0000").toString("base64"),
+			),
+		},
+		{
+			weight: 2,
+			arbitrary: fc
+				.string({ unit: "grapheme", maxLength: 12 })
+				.map((password) => basic(demoAccount("ADMIN").username, `x${password}`)),
+		},
 	);
 
-function headers(accept: string | undefined, contentType: string | undefined, authorization: string | undefined): Record<string, string> {
+function headers(
+	accept: string | undefined,
+	contentType: string | undefined,
+	authorization: string | undefined,
+): Record<string, string> {
 	const out: Record<string, string> = {};
 	if (accept !== undefined) out.Accept = accept;
 	if (contentType !== undefined) out["Content-Type"] = contentType;
@@ -777,10 +1004,20 @@ describe(`fuzz (fast-check seed ${SEED})`, () => {
 		const arbitrary = operationOf(BODY_OPERATIONS).chain((operation) =>
 			fc.record({
 				operation: fc.constant(operation),
-				path: fc.oneof({ weight: 4, arbitrary: pathArbitrary(operation) }, { weight: 1, arbitrary: fc.constant(null) }),
+				path: fc.oneof(
+					{ weight: 4, arbitrary: pathArbitrary(operation) },
+					{ weight: 1, arbitrary: fc.constant(null) },
+				),
 				body: bodyRecipe((operation.body as { objectName: string }).objectName),
 				contentType: fc.oneof(
-					{ weight: 6, arbitrary: fc.constantFrom(operation.mediaTypes[0], "application/json", "application/json; charset=utf-8") },
+					{
+						weight: 6,
+						arbitrary: fc.constantFrom(
+							operation.mediaTypes[0],
+							"application/json",
+							"application/json; charset=utf-8",
+						),
+					},
 					{ weight: 1, arbitrary: contentTypeArbitrary(operation) },
 				),
 			}),
@@ -808,14 +1045,26 @@ describe(`fuzz (fast-check seed ${SEED})`, () => {
 			fc.record({
 				operation: fc.constant(operation),
 				path: pathArbitrary(operation),
-				method: fc.oneof({ weight: 8, arbitrary: fc.constant(operation.method) }, { weight: 1, arbitrary: fc.constantFrom("GET", "PUT", "DELETE", "POST", "PATCH", "OPTIONS") }),
+				method: fc.oneof(
+					{ weight: 8, arbitrary: fc.constant(operation.method) },
+					{ weight: 1, arbitrary: fc.constantFrom("GET", "PUT", "DELETE", "POST", "PATCH", "OPTIONS") },
+				),
 				authorization: authorizationArbitrary(operation),
 			}),
 		);
 		await fc.assert(
 			fc.asyncProperty(arbitrary, async ({ operation, path, method, authorization }) => {
 				const body = operation.body ? JSON.stringify(validBody(operation.body.objectName)) : undefined;
-				await sendAndCheck({ method, path, headers: headers(operation.mediaTypes[0], operation.body ? "application/json" : undefined, authorization), body });
+				await sendAndCheck({
+					method,
+					path,
+					headers: headers(
+						operation.mediaTypes[0],
+						operation.body ? "application/json" : undefined,
+						authorization,
+					),
+					body,
+				});
 			}),
 			PARAMETERS(RUNS.paths),
 		);
@@ -823,16 +1072,29 @@ describe(`fuzz (fast-check seed ${SEED})`, () => {
 
 	test(`query strings: ${RUNS.queries} requests with duplicate, bracketed, hostile and malformed parameters`, async () => {
 		const arbitrary = operationOf(QUERY_OPERATIONS).chain((operation) =>
-			fc.record({ operation: fc.constant(operation), path: pathArbitrary(operation), query: queryArbitrary, authorization: authorizationArbitrary(operation), valid: fc.boolean() }),
+			fc.record({
+				operation: fc.constant(operation),
+				path: pathArbitrary(operation),
+				query: queryArbitrary,
+				authorization: authorizationArbitrary(operation),
+				valid: fc.boolean(),
+			}),
 		);
 		await fc.assert(
 			fc.asyncProperty(arbitrary, async ({ operation, path, query, authorization, valid }) => {
 				const plain = `${API_BASE}${operation.path
 					.replace(/:participant/, QUALIFIED[0])
 					.replace(/:qualifiedIdentifier/, QUALIFIED[0])
-					.replace(/:identifier/, operation.path.startsWith("/processes") ? BILLING : UUIDS["document-types"][0])
+					.replace(
+						/:identifier/,
+						operation.path.startsWith("/processes") ? BILLING : UUIDS["document-types"][0],
+					)
 					.replace(/:accessPoint/, UUIDS.accessPoint[0])}`;
-				await sendAndCheck({ method: "GET", path: `${valid ? plain : path}${query}`, headers: headers(operation.mediaTypes[0], undefined, authorization) });
+				await sendAndCheck({
+					method: "GET",
+					path: `${valid ? plain : path}${query}`,
+					headers: headers(operation.mediaTypes[0], undefined, authorization),
+				});
 			}),
 			PARAMETERS(RUNS.queries),
 		);
@@ -845,7 +1107,11 @@ describe(`fuzz (fast-check seed ${SEED})`, () => {
 				accept: acceptArbitrary(operation),
 				contentType: contentTypeArbitrary(operation),
 				authorization: authorizationArbitrary(operation),
-				body: fc.oneof(fc.constant<BodyRecipe>({ kind: "valid" }), fc.constant<BodyRecipe>({ kind: "none" }), fc.constant<BodyRecipe>({ kind: "text", text: "{" })),
+				body: fc.oneof(
+					fc.constant<BodyRecipe>({ kind: "valid" }),
+					fc.constant<BodyRecipe>({ kind: "none" }),
+					fc.constant<BodyRecipe>({ kind: "text", text: "{" }),
+				),
 			}),
 		);
 		await fc.assert(
@@ -856,7 +1122,12 @@ describe(`fuzz (fast-check seed ${SEED})`, () => {
 					.replace(/:serviceProviderIdentifier/, UUIDS.serviceProviderIdentifier[1])
 					.replace(/:identifier/, "5b0f5a3c-0000-4000-8000-000000000000")
 					.replace(/:accessPoint/, UUIDS.accessPoint[0])}`;
-				await sendAndCheck({ method: operation.method, path, headers: headers(accept, contentType, authorization), body: materializeBody(operation.body?.objectName, body) });
+				await sendAndCheck({
+					method: operation.method,
+					path,
+					headers: headers(accept, contentType, authorization),
+					body: materializeBody(operation.body?.objectName, body),
+				});
 			}),
 			PARAMETERS(RUNS.headers),
 		);
@@ -876,8 +1147,15 @@ describe(`fuzz (fast-check seed ${SEED})`, () => {
 		);
 		const shape = fc.oneof(
 			fc.record({ kind: fc.constant("request line" as const), byte: badByte, at: fc.nat({ max: 40 }) }),
-			fc.record({ kind: fc.constant("header value" as const), byte: badByte, name: fc.constantFrom("Accept", "Authorization", "Content-Type", "X-Forwarded-For", "Host") }),
-			fc.record({ kind: fc.constant("header name" as const), name: fc.constantFrom("Acc ept", "Accept\u0001", "(Accept)", "Accept:", "", "Ä", "X\u007f") }),
+			fc.record({
+				kind: fc.constant("header value" as const),
+				byte: badByte,
+				name: fc.constantFrom("Accept", "Authorization", "Content-Type", "X-Forwarded-For", "Host"),
+			}),
+			fc.record({
+				kind: fc.constant("header name" as const),
+				name: fc.constantFrom("Acc ept", "Accept\u0001", "(Accept)", "Accept:", "", "Ä", "X\u007f"),
+			}),
 			fc.record({
 				kind: fc.constant("malformed" as const),
 				text: fc.constantFrom(
@@ -895,9 +1173,19 @@ describe(`fuzz (fast-check seed ${SEED})`, () => {
 			}),
 			fc.record({
 				kind: fc.constant("chunked" as const),
-				chunks: fc.constantFrom("zz\r\n{}\r\n0\r\n\r\n", "2\r\n{}\r\n0\r\n\r\n", "-1\r\n\r\n", "ffffffffffffffff\r\n{}\r\n0\r\n\r\n", "2;ext=1\r\n{}\r\n0\r\n\r\n", "2\r\n{}0\r\n\r\n"),
+				chunks: fc.constantFrom(
+					"zz\r\n{}\r\n0\r\n\r\n",
+					"2\r\n{}\r\n0\r\n\r\n",
+					"-1\r\n\r\n",
+					"ffffffffffffffff\r\n{}\r\n0\r\n\r\n",
+					"2;ext=1\r\n{}\r\n0\r\n\r\n",
+					"2\r\n{}0\r\n\r\n",
+				),
 			}),
-			fc.record({ kind: fc.constant("version" as const), line: fc.constantFrom("HTTP/1.0", "HTTP/2.0", "HTTP/1.2", "HTTP/0.9", "http/1.1", "HTTP/1.1 extra", "") }),
+			fc.record({
+				kind: fc.constant("version" as const),
+				line: fc.constantFrom("HTTP/1.0", "HTTP/2.0", "HTTP/1.2", "HTTP/0.9", "http/1.1", "HTTP/1.1 extra", ""),
+			}),
 		);
 		await fc.assert(
 			fc.asyncProperty(target, shape, async (request, recipe) => {
@@ -932,10 +1220,15 @@ describe(`fuzz (fast-check seed ${SEED})`, () => {
 				try {
 					answer = await socketRequest(registry.url, bytes, 10000);
 				} catch (error) {
-					throw new Error(`no answer (${(error as Error).message}) to ${JSON.stringify(bytes.toString("latin1").slice(0, 300))}`);
+					throw new Error(
+						`no answer (${(error as Error).message}) to ${JSON.stringify(bytes.toString("latin1").slice(0, 300))}`,
+					);
 				}
 				const problems = await check(request.method, answer);
-				if (problems.length > 0) throw new Error(`${JSON.stringify(bytes.toString("latin1").slice(0, 300))}\n  → ${answer.status}\n  ${problems.join("\n  ")}`);
+				if (problems.length > 0)
+					throw new Error(
+						`${JSON.stringify(bytes.toString("latin1").slice(0, 300))}\n  → ${answer.status}\n  ${problems.join("\n  ")}`,
+					);
 			}),
 			PARAMETERS(RUNS.raw),
 		);
@@ -945,9 +1238,18 @@ describe(`fuzz (fast-check seed ${SEED})`, () => {
 		const admin = AUTH.ADMIN;
 		const cases: Array<[RawRequest, number, string]> = [
 			[{ method: "GET", path: `${API_BASE}/processes/%zz` }, 400, "MethodArgumentTypeMismatchException"],
-			[{ method: "GET", path: `${API_BASE}/participants/%E0%A4%A`, headers: { Authorization: admin } }, 400, "MethodArgumentTypeMismatchException"],
 			[
-				{ method: "POST", path: `${API_BASE}/processes`, headers: { Authorization: admin, "Content-Type": "application/json" }, body: `{"domain":${"[".repeat(10000)}${"]".repeat(10000)}}` },
+				{ method: "GET", path: `${API_BASE}/participants/%E0%A4%A`, headers: { Authorization: admin } },
+				400,
+				"MethodArgumentTypeMismatchException",
+			],
+			[
+				{
+					method: "POST",
+					path: `${API_BASE}/processes`,
+					headers: { Authorization: admin, "Content-Type": "application/json" },
+					body: `{"domain":${"[".repeat(10000)}${"]".repeat(10000)}}`,
+				},
 				400,
 				"HttpMessageNotReadableException",
 			],
@@ -964,7 +1266,11 @@ describe(`fuzz (fast-check seed ${SEED})`, () => {
 		];
 		for (const [request, status, exception] of cases) {
 			const answer = await rawRequest(registry.url, request);
-			expect({ path: request.path.slice(0, 40), status: answer.status, exception: JSON.parse(answer.text).exception }).toEqual({ path: request.path.slice(0, 40), status, exception });
+			expect({
+				path: request.path.slice(0, 40),
+				status: answer.status,
+				exception: JSON.parse(answer.text).exception,
+			}).toEqual({ path: request.path.slice(0, 40), status, exception });
 			expect(errorAnswerProblems(answer)).toEqual([]);
 		}
 		// Amplification: an array too long is one Size violation; many wrong items list 100 of them.
@@ -974,7 +1280,12 @@ describe(`fuzz (fast-check seed ${SEED})`, () => {
 			headers: { Authorization: admin, "Content-Type": "application/json" },
 			body: JSON.stringify({ domain: "x", requiredICDs: new Array(100000).fill(7) }),
 		});
-		expect({ status: longArray.status, errors: JSON.parse(longArray.text).errors.map((error: { field: string; code: string }) => `${error.code} ${error.field}`) }).toEqual({
+		expect({
+			status: longArray.status,
+			errors: JSON.parse(longArray.text).errors.map(
+				(error: { field: string; code: string }) => `${error.code} ${error.field}`,
+			),
+		}).toEqual({
 			status: 400,
 			errors: ["Size requiredICDs"],
 		});
@@ -984,15 +1295,26 @@ describe(`fuzz (fast-check seed ${SEED})`, () => {
 			headers: { Authorization: admin, "Content-Type": "application/json" },
 			body: JSON.stringify({ domain: "x", requiredICDs: new Array(900).fill("x") }),
 		});
-		expect({ status: manyWrong.status, message: JSON.parse(manyWrong.text).message, listed: JSON.parse(manyWrong.text).errors.length }).toEqual({
+		expect({
+			status: manyWrong.status,
+			message: JSON.parse(manyWrong.text).message,
+			listed: JSON.parse(manyWrong.text).errors.length,
+		}).toEqual({
 			status: 400,
 			message: "Validation failed for object='processFormDTO'. Error count: 900",
 			listed: 100,
 		});
-		const raw = await socketRequest(registry.url, `GET ${API_BASE}/processes/\u0001 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+		const raw = await socketRequest(
+			registry.url,
+			`GET ${API_BASE}/processes/\u0001 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+		);
 		expect(raw.status).toBe(400);
 		expect(errorAnswerProblems(raw)).toEqual([]);
-		const tooLarge = await rawRequest(registry.url, { method: "GET", path: `${API_BASE}/processes?${"a=1&".repeat(5000)}`, headers: { "X-Big": "y".repeat(20000) } });
+		const tooLarge = await rawRequest(registry.url, {
+			method: "GET",
+			path: `${API_BASE}/processes?${"a=1&".repeat(5000)}`,
+			headers: { "X-Big": "y".repeat(20000) },
+		});
 		expect(tooLarge.status).toBe(431);
 		expect(errorAnswerProblems(tooLarge)).toEqual([]);
 	});

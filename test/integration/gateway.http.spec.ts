@@ -49,11 +49,18 @@ describe("headers on every response", () => {
 	});
 
 	test("an error carries application/json;charset=UTF-8 and the same headers", async () => {
-		const response = await request(registry.url).get("/rest/api/processes/5b0f5a3c-0000-4000-8000-000000000000").set("Accept", "application/vnd.registry.processes.get.v1+json");
+		const response = await request(registry.url)
+			.get("/rest/api/processes/5b0f5a3c-0000-4000-8000-000000000000")
+			.set("Accept", "application/vnd.registry.processes.get.v1+json");
 		expect(response.status).toBe(404);
 		expect(response.headers["content-type"]).toBe("application/json;charset=UTF-8");
 		expectCommonHeaders(response.headers);
-		expectErrorBody(response.body, 404, "NotFoundException", "/rest/api/processes/5b0f5a3c-0000-4000-8000-000000000000");
+		expectErrorBody(
+			response.body,
+			404,
+			"NotFoundException",
+			"/rest/api/processes/5b0f5a3c-0000-4000-8000-000000000000",
+		);
 		expect(response.body.message).toMatch(/5b0f5a3c-0000-4000-8000-000000000000.*cannot be found/);
 	});
 
@@ -97,7 +104,10 @@ describe("HEAD is answered wherever GET is (decisions §2)", () => {
 		const head = await request(registry.url).head(`${PROCESS}/${identifier}`).set("Accept", accept);
 		expect(head.status).toBe(200);
 		expect(head.headers.etag).toBe(get.headers.etag);
-		const notModified = await request(registry.url).head(`${PROCESS}/${identifier}`).set("Accept", accept).set("If-None-Match", get.headers.etag);
+		const notModified = await request(registry.url)
+			.head(`${PROCESS}/${identifier}`)
+			.set("Accept", accept)
+			.set("If-None-Match", get.headers.etag);
 		expect(notModified.status).toBe(304);
 	});
 
@@ -112,7 +122,9 @@ describe("HEAD is answered wherever GET is (decisions §2)", () => {
 	});
 
 	test("a path without GET answers HEAD 405, and its Allow names no HEAD", async () => {
-		const response = await request(registry.url).head("/rest/api/transfers/5b0f5a3c-0000-4000-8000-000000000000/complete").set("Authorization", admin);
+		const response = await request(registry.url)
+			.head("/rest/api/transfers/5b0f5a3c-0000-4000-8000-000000000000/complete")
+			.set("Authorization", admin);
 		expect(response.status).toBe(405);
 		expect(response.headers.allow).toBe("POST");
 		expectCommonHeaders(response.headers);
@@ -120,7 +132,9 @@ describe("HEAD is answered wherever GET is (decisions §2)", () => {
 });
 
 test("OPTIONS names the methods of a path with Allow", async () => {
-	const response = await request(registry.url).options("/rest/api/document-types/5b0f5a3c-0000-4000-8000-000000000000");
+	const response = await request(registry.url).options(
+		"/rest/api/document-types/5b0f5a3c-0000-4000-8000-000000000000",
+	);
 	expect(response.status).toBe(204);
 	expect(response.headers.allow.split(", ").sort()).toEqual(["DELETE", "GET", "HEAD", "OPTIONS", "PUT"]);
 	expectCommonHeaders(response.headers);
@@ -133,14 +147,25 @@ test("a rejected value that is not a string is answered as its JSON text (decisi
 		.set("Content-Type", ADD_PROCESS)
 		.send({ title: 42, domain: ["x"] });
 	expect(response.status).toBe(400);
-	const rejected = Object.fromEntries((response.body.errors as { field: string; rejectedValue: unknown }[]).map((error) => [error.field, error.rejectedValue]));
+	const rejected = Object.fromEntries(
+		(response.body.errors as { field: string; rejectedValue: unknown }[]).map((error) => [
+			error.field,
+			error.rejectedValue,
+		]),
+	);
 	expect(rejected).toMatchObject({ title: "42", domain: '["x"]' });
-	for (const error of response.body.errors as { rejectedValue: unknown }[]) expect(error.rejectedValue === null || typeof error.rejectedValue === "string").toBe(true);
+	for (const error of response.body.errors as { rejectedValue: unknown }[])
+		expect(error.rejectedValue === null || typeof error.rejectedValue === "string").toBe(true);
 });
 
 test("moleculer-web's route-changing actions cannot be called", async () => {
 	for (const action of ["api.addRoute", "api.removeRoute", "api.listAliases"]) {
-		await expect(registry.broker.call(action, { route: { path: "/x", aliases: { "GET /": "catalog.findProcesses" } }, path: "/rest/api" })).rejects.toMatchObject({ name: "ServiceNotFoundError" });
+		await expect(
+			registry.broker.call(action, {
+				route: { path: "/x", aliases: { "GET /": "catalog.findProcesses" } },
+				path: "/rest/api",
+			}),
+		).rejects.toMatchObject({ name: "ServiceNotFoundError" });
 	}
 	expect((await request(registry.url).get("/rest/api/processes")).status).toBe(200);
 });
@@ -153,7 +178,9 @@ describe("content negotiation", () => {
 	});
 
 	test("the stream media type answers an array, the find media type a page", async () => {
-		const stream = await request(registry.url).get("/rest/api/processes").set("Accept", "application/vnd.registry.processes.stream.v1+json");
+		const stream = await request(registry.url)
+			.get("/rest/api/processes")
+			.set("Accept", "application/vnd.registry.processes.stream.v1+json");
 		expect(stream.status).toBe(200);
 		expect(Array.isArray(stream.body)).toBe(true);
 		expect(stream.headers["content-type"]).toBe("application/vnd.registry.processes.stream.v1+json;charset=UTF-8");
@@ -173,7 +200,11 @@ describe("content negotiation", () => {
 	});
 
 	test("a body that is not JSON is 400 HttpMessageNotReadableException", async () => {
-		const response = await request(registry.url).post("/rest/api/processes").set("Authorization", admin).set("Content-Type", ADD_PROCESS).send("{not json");
+		const response = await request(registry.url)
+			.post("/rest/api/processes")
+			.set("Authorization", admin)
+			.set("Content-Type", ADD_PROCESS)
+			.send("{not json");
 		expect(response.status).toBe(400);
 		expectErrorBody(response.body, 400, "HttpMessageNotReadableException", "/rest/api/processes");
 	});
@@ -189,7 +220,11 @@ describe("content negotiation", () => {
 	});
 
 	test("a validation failure lists every violation in the spec's shape", async () => {
-		const response = await request(registry.url).post("/rest/api/processes").set("Authorization", admin).set("Content-Type", ADD_PROCESS).send({ title: "No domain" });
+		const response = await request(registry.url)
+			.post("/rest/api/processes")
+			.set("Authorization", admin)
+			.set("Content-Type", ADD_PROCESS)
+			.send({ title: "No domain" });
 		expect(response.status).toBe(400);
 		expectErrorBody(response.body, 400, "MethodArgumentNotValidException", "/rest/api/processes");
 		expect(response.body.message).toBe("Validation failed for object='processFormDTO'. Error count: 1");
@@ -232,7 +267,9 @@ describe("authentication and roles (decisions §3)", () => {
 	});
 
 	test("wrong credentials are 401 even on an ANONYMOUS operation", async () => {
-		const response = await request(registry.url).get("/rest/api/processes").set("Authorization", basic("nobody-here", "wrong"));
+		const response = await request(registry.url)
+			.get("/rest/api/processes")
+			.set("Authorization", basic("nobody-here", "wrong"));
 		expect(response.status).toBe(401);
 		expect(response.headers["www-authenticate"]).toBe('Basic realm="registry"');
 	});
@@ -243,7 +280,11 @@ describe("authentication and roles (decisions §3)", () => {
 	});
 
 	test("a known caller whose role is not allowed is 403", async () => {
-		const response = await request(registry.url).post("/rest/api/processes").set("Authorization", demoAuth("SERVICE_PROVIDER")).set("Content-Type", ADD_PROCESS).send({ domain: "poacc" });
+		const response = await request(registry.url)
+			.post("/rest/api/processes")
+			.set("Authorization", demoAuth("SERVICE_PROVIDER"))
+			.set("Content-Type", ADD_PROCESS)
+			.send({ domain: "poacc" });
 		expect(response.status).toBe(403);
 		expectErrorBody(response.body, 403, "AccessDeniedException", "/rest/api/processes");
 	});
@@ -254,11 +295,19 @@ describe("authentication and roles (decisions §3)", () => {
 		const verifications = async () =>
 			(await request(registry.url).get("/metrics")).text
 				.split("\n")
-				.filter((line) => line.startsWith("moleculer_request_total{") && line.includes('action="accounts.authenticate"'))
+				.filter(
+					(line) =>
+						line.startsWith("moleculer_request_total{") && line.includes('action="accounts.authenticate"'),
+				)
 				.reduce((sum, line) => sum + Number(line.split(" ").pop()), 0);
 		const before = await verifications();
 		const answers = await Promise.all(
-			Array.from({ length: 32 }, () => request(registry.url).get("/rest/api/processes").set("Accept", FIND_PROCESSES).set("Authorization", demoAuth("SERVICE_PROVIDER", 1))),
+			Array.from({ length: 32 }, () =>
+				request(registry.url)
+					.get("/rest/api/processes")
+					.set("Accept", FIND_PROCESSES)
+					.set("Authorization", demoAuth("SERVICE_PROVIDER", 1)),
+			),
 		);
 		expect(answers.map((answer) => answer.status)).toEqual(Array(32).fill(200));
 		expect((await verifications()) - before).toBe(1);

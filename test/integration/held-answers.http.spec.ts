@@ -11,7 +11,15 @@ import request from "supertest";
 import { NOTICES, noticesOf } from "../../src/platform/notices";
 import { organizationNumberSource } from "../support/bulk";
 import { rawRequest, type RawAnswer } from "../support/raw-http";
-import { basic, demoAccount, demoAuth, REGISTRY_START_TIMEOUT_MS, startRegistry, TOPOLOGY, type RunningRegistry } from "../support/registry";
+import {
+	basic,
+	demoAccount,
+	demoAuth,
+	REGISTRY_START_TIMEOUT_MS,
+	startRegistry,
+	TOPOLOGY,
+	type RunningRegistry,
+} from "../support/registry";
 
 const LOOKUP_PLURAL = "application/vnd.registry.organizations.processes.v1+json";
 const LOOKUP_SINGULAR = "application/vnd.registry.organization.processes.v1+json";
@@ -20,7 +28,8 @@ const NORDLYS = "iso6523-actorid-upis::0192:991825827"; // sp1's
 const HAVBLIKK = "iso6523-actorid-upis::0192:986252932"; // sp2's
 const BILLING = "55555555-0000-4000-8000-000000000001";
 const SELF_BILLING = "55555555-0000-4000-8000-000000000002";
-const lookupPath = (qualifiedIdentifier: string) => `/rest/api/organizations/${encodeURIComponent(qualifiedIdentifier)}/processes`;
+const lookupPath = (qualifiedIdentifier: string) =>
+	`/rest/api/organizations/${encodeURIComponent(qualifiedIdentifier)}/processes`;
 const readPath = (qualifiedIdentifier: string) => `/rest/api/participants/${encodeURIComponent(qualifiedIdentifier)}`;
 const contact = { name: "Kari Nordmann", email: "kari@example.no", phoneNumber: "+47 22 33 44 55" };
 
@@ -32,7 +41,13 @@ let sp1: string;
 let sp2: string;
 
 beforeAll(async () => {
-	registry = await startRegistry({ env: { AUTH_USER_MAX_FAILURES: String(USER_MAX_FAILURES), AUTH_LOCKOUT_SECONDS: String(LOCKOUT_SECONDS), AUTH_MAX_LOCKOUT_SECONDS: String(LOCKOUT_SECONDS) } });
+	registry = await startRegistry({
+		env: {
+			AUTH_USER_MAX_FAILURES: String(USER_MAX_FAILURES),
+			AUTH_LOCKOUT_SECONDS: String(LOCKOUT_SECONDS),
+			AUTH_MAX_LOCKOUT_SECONDS: String(LOCKOUT_SECONDS),
+		},
+	});
 	sp1 = demoAuth("SERVICE_PROVIDER", 0);
 	sp2 = demoAuth("SERVICE_PROVIDER", 1);
 }, REGISTRY_START_TIMEOUT_MS);
@@ -47,24 +62,38 @@ function comparable(answer: RawAnswer) {
 	const headers = { ...answer.headers };
 	delete headers.date;
 	delete headers["x-request-id"];
-	return { status: answer.status, headers, body: answer.status >= 400 ? { ...JSON.parse(answer.text), timestamp: undefined } : answer.text };
+	return {
+		status: answer.status,
+		headers,
+		body: answer.status >= 400 ? { ...JSON.parse(answer.text), timestamp: undefined } : answer.text,
+	};
 }
 
 /** Sum of a counter's samples in the gateway's /metrics, for one action. */
 async function counted(metric: string, action: string): Promise<number> {
 	const text = (await request(registry.url).get("/metrics")).text;
-	const lines = text.split("\n").filter((entry) => entry.startsWith(`${metric}{`) && entry.includes(`action="${action}"`));
+	const lines = text
+		.split("\n")
+		.filter((entry) => entry.startsWith(`${metric}{`) && entry.includes(`action="${action}"`));
 	return lines.reduce((total, line) => total + Number(line.split(" ").pop()), 0);
 }
 
 /** Every gateway forgets what it holds (a catalog notice, as a process change sends), and has heard it. */
 async function forgetHeld(): Promise<void> {
-	await noticesOf(registry.broker).publish(NOTICES.catalogChanged, { resource: "process", identifier: "00000000-0000-4000-8000-000000000000", operation: "update" });
+	await noticesOf(registry.broker).publish(NOTICES.catalogChanged, {
+		resource: "process",
+		identifier: "00000000-0000-4000-8000-000000000000",
+		operation: "update",
+	});
 	if (TOPOLOGY === "distributed") await new Promise((resolve) => setTimeout(resolve, 300));
 }
 
 /** The full path's answer (which fills the held one) and then the held answer, checked to be held. */
-async function fullThenHeld(path: string, headers: Record<string, string>, action: string): Promise<{ full: RawAnswer; held: RawAnswer }> {
+async function fullThenHeld(
+	path: string,
+	headers: Record<string, string>,
+	action: string,
+): Promise<{ full: RawAnswer; held: RawAnswer }> {
 	await forgetHeld();
 	const full = await get(path, headers);
 	const before = await counted("registry_held_answers_total", action);
@@ -82,7 +111,13 @@ function send(method: "post" | "put" | "delete", path: string, auth: string, ope
 }
 
 async function addParticipant(auth: string, organizationIdentifier = organizationNumber()): Promise<string> {
-	const body = { icd: "0192", organizationIdentifier, name: "Kortvei Testfirma AS", processes: [{ identifier: BILLING }], contact };
+	const body = {
+		icd: "0192",
+		organizationIdentifier,
+		name: "Kortvei Testfirma AS",
+		processes: [{ identifier: BILLING }],
+		contact,
+	};
 	const response = await send("post", "/rest/api/participants", auth, "add", body);
 	expect(response.status).toBe(201);
 	return response.body.qualifiedIdentifier as string;
@@ -98,7 +133,12 @@ async function readTwice(path: string, headers: Record<string, string>): Promise
 
 async function renameBilling(suffix: string): Promise<string> {
 	const admin = demoAuth("ADMIN");
-	const process = (await request(registry.url).get(`/rest/api/processes/${BILLING}`).set("Accept", "application/vnd.registry.processes.get.v1+json").set("Authorization", admin)).body;
+	const process = (
+		await request(registry.url)
+			.get(`/rest/api/processes/${BILLING}`)
+			.set("Accept", "application/vnd.registry.processes.get.v1+json")
+			.set("Authorization", admin)
+	).body;
 	const title = `${process.title.replace(/ \(renamed.*\)$/, "")} (renamed ${suffix})`;
 	const update = await request(registry.url)
 		.put(`/rest/api/processes/${BILLING}`)
@@ -128,7 +168,11 @@ describe("held lookup answers", () => {
 	});
 
 	test("echo the caller's request id, as the full path does", async () => {
-		const { full, held } = await fullThenHeld(lookupPath(NORDLYS), { "X-Request-ID": "trace-4711" }, "lookup.organizationProcesses");
+		const { full, held } = await fullThenHeld(
+			lookupPath(NORDLYS),
+			{ "X-Request-ID": "trace-4711" },
+			"lookup.organizationProcesses",
+		);
 		expect(full.headers["x-request-id"]).toBe("trace-4711");
 		expect(held.headers["x-request-id"]).toBe("trace-4711");
 	});
@@ -145,7 +189,10 @@ describe("held lookup answers", () => {
 	test("are counted as requests of the lookup action, each one", async () => {
 		const path = lookupPath(NORDLYS);
 		await get(path);
-		const [requests, held] = await Promise.all([counted("moleculer_request_total", "lookup.organizationProcesses"), counted("registry_held_answers_total", "lookup.organizationProcesses")]);
+		const [requests, held] = await Promise.all([
+			counted("moleculer_request_total", "lookup.organizationProcesses"),
+			counted("registry_held_answers_total", "lookup.organizationProcesses"),
+		]);
 		for (let i = 0; i < 10; i++) expect((await get(path)).status).toBe(200);
 		expect(await counted("moleculer_request_total", "lookup.organizationProcesses")).toBe(requests + 10);
 		expect(await counted("registry_held_answers_total", "lookup.organizationProcesses")).toBe(held + 10);
@@ -179,9 +226,16 @@ describe("held participant reads", () => {
 		["*/*", { Accept: "*/*" }],
 		["a list with q-values", { Accept: `text/html;q=0.9, ${MEDIA("get")};q=0.8` }],
 	])("are the full path's answer, with %s", async (_name, headers) => {
-		const { full, held } = await fullThenHeld(readPath(NORDLYS), { Authorization: sp1, ...headers }, "participants.get");
+		const { full, held } = await fullThenHeld(
+			readPath(NORDLYS),
+			{ Authorization: sp1, ...headers },
+			"participants.get",
+		);
 		expect(held.status).toBe(200);
-		expect(JSON.parse(held.text)).toMatchObject({ qualifiedIdentifier: NORDLYS, provider: { identifier: demoAccount("SERVICE_PROVIDER", 0).serviceProvider } });
+		expect(JSON.parse(held.text)).toMatchObject({
+			qualifiedIdentifier: NORDLYS,
+			provider: { identifier: demoAccount("SERVICE_PROVIDER", 0).serviceProvider },
+		});
 		expect(JSON.parse(held.text).processes.length).toBeGreaterThan(0);
 		expect(comparable(held)).toEqual(comparable(full));
 		expect(Object.keys(held.headers)).toEqual(Object.keys(full.headers));
@@ -204,11 +258,16 @@ describe("held participant reads", () => {
 		expect((await get(readPath(NORDLYS), { Authorization: demoAuth("ACCESS_POINT_PROVIDER") })).status).toBe(403);
 		expect((await get(readPath(NORDLYS), {})).status).toBe(401);
 		const account = demoAccount("SERVICE_PROVIDER", 0);
-		expect((await get(readPath(NORDLYS), { Authorization: basic(account.username, `${account.password}x`) })).status).toBe(401);
+		expect(
+			(await get(readPath(NORDLYS), { Authorization: basic(account.username, `${account.password}x`) })).status,
+		).toBe(401);
 		expect((await get(readPath(NORDLYS), { Authorization: sp1, Accept: MEDIA("find") })).status).toBe(406);
 		expect((await get(readPath("iso6523-actorid-upis::0192:99"), { Authorization: sp1 })).status).toBe(404);
 		expect((await get(readPath("not-an-identifier"), { Authorization: sp1 })).status).toBe(400);
-		const byUuid = await get(`/rest/api/participants/${JSON.parse((await get(readPath(NORDLYS), { Authorization: sp1 })).text).identifier}`, { Authorization: sp1 });
+		const byUuid = await get(
+			`/rest/api/participants/${JSON.parse((await get(readPath(NORDLYS), { Authorization: sp1 })).text).identifier}`,
+			{ Authorization: sp1 },
+		);
 		expect(byUuid.status).toBe(200);
 	});
 
@@ -218,13 +277,22 @@ describe("held participant reads", () => {
 		expect(JSON.parse(held.text).contact).toEqual(contact);
 
 		const newContact = { ...contact, name: "Ola Nordmann" };
-		expect((await send("put", readPath(qualifiedIdentifier), sp1, "update", { processes: [{ identifier: SELF_BILLING }], contact: newContact })).status).toBe(200);
+		expect(
+			(
+				await send("put", readPath(qualifiedIdentifier), sp1, "update", {
+					processes: [{ identifier: SELF_BILLING }],
+					contact: newContact,
+				})
+			).status,
+		).toBe(200);
 		const updated = JSON.parse((await readTwice(readPath(qualifiedIdentifier), { Authorization: sp1 })).text);
 		expect(updated.contact).toEqual(newContact);
 		expect(updated.processes.map((process: { identifier: string }) => process.identifier)).toEqual([SELF_BILLING]);
 
 		const sp2Provider = demoAccount("SERVICE_PROVIDER", 1).serviceProvider as string;
-		expect((await send("put", `${readPath(qualifiedIdentifier)}/transfer/${sp2Provider}`, sp1, "transfer")).status).toBe(200);
+		expect(
+			(await send("put", `${readPath(qualifiedIdentifier)}/transfer/${sp2Provider}`, sp1, "transfer")).status,
+		).toBe(200);
 		expect((await readTwice(readPath(qualifiedIdentifier), { Authorization: sp1 })).status).toBe(404);
 		const transferred = await readTwice(readPath(qualifiedIdentifier), { Authorization: sp2 });
 		expect(JSON.parse(transferred.text).provider.identifier).toBe(sp2Provider);
@@ -244,7 +312,8 @@ describe("held participant reads", () => {
 	test("a cached credential is still refused while its username is locked out (429)", async () => {
 		const account = demoAccount("SERVICE_PROVIDER", 1);
 		await readTwice(readPath(HAVBLIKK), { Authorization: sp2 }); // credential cached, answer held
-		for (let attempt = 0; attempt < USER_MAX_FAILURES; attempt++) await get(readPath(HAVBLIKK), { Authorization: basic(account.username, "wrong password") });
+		for (let attempt = 0; attempt < USER_MAX_FAILURES; attempt++)
+			await get(readPath(HAVBLIKK), { Authorization: basic(account.username, "wrong password") });
 		const locked = await get(readPath(HAVBLIKK), { Authorization: sp2 });
 		expect(locked.status).toBe(429);
 		expect(JSON.parse(locked.text)).toMatchObject({ status: 429, exception: "TooManyRequestsException" });

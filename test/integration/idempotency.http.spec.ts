@@ -35,12 +35,17 @@ const body = (organization: string, processes = [BILLING]) => ({
 });
 
 function add(auth: string, key: string | null, payload: unknown) {
-	const req = request(registry.url).post("/rest/api/participants").set({ Authorization: auth, Accept: ADD, "Content-Type": ADD });
+	const req = request(registry.url)
+		.post("/rest/api/participants")
+		.set({ Authorization: auth, Accept: ADD, "Content-Type": ADD });
 	return (key === null ? req : req.set("Idempotency-Key", key)).send(payload as object);
 }
 
 async function participantsOf(auth: string, organization: string): Promise<Array<{ identifier: string }>> {
-	const found = await request(registry.url).get("/rest/api/participants").query({ query: organization }).set({ Authorization: auth, Accept: "application/vnd.registry.participants.stream.v1+json" });
+	const found = await request(registry.url)
+		.get("/rest/api/participants")
+		.query({ query: organization })
+		.set({ Authorization: auth, Accept: "application/vnd.registry.participants.stream.v1+json" });
 	expect(found.status).toBe(200);
 	return found.body;
 }
@@ -88,7 +93,12 @@ describe("Idempotency-Key", () => {
 		expect((await add(sp1, `reuse-${organization}`, body(organization))).status).toBe(201);
 		const reused = await add(sp1, `reuse-${organization}`, body(other));
 		expect(reused.status).toBe(422);
-		expect(reused.body).toMatchObject({ status: 422, error: "Unprocessable Entity", exception: "UnprocessableEntityException", path: "/rest/api/participants" });
+		expect(reused.body).toMatchObject({
+			status: 422,
+			error: "Unprocessable Entity",
+			exception: "UnprocessableEntityException",
+			path: "/rest/api/participants",
+		});
 		expect(await participantsOf(sp1, other)).toEqual([]);
 	});
 

@@ -13,7 +13,9 @@ const OPERATIONS = 240;
 const CONCURRENCY = 6;
 const ORGANIZATIONS = Array.from({ length: 8 }, (_, index) => `consistency-${index}`);
 /** Processes without rules that would refuse most random sets (dependencies, ICD limits, restrictions). */
-const PROCESSES = ["01", "02", "03", "04", "05", "07", "08", "09", "10"].map((suffix) => `55555555-0000-4000-8000-0000000000${suffix}`);
+const PROCESSES = ["01", "02", "03", "04", "05", "07", "08", "09", "10"].map(
+	(suffix) => `55555555-0000-4000-8000-0000000000${suffix}`,
+);
 const contact = { name: "Kari Nordmann", email: "kari@example.no", phoneNumber: "+47 22 33 44 55" };
 
 let registry: RunningRegistry;
@@ -22,13 +24,17 @@ let admin: string;
 
 beforeAll(async () => {
 	registry = await startRegistry();
-	providers = [0, 1].map((index) => ({ auth: demoAuth("SERVICE_PROVIDER", index), identifier: demoAccount("SERVICE_PROVIDER", index).serviceProvider as string }));
+	providers = [0, 1].map((index) => ({
+		auth: demoAuth("SERVICE_PROVIDER", index),
+		identifier: demoAccount("SERVICE_PROVIDER", index).serviceProvider as string,
+	}));
 	admin = demoAuth("ADMIN");
 });
 afterAll(() => registry.stop());
 
 const qid = (organization: string) => `iso6523-actorid-upis::0088:${organization}`;
-const participantPath = (organization: string, suffix = "") => `/rest/api/participants/${encodeURIComponent(qid(organization))}${suffix}`;
+const participantPath = (organization: string, suffix = "") =>
+	`/rest/api/participants/${encodeURIComponent(qid(organization))}${suffix}`;
 
 function operation(next: () => number): () => Promise<number> {
 	const pick = <T>(items: T[]) => items[Math.floor(next() * items.length)];
@@ -48,7 +54,14 @@ function operation(next: () => number): () => Promise<number> {
 			);
 	}
 	if (kind < 0.7) {
-		return () => send(request(registry.url).put(participantPath(organization)).set("Authorization", provider.auth).set("Content-Type", "application/json").send({ processes, contact }));
+		return () =>
+			send(
+				request(registry.url)
+					.put(participantPath(organization))
+					.set("Authorization", provider.auth)
+					.set("Content-Type", "application/json")
+					.send({ processes, contact }),
+			);
 	}
 	if (kind < 0.85) {
 		const target = providers.find((candidate) => candidate !== provider) as { identifier: string };
@@ -68,7 +81,10 @@ interface ProcessSet {
 }
 
 async function expectedAnswer(organization: string): Promise<string[] | 404> {
-	const sets = await registry.broker.call<ProcessSet[], { organizationKey: string }>("participants.organizationProcessSets", { organizationKey: `0088:${organization}` });
+	const sets = await registry.broker.call<ProcessSet[], { organizationKey: string }>(
+		"participants.organizationProcessSets",
+		{ organizationKey: `0088:${organization}` },
+	);
 	if (sets.length === 0) return 404;
 	return [...new Set(sets.flatMap((set) => set.processes))].sort();
 }

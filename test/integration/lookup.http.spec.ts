@@ -5,7 +5,14 @@
  * checks there wait (with a deadline) for it.
  */
 import request from "supertest";
-import { basic, demoAuth, REGISTRY_START_TIMEOUT_MS, startRegistry, TOPOLOGY, type RunningRegistry } from "../support/registry";
+import {
+	basic,
+	demoAuth,
+	REGISTRY_START_TIMEOUT_MS,
+	startRegistry,
+	TOPOLOGY,
+	type RunningRegistry,
+} from "../support/registry";
 
 const PLURAL = "application/vnd.registry.organizations.processes.v1+json";
 const SINGULAR = "application/vnd.registry.organization.processes.v1+json";
@@ -17,7 +24,8 @@ const PUNCH_OUT = "55555555-0000-4000-8000-000000000010"; // visible: false
 
 const contact = { name: "Kari Nordmann", email: "kari@example.no", phoneNumber: "+47 22 33 44 55" };
 const qid = (organization: string, icd = "0192") => `iso6523-actorid-upis::${icd}:${organization}`;
-const lookupPath = (qualifiedIdentifier: string) => `/rest/api/organizations/${encodeURIComponent(qualifiedIdentifier)}/processes`;
+const lookupPath = (qualifiedIdentifier: string) =>
+	`/rest/api/organizations/${encodeURIComponent(qualifiedIdentifier)}/processes`;
 
 let registry: RunningRegistry;
 let sp1: string;
@@ -43,7 +51,11 @@ const ids = (body: { identifier: string }[]) => body.map((process) => process.id
  * The lookup answer once it satisfies `accept`: at once in one process (the change was
  * applied before the request answered), within a deadline in the cluster.
  */
-async function settled(qualifiedIdentifier: string, accept: (response: request.Response) => boolean, auth?: string): Promise<request.Response> {
+async function settled(
+	qualifiedIdentifier: string,
+	accept: (response: request.Response) => boolean,
+	auth?: string,
+): Promise<request.Response> {
 	let response = await lookup(qualifiedIdentifier, auth);
 	if (TOPOLOGY === "one-process") return response;
 	const deadline = Date.now() + 10000;
@@ -60,7 +72,12 @@ async function add(auth: string, organization: string, processes: string[]) {
 		.set("Authorization", auth)
 		.set("Accept", ADD)
 		.set("Content-Type", ADD)
-		.send({ icd: "0088", organizationIdentifier: organization, processes: processes.map((identifier) => ({ identifier })), contact });
+		.send({
+			icd: "0088",
+			organizationIdentifier: organization,
+			processes: processes.map((identifier) => ({ identifier })),
+			contact,
+		});
 	expect(response.status).toBe(201);
 	return response.body as { qualifiedIdentifier: string };
 }
@@ -77,12 +94,16 @@ describe("media types", () => {
 	])("the %s media type is accepted", async (_name, accept) => {
 		const response = await lookup(qid("991825827"), undefined, accept);
 		expect(response.status).toBe(200);
-		expect(response.headers["content-type"]).toMatch(/^application\/vnd\.registry\.organizations?\.processes\.v1\+json;charset=UTF-8$/);
+		expect(response.headers["content-type"]).toMatch(
+			/^application\/vnd\.registry\.organizations?\.processes\.v1\+json;charset=UTF-8$/,
+		);
 		expect(ids(response.body)).toEqual([BILLING, INVOICE_RESPONSE]);
 	});
 
 	test("another media type is 406", async () => {
-		expect((await lookup(qid("991825827"), undefined, "application/vnd.registry.participants.get.v1+json")).status).toBe(406);
+		expect(
+			(await lookup(qid("991825827"), undefined, "application/vnd.registry.participants.get.v1+json")).status,
+		).toBe(406);
 	});
 });
 
@@ -90,7 +111,9 @@ describe("answers", () => {
 	test("an anonymous caller gets full Process objects, the catalog's shape", async () => {
 		const response = await lookup(qid("991825827"));
 		const billing = response.body.find((process: { identifier: string }) => process.identifier === BILLING);
-		const fromCatalog = await request(registry.url).get(`/rest/api/processes/${BILLING}`).set("Accept", "application/vnd.registry.processes.get.v1+json");
+		const fromCatalog = await request(registry.url)
+			.get(`/rest/api/processes/${BILLING}`)
+			.set("Accept", "application/vnd.registry.processes.get.v1+json");
 		expect(billing).toEqual(fromCatalog.body);
 		expect(response.headers["cache-control"]).toBe("no-cache, no-store, max-age=0, must-revalidate");
 	});
@@ -99,18 +122,26 @@ describe("answers", () => {
 		const organization = newOrganization();
 		await add(sp1, organization, [BILLING]);
 		await add(sp2, organization, [ORDERING]);
-		const response = await settled(qid(organization, "0088"), (answer) => answer.status === 200 && answer.body.length === 2);
+		const response = await settled(
+			qid(organization, "0088"),
+			(answer) => answer.status === 200 && answer.body.length === 2,
+		);
 		expect(ids(response.body)).toEqual([BILLING, ORDERING]);
 	});
 
 	test("an organization with no participant is 404 NotFoundException with the organization message", async () => {
 		const response = await lookup(qid("000000000"));
 		expect(response.status).toBe(404);
-		expect(response.body).toMatchObject({ exception: "NotFoundException", message: `organization for qualified identifier ${qid("000000000")} cannot be found` });
+		expect(response.body).toMatchObject({
+			exception: "NotFoundException",
+			message: `organization for qualified identifier ${qid("000000000")} cannot be found`,
+		});
 	});
 
 	test("a path that is not a participant qualified identifier is 400", async () => {
-		const response = await request(registry.url).get("/rest/api/organizations/not-an-organization/processes").set("Accept", PLURAL);
+		const response = await request(registry.url)
+			.get("/rest/api/organizations/not-an-organization/processes")
+			.set("Accept", PLURAL);
 		expect(response.status).toBe(400);
 	});
 
@@ -152,7 +183,9 @@ describe("changes", () => {
 		const organization = newOrganization();
 		await add(sp1, organization, [ORDERING]);
 		await settled(qid(organization, "0088"), (answer) => answer.status === 200);
-		const get = await request(registry.url).get(`/rest/api/processes/${ORDERING}`).set("Accept", "application/vnd.registry.processes.get.v1+json");
+		const get = await request(registry.url)
+			.get(`/rest/api/processes/${ORDERING}`)
+			.set("Accept", "application/vnd.registry.processes.get.v1+json");
 		const original = get.body;
 		const form = {
 			domain: original.domain,
@@ -175,7 +208,10 @@ describe("changes", () => {
 				.send(body);
 		expect((await update(form)).status).toBe(200);
 		try {
-			const renamed = await settled(qid(organization, "0088"), (answer) => answer.body?.[0]?.title === "Ordering, renamed");
+			const renamed = await settled(
+				qid(organization, "0088"),
+				(answer) => answer.body?.[0]?.title === "Ordering, renamed",
+			);
 			expect(renamed.body[0].title).toBe("Ordering, renamed");
 		} finally {
 			await update({ ...form, title: original.title });

@@ -37,7 +37,13 @@ const NORDLYS_REGNSKAP_QI = "iso6523-actorid-upis::0192:991825827";
 const HAVBLIKK = "77777777-0000-4000-8000-000000000003";
 const VIDDA = "11111111-0000-4000-8000-000000000003";
 // Organization numbers with a valid MOD11 check digit, not in the demo data.
-const NEW_ORGANIZATIONS = { add: "974760673", deleteByQi: "910079190", deleteByUuid: "910142542", transferred: "910300008", cancelled: "910300016" };
+const NEW_ORGANIZATIONS = {
+	add: "974760673",
+	deleteByQi: "910079190",
+	deleteByUuid: "910142542",
+	transferred: "910300008",
+	cancelled: "910300016",
+};
 const FJORDNETT = "11111111-0000-4000-8000-000000000002";
 
 const contact = { name: "Kari Nordmann", email: "kari@example.no", phoneNumber: "+47 75 00 75 00" };
@@ -87,7 +93,8 @@ const CASES: Case[] = [
 			authorization: ADMIN,
 			body: {
 				title: "Catalogue",
-				qualifiedIdentifier: "busdox-docid-qns::urn:oasis:names:specification:ubl:schema:xsd:Catalogue-2::Catalogue##urn:fdc:peppol.eu:poacc:trns:catalogue:3::2.1",
+				qualifiedIdentifier:
+					"busdox-docid-qns::urn:oasis:names:specification:ubl:schema:xsd:Catalogue-2::Catalogue##urn:fdc:peppol.eu:poacc:trns:catalogue:3::2.1",
 				visible: true,
 				processes: [{ identifier: ORDERING }],
 			},
@@ -96,10 +103,17 @@ const CASES: Case[] = [
 	},
 	{
 		id: "updateDocumentType",
-		call: () => ({ authorization: AUTHORITY, params: { identifier: state.documentType }, body: { title: "Catalogue 3.0", visible: false, processes: [] } }),
+		call: () => ({
+			authorization: AUTHORITY,
+			params: { identifier: state.documentType },
+			body: { title: "Catalogue 3.0", visible: false, processes: [] },
+		}),
 	},
 	{ id: "deleteDocumentType", call: () => ({ authorization: ADMIN, params: { identifier: state.documentType } }) },
-	{ id: "findOrganizationProcesses", call: () => ({ authorization: APP1, params: { qualifiedIdentifier: NORDLYS_REGNSKAP_QI } }) },
+	{
+		id: "findOrganizationProcesses",
+		call: () => ({ authorization: APP1, params: { qualifiedIdentifier: NORDLYS_REGNSKAP_QI } }),
+	},
 	{
 		id: "addParticipant",
 		call: () => ({ authorization: SP1, body: participantBody(NEW_ORGANIZATIONS.add) }),
@@ -110,23 +124,51 @@ const CASES: Case[] = [
 		call: () => ({
 			authorization: SP1,
 			params: { participant: qi(NEW_ORGANIZATIONS.add) },
-			body: { processes: [{ identifier: BILLING }, { identifier: ORDERING }], contact: { ...contact, name: "Ola Nordmann" }, deleteDate: "2099-12-31" },
+			body: {
+				processes: [{ identifier: BILLING }, { identifier: ORDERING }],
+				contact: { ...contact, name: "Ola Nordmann" },
+				deleteDate: "2099-12-31",
+			},
 		}),
 	},
 	{ id: "streamParticipants", call: () => ({ authorization: SP1, query: { processes: "true", query: "Nordlys" } }) },
-	{ id: "findParticipants", call: () => ({ authorization: SP1, query: { processes: "true", sort: "name", page: "0", size: "10" } }) },
-	{ id: "getParticipantByQualifiedIdentifier", call: () => ({ authorization: SP1, params: { participant: qi(NEW_ORGANIZATIONS.add) } }) },
+	{
+		id: "findParticipants",
+		call: () => ({ authorization: SP1, query: { processes: "true", sort: "name", page: "0", size: "10" } }),
+	},
+	{
+		id: "getParticipantByQualifiedIdentifier",
+		call: () => ({ authorization: SP1, params: { participant: qi(NEW_ORGANIZATIONS.add) } }),
+	},
 	{ id: "getParticipant", call: () => ({ authorization: ADMIN, params: { participant: HAVBLIKK } }) },
-	{ id: "getParticipantProcessesByQualifiedIdentifier", call: () => ({ authorization: SP1, params: { participant: NORDLYS_REGNSKAP_QI } }) },
-	{ id: "getParticipantProcesses", call: () => ({ authorization: AUTHORITY, params: { participant: NORDLYS_REGNSKAP } }) },
-	{ id: "transferParticipant", call: () => ({ authorization: SP1, params: { participant: qi(NEW_ORGANIZATIONS.add), serviceProviderIdentifier: VIDDA } }) },
+	{
+		id: "getParticipantProcessesByQualifiedIdentifier",
+		call: () => ({ authorization: SP1, params: { participant: NORDLYS_REGNSKAP_QI } }),
+	},
+	{
+		id: "getParticipantProcesses",
+		call: () => ({ authorization: AUTHORITY, params: { participant: NORDLYS_REGNSKAP } }),
+	},
+	{
+		id: "transferParticipant",
+		call: () => ({
+			authorization: SP1,
+			params: { participant: qi(NEW_ORGANIZATIONS.add), serviceProviderIdentifier: VIDDA },
+		}),
+	},
 	{
 		id: "deleteParticipantByQualifiedIdentifier",
 		call: () => ({ authorization: SP1, params: { participant: qi(NEW_ORGANIZATIONS.deleteByQi) } }),
 	},
-	{ id: "deleteParticipant", call: () => ({ authorization: ADMIN, params: { participant: state.participantToDelete } }) },
+	{
+		id: "deleteParticipant",
+		call: () => ({ authorization: ADMIN, params: { participant: state.participantToDelete } }),
+	},
 	{ id: "streamProcesses", call: () => ({ authorization: SP1 }) },
-	{ id: "findProcesses", call: () => ({ authorization: APP1, query: { sort: "domain,title", size: "5", page: "1" } }) },
+	{
+		id: "findProcesses",
+		call: () => ({ authorization: APP1, query: { sort: "domain,title", size: "5", page: "1" } }),
+	},
 	{ id: "getProcess", call: () => ({ authorization: SP1, params: { identifier: INVOICE_RESPONSE } }) },
 	{
 		id: "addProcess",
@@ -149,7 +191,11 @@ const CASES: Case[] = [
 	},
 	{
 		id: "updateProcess",
-		call: () => ({ authorization: ADMIN, params: { identifier: state.process }, body: { domain: "Catalogue", title: "Peppol BIS Catalogue 3.1", visible: false } }),
+		call: () => ({
+			authorization: ADMIN,
+			params: { identifier: state.process },
+			body: { domain: "Catalogue", title: "Peppol BIS Catalogue 3.1", visible: false },
+		}),
 	},
 	{ id: "deleteProcess", call: () => ({ authorization: ADMIN, params: { identifier: state.process } }) },
 	{ id: "findEvents", call: () => ({ authorization: SP1, query: { sort: "at,DESC", size: "5" } }) },
@@ -160,32 +206,72 @@ const CASES: Case[] = [
 		id: "startTransfer",
 		call: () => ({
 			authorization: SP1,
-			body: { participant: qi(NEW_ORGANIZATIONS.transferred), serviceProviderIdentifier: FJORDNETT, effectiveDate: new Date().toISOString().slice(0, 10), validDays: 14 },
+			body: {
+				participant: qi(NEW_ORGANIZATIONS.transferred),
+				serviceProviderIdentifier: FJORDNETT,
+				effectiveDate: new Date().toISOString().slice(0, 10),
+				validDays: 14,
+			},
 		}),
 		after: (body) => {
 			state.transfer = body.identifier;
 			state.transferKey = body.key;
 		},
 	},
-	{ id: "findTransfers", call: () => ({ authorization: SP2, query: { state: "PENDING", sort: "createdDate,DESC", size: "5" } }) },
+	{
+		id: "findTransfers",
+		call: () => ({ authorization: SP2, query: { state: "PENDING", sort: "createdDate,DESC", size: "5" } }),
+	},
 	{ id: "getTransfer", call: () => ({ authorization: AUTHORITY, params: { identifier: state.transfer } }) },
-	{ id: "completeTransfer", call: () => ({ authorization: SP2, params: { identifier: state.transfer }, body: { key: state.transferKey } }) },
+	{
+		id: "completeTransfer",
+		call: () => ({ authorization: SP2, params: { identifier: state.transfer }, body: { key: state.transferKey } }),
+	},
 	{ id: "cancelTransfer", call: () => ({ authorization: SP1, params: { identifier: state.transferToCancel } }) },
-	{ id: "findProcessReplacements", call: () => ({ authorization: AUTHORITY, query: { sort: "startedDate", size: "5" } }) },
+	{
+		id: "findProcessReplacements",
+		call: () => ({ authorization: AUTHORITY, query: { sort: "startedDate", size: "5" } }),
+	},
 	{ id: "getProcessReplacement", call: () => ({ authorization: ADMIN, params: { identifier: state.job } }) },
-	{ id: "findProcessReplacementResults", call: () => ({ authorization: AUTHORITY, params: { identifier: state.job }, query: { outcome: "WOULD_REPLACE", size: "50" } }) },
+	{
+		id: "findProcessReplacementResults",
+		call: () => ({
+			authorization: AUTHORITY,
+			params: { identifier: state.job },
+			query: { outcome: "WOULD_REPLACE", size: "50" },
+		}),
+	},
 	{ id: "getOwnAccount", call: () => ({ authorization: SP1 }) },
 	{ id: "findAccounts", call: () => ({ authorization: ADMIN, query: { sort: "username", size: "5" } }) },
 	{
 		id: "addAccount",
-		call: () => ({ authorization: ADMIN, body: { username: "openapi-test-account", password: "openapi-test-password", role: "SERVICE_PROVIDER", serviceProvider: FJORDNETT } }),
+		call: () => ({
+			authorization: ADMIN,
+			body: {
+				username: "openapi-test-account",
+				password: "openapi-test-password",
+				role: "SERVICE_PROVIDER",
+				serviceProvider: FJORDNETT,
+			},
+		}),
 		after: (body) => (state.account = body.identifier),
 	},
 	{ id: "getAccount", call: () => ({ authorization: ADMIN, params: { identifier: state.account } }) },
-	{ id: "resetPassword", call: () => ({ authorization: ADMIN, params: { identifier: state.account }, body: { password: "another-openapi-password" } }) },
+	{
+		id: "resetPassword",
+		call: () => ({
+			authorization: ADMIN,
+			params: { identifier: state.account },
+			body: { password: "another-openapi-password" },
+		}),
+	},
 	{ id: "disableAccount", call: () => ({ authorization: ADMIN, params: { identifier: state.account } }) },
 	{ id: "findServiceProviders", call: () => ({ authorization: ADMIN, query: { sort: "title,DESC", size: "5" } }) },
-	{ id: "addServiceProvider", call: () => ({ authorization: ADMIN, body: { title: "OpenAPI Test Provider" } }), after: (body) => (state.serviceProvider = body.identifier) },
+	{
+		id: "addServiceProvider",
+		call: () => ({ authorization: ADMIN, body: { title: "OpenAPI Test Provider" } }),
+		after: (body) => (state.serviceProvider = body.identifier),
+	},
 	{ id: "getServiceProvider", call: () => ({ authorization: ADMIN, params: { identifier: state.serviceProvider } }) },
 ];
 
@@ -201,7 +287,8 @@ async function firstEvent(response: Response): Promise<{ id: string; event: stri
 			text += decoder.decode(value, { stream: true });
 			const block = text.split("\n\n").find((part) => part.includes("\ndata: "));
 			if (block) {
-				const field = (name: string) => (block.split("\n").find((line) => line.startsWith(`${name}: `)) ?? "").slice(name.length + 2);
+				const field = (name: string) =>
+					(block.split("\n").find((line) => line.startsWith(`${name}: `)) ?? "").slice(name.length + 2);
 				return { id: field("id"), event: field("event"), data: field("data") };
 			}
 		}
@@ -240,7 +327,8 @@ function closed(node: unknown): unknown {
 	if (!node || typeof node !== "object") return node;
 	const out: Json = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, closed(value)]));
 	const types = ([] as unknown[]).concat(out.type ?? []);
-	if (types.includes("object") && out.properties && out.additionalProperties === undefined) out.additionalProperties = false;
+	if (types.includes("object") && out.properties && out.additionalProperties === undefined)
+		out.additionalProperties = false;
 	return out;
 }
 
@@ -256,7 +344,8 @@ function validatorFor(schema: Json, into = DOCUMENT_ID): ValidateFunction {
 }
 
 function expectValid(schema: Json, value: unknown, what: string, { allowUndocumentedFields = false } = {}): void {
-	const show = (validate: ValidateFunction) => `${JSON.stringify(validate.errors, null, 2)}\nvalue: ${JSON.stringify(value, null, 2).slice(0, 4000)}`;
+	const show = (validate: ValidateFunction) =>
+		`${JSON.stringify(validate.errors, null, 2)}\nvalue: ${JSON.stringify(value, null, 2).slice(0, 4000)}`;
 	const validate = validatorFor(schema);
 	if (!validate(value)) throw new Error(`${what} does not match the document:\n${show(validate)}`);
 	if (allowUndocumentedFields) return;
@@ -303,9 +392,14 @@ async function callDocumented(id: string, call: Call, accept: string): Promise<A
 	const pathNames = parameters.filter((parameter) => parameter.in === "path").map((parameter) => parameter.name);
 	expect(Object.keys(call.params ?? {}).sort()).toEqual([...pathNames].sort());
 	for (const name of Object.keys(call.query ?? {})) {
-		expect(parameters.filter((parameter) => parameter.in === "query").map((parameter) => parameter.name)).toContain(name);
+		expect(parameters.filter((parameter) => parameter.in === "query").map((parameter) => parameter.name)).toContain(
+			name,
+		);
 	}
-	const url = new URL(registry.url + path.replace(/\{([A-Za-z]+)\}/g, (_all, name: string) => encodeURIComponent((call.params ?? {})[name])));
+	const url = new URL(
+		registry.url +
+			path.replace(/\{([A-Za-z]+)\}/g, (_all, name: string) => encodeURIComponent((call.params ?? {})[name])),
+	);
 	for (const [name, value] of Object.entries(call.query ?? {})) url.searchParams.append(name, value);
 
 	const headers: Record<string, string> = { Accept: accept };
@@ -321,14 +415,22 @@ async function callDocumented(id: string, call: Call, accept: string): Promise<A
 		body = JSON.stringify(call.body);
 	}
 	const response = await fetch(url, { method: method.toUpperCase(), headers, body });
-	return { urlPath: url.pathname, status: response.status, contentType: response.headers.get("content-type"), text: await response.text() };
+	return {
+		urlPath: url.pathname,
+		status: response.status,
+		contentType: response.headers.get("content-type"),
+		text: await response.text(),
+	};
 }
 
 /** The real answer is one the document describes for that operation: status, media type, body. */
 function expectDocumentedAnswer(id: string, answer: Answer): Json | Json[] | undefined {
 	const { entry } = documented(id);
 	const response = deref(entry.responses[String(answer.status)]);
-	if (!response) throw new Error(`${id} answered ${answer.status}, a status the document does not list for it: ${answer.text.slice(0, 500)}`);
+	if (!response)
+		throw new Error(
+			`${id} answered ${answer.status}, a status the document does not list for it: ${answer.text.slice(0, 500)}`,
+		);
 	const content = response.content as Json | undefined;
 	if (!content) {
 		// A documented answer without content (204, transfer's 200) has no body.
@@ -339,7 +441,9 @@ function expectDocumentedAnswer(id: string, answer: Answer): Json | Json[] | und
 	const schema = content[essence(answer.contentType)].schema as Json;
 	if (essence(answer.contentType) === "application/x-ndjson") {
 		const lines = answer.text.split("\n").filter((line) => line !== "");
-		lines.forEach((line, index) => expectValid(schema, JSON.parse(line), `${id} ${answer.status} line ${index + 1}`));
+		lines.forEach((line, index) =>
+			expectValid(schema, JSON.parse(line), `${id} ${answer.status} line ${index + 1}`),
+		);
 		return lines.map((line) => JSON.parse(line));
 	}
 	const parsed = JSON.parse(answer.text);
@@ -354,7 +458,10 @@ beforeAll(async () => {
 	expect(essence(response.headers.get("content-type"))).toBe("application/json");
 	document = (await response.json()) as Json;
 	ajv.addSchema(document, DOCUMENT_ID);
-	ajv.addSchema({ ...document, components: { ...document.components, schemas: closed(document.components.schemas) } }, CLOSED_ID);
+	ajv.addSchema(
+		{ ...document, components: { ...document.components, schemas: closed(document.components.schemas) } },
+		CLOSED_ID,
+	);
 
 	const create = async (path: string, mediaType: string, authorization: string, body: unknown) => {
 		const created = await fetch(`${registry.url}${API_BASE}${path}`, {
@@ -368,13 +475,21 @@ beforeAll(async () => {
 	// Participants the delete steps remove (sp1's own, one addressed by qualified identifier, one
 	// by UUID); the second has no name, so the finds show an optional field left out.
 	const addParticipant = "application/vnd.registry.participants.add.v1+json";
-	state.participantToDeleteByQi = await create("/participants", addParticipant, SP1, participantBody(NEW_ORGANIZATIONS.deleteByQi));
+	state.participantToDeleteByQi = await create(
+		"/participants",
+		addParticipant,
+		SP1,
+		participantBody(NEW_ORGANIZATIONS.deleteByQi),
+	);
 	const { name: _name, ...nameless } = participantBody(NEW_ORGANIZATIONS.deleteByUuid);
 	state.participantToDelete = await create("/participants", addParticipant, SP1, nameless);
 	// Participants to transfer: one the transfer steps start and complete, one with a transfer to cancel.
 	await create("/participants", addParticipant, SP1, participantBody(NEW_ORGANIZATIONS.transferred));
 	const toCancel = await create("/participants", addParticipant, SP1, participantBody(NEW_ORGANIZATIONS.cancelled));
-	state.transferToCancel = await create("/transfers", "application/vnd.registry.transfers.start.v1+json", SP1, { participant: toCancel, serviceProviderIdentifier: FJORDNETT });
+	state.transferToCancel = await create("/transfers", "application/vnd.registry.transfers.start.v1+json", SP1, {
+		participant: toCancel,
+		serviceProviderIdentifier: FJORDNETT,
+	});
 	// A process and a document type with only their required fields, for the finds to show.
 	await create("/processes", "application/vnd.registry.processes.add.v1+json", ADMIN, { domain: "Minimal" });
 	await create("/document-types", "application/vnd.registry.document-types.add.v1+json", ADMIN, { title: "Minimal" });
@@ -387,13 +502,21 @@ describe("the served document", () => {
 	});
 
 	test("the checks are not vacuous: a wrong type, a missing field and an undocumented field are caught", async () => {
-		const participant = documented("getParticipant").entry.responses["200"].content["application/vnd.registry.participants.get.v1+json"].schema as Json;
-		const answer = await fetch(`${registry.url}${API_BASE}/participants/${NORDLYS_REGNSKAP}`, { headers: { Authorization: ADMIN } });
+		const participant = documented("getParticipant").entry.responses["200"].content[
+			"application/vnd.registry.participants.get.v1+json"
+		].schema as Json;
+		const answer = await fetch(`${registry.url}${API_BASE}/participants/${NORDLYS_REGNSKAP}`, {
+			headers: { Authorization: ADMIN },
+		});
 		const real = (await answer.json()) as Json;
 		expect(() => expectValid(participant, real, "real")).not.toThrow();
-		expect(() => expectValid(participant, { ...real, registrationDate: 20240101 }, "wrong type")).toThrow(/does not match/);
+		expect(() => expectValid(participant, { ...real, registrationDate: 20240101 }, "wrong type")).toThrow(
+			/does not match/,
+		);
 		expect(() => expectValid(participant, { ...real, identifier: undefined }, "missing")).toThrow(/does not match/);
-		expect(() => expectValid(participant, { ...real, contact: { ...real.contact, fax: "+47 00" } }, "extra")).toThrow(/does not describe/);
+		expect(() =>
+			expectValid(participant, { ...real, contact: { ...real.contact, fax: "+47 00" } }, "extra"),
+		).toThrow(/does not describe/);
 	});
 
 	test("every operation of the table has a request case here, and nothing else", () => {
@@ -416,11 +539,15 @@ describe("every operation, called as an allowed demo account, answers as documen
 				const { path, entry: documentedEntry } = documented(entry.id);
 				const url = new URL(registry.url + path);
 				for (const [name, value] of Object.entries(call.query ?? {})) url.searchParams.append(name, value);
-				const response = await fetch(url, { headers: { Accept: operation.mediaTypes[0], Authorization: call.authorization as string } });
+				const response = await fetch(url, {
+					headers: { Accept: operation.mediaTypes[0], Authorization: call.authorization as string },
+				});
 				expect(response.status).toBe(operation.status);
 				expect(essence(response.headers.get("content-type"))).toBe(operation.mediaTypes[0]);
 				const event = await firstEvent(response);
-				const schema = deref(documentedEntry.responses[String(operation.status)]).content[operation.mediaTypes[0]].schema as Json;
+				const schema = deref(documentedEntry.responses[String(operation.status)]).content[
+					operation.mediaTypes[0]
+				].schema as Json;
 				expect(event.event).toBe(operation.response?.schema.toLowerCase());
 				expectValid(deref(schema["x-event-data"] as Json), JSON.parse(event.data), `${entry.id} event data`);
 				expect(Number(event.id)).toBe(JSON.parse(event.data).sequence);
@@ -429,14 +556,18 @@ describe("every operation, called as an allowed demo account, answers as documen
 		}
 		test(`${entry.id}: ${operation.method} ${operation.path} → ${operation.status}`, async () => {
 			const call = entry.call();
-			const who = call.authorization ? Buffer.from(call.authorization.slice(6), "base64").toString().split(":")[0] : "anonymous";
+			const who = call.authorization
+				? Buffer.from(call.authorization.slice(6), "base64").toString().split(":")[0]
+				: "anonymous";
 			const answer = await callDocumented(entry.id, call, operation.mediaTypes[0]);
-			if (answer.status !== operation.status) throw new Error(`${entry.id} as ${who} answered ${answer.status}: ${answer.text.slice(0, 800)}`);
+			if (answer.status !== operation.status)
+				throw new Error(`${entry.id} as ${who} answered ${answer.status}: ${answer.text.slice(0, 800)}`);
 			const body = expectDocumentedAnswer(entry.id, answer);
 			if (operation.status !== 204 && operation.response) {
 				expect(essence(answer.contentType)).toBe(operation.mediaTypes[0]);
 				if (operation.response.paged) expect((body as Json).content.length).toBeGreaterThan(0);
-				if (operation.response.array || operation.response.ndjson) expect((body as Json[]).length).toBeGreaterThan(0);
+				if (operation.response.array || operation.response.ndjson)
+					expect((body as Json[]).length).toBeGreaterThan(0);
 			}
 			entry.after?.(body as Json);
 		});
@@ -444,7 +575,11 @@ describe("every operation, called as an allowed demo account, answers as documen
 
 	test("the second media type of the organization lookup answers as documented too", async () => {
 		const operation = operationById.get("findOrganizationProcesses") as Operation;
-		const answer = await callDocumented("findOrganizationProcesses", { params: { qualifiedIdentifier: NORDLYS_REGNSKAP_QI } }, operation.mediaTypes[1]);
+		const answer = await callDocumented(
+			"findOrganizationProcesses",
+			{ params: { qualifiedIdentifier: NORDLYS_REGNSKAP_QI } },
+			operation.mediaTypes[1],
+		);
 		expect(answer.status).toBe(200);
 		expectDocumentedAnswer("findOrganizationProcesses", answer);
 	});
@@ -452,13 +587,44 @@ describe("every operation, called as an allowed demo account, answers as documen
 
 describe("error answers validate against the Error schema", () => {
 	const cases: { name: string; id: string; status: number; call: () => Call; accept?: string }[] = [
-		{ name: "validation failure (errors[])", id: "addDocumentType", status: 400, call: () => ({ authorization: ADMIN, body: {}, invalidBody: true }) },
-		{ name: "bad credentials", id: "findProcesses", status: 401, call: () => ({ authorization: basic("sp1", "wrong") }) },
+		{
+			name: "validation failure (errors[])",
+			id: "addDocumentType",
+			status: 400,
+			call: () => ({ authorization: ADMIN, body: {}, invalidBody: true }),
+		},
+		{
+			name: "bad credentials",
+			id: "findProcesses",
+			status: 401,
+			call: () => ({ authorization: basic("sp1", "wrong") }),
+		},
 		{ name: "no credentials", id: "findAccessPoints", status: 401, call: () => ({}) },
-		{ name: "a role the operation does not allow", id: "addParticipant", status: 403, call: () => ({ authorization: APP1, body: participantBody("910182137") }) },
-		{ name: "unknown identifier", id: "getProcess", status: 404, call: () => ({ params: { identifier: "0f0f0f0f-0000-4000-8000-000000000000" } }) },
-		{ name: "Accept names no media type of the operation", id: "getProcess", status: 406, call: () => ({ params: { identifier: BILLING } }), accept: "text/csv" },
-		{ name: "a process still in use", id: "deleteProcess", status: 409, call: () => ({ authorization: ADMIN, params: { identifier: BILLING } }) },
+		{
+			name: "a role the operation does not allow",
+			id: "addParticipant",
+			status: 403,
+			call: () => ({ authorization: APP1, body: participantBody("910182137") }),
+		},
+		{
+			name: "unknown identifier",
+			id: "getProcess",
+			status: 404,
+			call: () => ({ params: { identifier: "0f0f0f0f-0000-4000-8000-000000000000" } }),
+		},
+		{
+			name: "Accept names no media type of the operation",
+			id: "getProcess",
+			status: 406,
+			call: () => ({ params: { identifier: BILLING } }),
+			accept: "text/csv",
+		},
+		{
+			name: "a process still in use",
+			id: "deleteProcess",
+			status: 409,
+			call: () => ({ authorization: ADMIN, params: { identifier: BILLING } }),
+		},
 		{ name: "bad paging", id: "findProcesses", status: 400, call: () => ({ query: { sort: "nonsense" } }) },
 	];
 
@@ -470,11 +636,17 @@ describe("error answers validate against the Error schema", () => {
 		expect(answer.status).toBe(entry.status);
 		const body = expectDocumentedAnswer(entry.id, answer) as Json;
 		// The documented answer for an error status is the Error schema itself.
-		expect(deref(deref(documented(entry.id).entry.responses[String(entry.status)]).content["application/json"].schema)).toBe(document.components.schemas.Error);
+		expect(
+			deref(deref(documented(entry.id).entry.responses[String(entry.status)]).content["application/json"].schema),
+		).toBe(document.components.schemas.Error);
 		expect(body.status).toBe(entry.status);
 		expect(body.path).toBe(answer.urlPath);
 		if (entry.status === 400 && entry.id === "addDocumentType") {
-			expect(body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ objectName: "documentTypeFormDTO", field: "title", code: "NotEmpty" })]));
+			expect(body.errors).toEqual(
+				expect.arrayContaining([
+					expect.objectContaining({ objectName: "documentTypeFormDTO", field: "title", code: "NotEmpty" }),
+				]),
+			);
 		}
 	});
 
@@ -482,11 +654,19 @@ describe("error answers validate against the Error schema", () => {
 		const { entry } = documented("addProcess");
 		const response = await fetch(`${registry.url}${API_BASE}/processes`, {
 			method: "POST",
-			headers: { Authorization: ADMIN, Accept: "application/vnd.registry.processes.add.v1+json", "Content-Type": "text/plain" },
+			headers: {
+				Authorization: ADMIN,
+				Accept: "application/vnd.registry.processes.add.v1+json",
+				"Content-Type": "text/plain",
+			},
 			body: "domain=x",
 		});
 		expect(response.status).toBe(415);
-		const answer = { status: response.status, contentType: response.headers.get("content-type"), text: await response.text() };
+		const answer = {
+			status: response.status,
+			contentType: response.headers.get("content-type"),
+			text: await response.text(),
+		};
 		expect(Object.keys(entry.responses)).toContain("415");
 		expectDocumentedAnswer("addProcess", answer);
 	});

@@ -4,7 +4,13 @@
  * sort and paging. Runs against the one-process registry and again against the cluster.
  */
 import request from "supertest";
-import { demoAccount, demoAuth, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
+import {
+	demoAccount,
+	demoAuth,
+	REGISTRY_START_TIMEOUT_MS,
+	startRegistry,
+	type RunningRegistry,
+} from "../support/registry";
 import { organizationNumberSource } from "../support/bulk";
 
 const MEDIA = (operation: string) => `application/vnd.registry.participants.${operation}.v1+json`;
@@ -60,9 +66,21 @@ function post(auth: string | null, body: unknown) {
 
 async function addOrganization(auth: string, processes: string[], extra: object = {}) {
 	const organizationIdentifier = organizationNumber();
-	const response = await post(auth, { icd: "0192", organizationIdentifier, name: "Testfirma AS", processes: refs(...processes), contact, ...extra });
+	const response = await post(auth, {
+		icd: "0192",
+		organizationIdentifier,
+		name: "Testfirma AS",
+		processes: refs(...processes),
+		contact,
+		...extra,
+	});
 	expect(response.status).toBe(201);
-	return response.body as { identifier: string; qualifiedIdentifier: string; organizationIdentifier: string; lastModificationDate: string };
+	return response.body as {
+		identifier: string;
+		qualifiedIdentifier: string;
+		organizationIdentifier: string;
+		lastModificationDate: string;
+	};
 }
 
 function get(auth: string | null, value: string, operation = "get", suffix = "") {
@@ -100,14 +118,28 @@ function expectViolation(body: Record<string, unknown>, objectName: string, fiel
 	expect(body).toMatchObject({ status: 400, exception: "MethodArgumentNotValidException" });
 	expect(body.message).toMatch(new RegExp(`^Validation failed for object='${objectName}'\\. Error count: \\d+$`));
 	expect(body.errors).toEqual(
-		expect.arrayContaining([expect.objectContaining({ objectName, field, code, codes: [`${code}.${objectName}.${field}`, `${code}.${field}`, code], bindingFailure: false })]),
+		expect.arrayContaining([
+			expect.objectContaining({
+				objectName,
+				field,
+				code,
+				codes: [`${code}.${objectName}.${field}`, `${code}.${field}`, code],
+				bindingFailure: false,
+			}),
+		]),
 	);
 }
 
 describe("POST /participants (add)", () => {
 	test("a service provider adds a participant: 201 with the media type, dates, provider and processes", async () => {
 		const organizationIdentifier = organizationNumber();
-		const response = await post(sp1, { icd: "0192", organizationIdentifier, name: "Solbakken AS", processes: refs(BILLING, INVOICE_RESPONSE), contact });
+		const response = await post(sp1, {
+			icd: "0192",
+			organizationIdentifier,
+			name: "Solbakken AS",
+			processes: refs(BILLING, INVOICE_RESPONSE),
+			contact,
+		});
 		expect(response.status).toBe(201);
 		expect(response.headers["content-type"]).toBe(`${MEDIA("add")};charset=UTF-8`);
 		expect(response.body).toMatchObject({
@@ -121,8 +153,16 @@ describe("POST /participants (add)", () => {
 			provider: { identifier: SP1 },
 		});
 		expect(response.body).not.toHaveProperty("deleteDate");
-		expect(response.body.processes.map((process: { identifier: string }) => process.identifier)).toEqual([BILLING, INVOICE_RESPONSE]);
-		expect(response.body.processes[0]).toMatchObject({ qualifiedIdentifier: expect.any(String), domain: expect.any(String), capabilities: expect.any(Array), documentTypes: expect.any(Array) });
+		expect(response.body.processes.map((process: { identifier: string }) => process.identifier)).toEqual([
+			BILLING,
+			INVOICE_RESPONSE,
+		]);
+		expect(response.body.processes[0]).toMatchObject({
+			qualifiedIdentifier: expect.any(String),
+			domain: expect.any(String),
+			capabilities: expect.any(Array),
+			documentTypes: expect.any(Array),
+		});
 	});
 
 	test.each([
@@ -131,7 +171,12 @@ describe("POST /participants (add)", () => {
 		["ACCESS_POINT_PROVIDER", () => app, 403],
 		["anonymous", () => null, 401],
 	])("%s may not add", async (_role, auth, status) => {
-		const response = await post(auth(), { icd: "0192", organizationIdentifier: organizationNumber(), processes: [], contact });
+		const response = await post(auth(), {
+			icd: "0192",
+			organizationIdentifier: organizationNumber(),
+			processes: [],
+			contact,
+		});
 		expect(response.status).toBe(status);
 	});
 
@@ -160,31 +205,71 @@ describe("POST /participants (add)", () => {
 	});
 
 	test.each([
-		["an unknown process", { processes: refs(BILLING, "55555555-0000-4000-8000-0000000000ff") }, "processes[1].identifier", "Exists"],
+		[
+			"an unknown process",
+			{ processes: refs(BILLING, "55555555-0000-4000-8000-0000000000ff") },
+			"processes[1].identifier",
+			"Exists",
+		],
 		["a restricted process", { processes: refs(DEPRECATED_EHF) }, "processes[0].identifier", "Restricted"],
-		["a process without its dependency", { processes: refs(INVOICE_RESPONSE) }, "processes[0].identifier", "Dependency"],
-		["an ICD the process does not allow", { icd: "0007", organizationIdentifier: "5560360793", processes: refs(EHF_ORDERING) }, "processes[0].identifier", "RequiredICD"],
-		["an invalid MOD11 number for ICD 0192", { organizationIdentifier: "991825828", processes: [] }, "organizationIdentifier", "OrganizationNumber"],
+		[
+			"a process without its dependency",
+			{ processes: refs(INVOICE_RESPONSE) },
+			"processes[0].identifier",
+			"Dependency",
+		],
+		[
+			"an ICD the process does not allow",
+			{ icd: "0007", organizationIdentifier: "5560360793", processes: refs(EHF_ORDERING) },
+			"processes[0].identifier",
+			"RequiredICD",
+		],
+		[
+			"an invalid MOD11 number for ICD 0192",
+			{ organizationIdentifier: "991825828", processes: [] },
+			"organizationIdentifier",
+			"OrganizationNumber",
+		],
 	])("%s is 400 with that field and code", async (_name, override, field, code) => {
-		const response = await post(sp1, { icd: "0192", organizationIdentifier: organizationNumber(), contact, ...override });
+		const response = await post(sp1, {
+			icd: "0192",
+			organizationIdentifier: organizationNumber(),
+			contact,
+			...override,
+		});
 		expect(response.status).toBe(400);
 		expectViolation(response.body, "addParticipantFormDTO", field, code);
 	});
 
 	test("a service provider adding an organization it already has gets 409", async () => {
-		const response = await post(sp1, { icd: "0192", organizationIdentifier: "991825827", processes: refs(CATALOGUE), contact });
+		const response = await post(sp1, {
+			icd: "0192",
+			organizationIdentifier: "991825827",
+			processes: refs(CATALOGUE),
+			contact,
+		});
 		expect(response.status).toBe(409);
 		expect(response.body).toMatchObject({ status: 409, exception: "ConflictException" });
 	});
 
 	test("a process already registered for the organization by another provider is 409", async () => {
-		const response = await post(sp2, { icd: "0192", organizationIdentifier: "991825827", processes: refs(BILLING), contact });
+		const response = await post(sp2, {
+			icd: "0192",
+			organizationIdentifier: "991825827",
+			processes: refs(BILLING),
+			contact,
+		});
 		expect(response.status).toBe(409);
 		expect(response.body.exception).toBe("ConflictException");
 	});
 
 	test("another provider registers the same organization for other processes: 201", async () => {
-		const response = await post(sp2, { icd: "0192", organizationIdentifier: "991825827", processes: refs(ORDER_ONLY), contact });
+		const response = await post(sp2, {
+			icd: "0192",
+			organizationIdentifier: "991825827",
+			processes: refs(ORDER_ONLY),
+			contact,
+		});
 		expect(response.status).toBe(201);
 		expect(response.body.provider.identifier).toBe(SP2);
 	});
@@ -192,7 +277,11 @@ describe("POST /participants (add)", () => {
 
 describe("GET /participants/{qualifiedIdentifier|identifier}", () => {
 	test("a service provider gets its participant by qualified identifier, percent-encoded or not, any scheme case", async () => {
-		for (const url of [path(qid("0192", "991825827")), `${BASE}/iso6523-actorid-upis::0192:991825827`, path("ISO6523-ACTORID-UPIS::0192:991825827")]) {
+		for (const url of [
+			path(qid("0192", "991825827")),
+			`${BASE}/iso6523-actorid-upis::0192:991825827`,
+			path("ISO6523-ACTORID-UPIS::0192:991825827"),
+		]) {
 			const response = await request(registry.url).get(url).set("Authorization", sp1).set("Accept", MEDIA("get"));
 			expect(response.status).toBe(200);
 			expect(response.headers["content-type"]).toBe(`${MEDIA("get")};charset=UTF-8`);
@@ -204,7 +293,10 @@ describe("GET /participants/{qualifiedIdentifier|identifier}", () => {
 	test("another provider's organization by qualified identifier is 404 with the organization message", async () => {
 		const response = await get(sp2, qid("0192", "923609016"));
 		expect(response.status).toBe(404);
-		expect(response.body).toMatchObject({ exception: "NotFoundException", message: `organization for qualified identifier ${qid("0192", "923609016")} cannot be found` });
+		expect(response.body).toMatchObject({
+			exception: "NotFoundException",
+			message: `organization for qualified identifier ${qid("0192", "923609016")} cannot be found`,
+		});
 	});
 
 	test("by UUID: the owner, ADMIN and NETWORK_AUTHORITY read it; another provider gets 404 as if absent", async () => {
@@ -232,7 +324,10 @@ describe("GET /participants/{qualifiedIdentifier|identifier}", () => {
 		const byQid = await get(sp1, qid("0192", "991825827"), "processes", "/processes");
 		expect(byQid.status).toBe(200);
 		expect(byQid.headers["content-type"]).toBe(`${MEDIA("processes")};charset=UTF-8`);
-		expect(byQid.body.map((process: { identifier: string }) => process.identifier)).toEqual([BILLING, INVOICE_RESPONSE]);
+		expect(byQid.body.map((process: { identifier: string }) => process.identifier)).toEqual([
+			BILLING,
+			INVOICE_RESPONSE,
+		]);
 		const byUuid = await get(authority, NORDLYS, "processes", "/processes");
 		expect(byUuid.body).toEqual(byQid.body);
 		expect((await get(sp2, NORDLYS, "processes", "/processes")).status).toBe(404);
@@ -243,11 +338,22 @@ describe("PUT /participants/{qualifiedIdentifier} (update)", () => {
 	test("update replaces processes and contact; the answer lists exactly the submitted processes", async () => {
 		const created = await addOrganization(sp1, [BILLING, ORDERING]);
 		const newContact = { name: "Ola Nordmann", email: "ola@example.no", phoneNumber: "+47 91 23 45 67" };
-		const response = await put(sp1, created.qualifiedIdentifier, { processes: refs(SELF_BILLING), contact: newContact, icd: "9999" });
+		const response = await put(sp1, created.qualifiedIdentifier, {
+			processes: refs(SELF_BILLING),
+			contact: newContact,
+			icd: "9999",
+		});
 		expect(response.status).toBe(200);
 		expect(response.headers["content-type"]).toBe(`${MEDIA("update")};charset=UTF-8`);
-		expect(response.body).toMatchObject({ identifier: created.identifier, icd: "0192", contact: newContact, lastModificationDate: today() });
-		expect(response.body.processes.map((process: { identifier: string }) => process.identifier)).toEqual([SELF_BILLING]);
+		expect(response.body).toMatchObject({
+			identifier: created.identifier,
+			icd: "0192",
+			contact: newContact,
+			lastModificationDate: today(),
+		});
+		expect(response.body.processes.map((process: { identifier: string }) => process.identifier)).toEqual([
+			SELF_BILLING,
+		]);
 	});
 
 	test("a request without contact is 400 NotNull on updateParticipantFormDTO.contact", async () => {
@@ -269,9 +375,17 @@ describe("PUT /participants/{qualifiedIdentifier} (update)", () => {
 
 	test("an update taking a process another provider holds for the organization is 409", async () => {
 		const created = await addOrganization(sp1, [BILLING]);
-		const second = await post(sp2, { icd: "0192", organizationIdentifier: created.organizationIdentifier, processes: refs(ORDERING), contact });
+		const second = await post(sp2, {
+			icd: "0192",
+			organizationIdentifier: created.organizationIdentifier,
+			processes: refs(ORDERING),
+			contact,
+		});
 		expect(second.status).toBe(201);
-		const response = await put(sp2, second.body.qualifiedIdentifier, { processes: refs(ORDERING, BILLING), contact });
+		const response = await put(sp2, second.body.qualifiedIdentifier, {
+			processes: refs(ORDERING, BILLING),
+			contact,
+		});
 		expect(response.status).toBe(409);
 	});
 
@@ -331,7 +445,11 @@ describe("PUT /participants/{qualifiedIdentifier}/transfer/{serviceProviderIdent
 		expect((await get(sp1, created.qualifiedIdentifier)).status).toBe(404);
 		const moved = await get(sp2, created.qualifiedIdentifier);
 		expect(moved.status).toBe(200);
-		expect(moved.body).toMatchObject({ identifier: created.identifier, provider: { identifier: SP2 }, lastModificationDate: today() });
+		expect(moved.body).toMatchObject({
+			identifier: created.identifier,
+			provider: { identifier: SP2 },
+			lastModificationDate: today(),
+		});
 	});
 
 	test("to the caller's own provider is 400", async () => {
@@ -347,7 +465,16 @@ describe("PUT /participants/{qualifiedIdentifier}/transfer/{serviceProviderIdent
 
 	test("to a provider that already has the organization is 409", async () => {
 		const created = await addOrganization(sp1, [BILLING]);
-		expect((await post(sp2, { icd: "0192", organizationIdentifier: created.organizationIdentifier, processes: [], contact })).status).toBe(201);
+		expect(
+			(
+				await post(sp2, {
+					icd: "0192",
+					organizationIdentifier: created.organizationIdentifier,
+					processes: [],
+					contact,
+				})
+			).status,
+		).toBe(201);
 		expect((await transfer(sp1, created.qualifiedIdentifier, SP2)).status).toBe(409);
 	});
 
@@ -382,14 +509,21 @@ describe("GET /participants (find and stream)", () => {
 		expect(response.status).toBe(200);
 		expect(response.headers["content-type"]).toBe(`${MEDIA("stream")};charset=UTF-8`);
 		expect(Array.isArray(response.body)).toBe(true);
-		expect(response.body.every((item: { provider: { identifier: string }; processes: unknown[] }) => item.provider.identifier === SP2 && Array.isArray(item.processes))).toBe(true);
+		expect(
+			response.body.every(
+				(item: { provider: { identifier: string }; processes: unknown[] }) =>
+					item.provider.identifier === SP2 && Array.isArray(item.processes),
+			),
+		).toBe(true);
 		expect((await find(sp2, "?processes=maybe", "stream")).status).toBe(400);
 	});
 
 	test("a service provider finds only its own participants; ADMIN and NETWORK_AUTHORITY all; others 403/401", async () => {
 		const own = await find(sp1, "?size=1000", "find");
 		const all = await find(authority, "?size=1000", "find");
-		expect(own.body.content.every((item: { provider: { identifier: string } }) => item.provider.identifier === SP1)).toBe(true);
+		expect(
+			own.body.content.every((item: { provider: { identifier: string } }) => item.provider.identifier === SP1),
+		).toBe(true);
 		expect(all.body.totalElements).toBeGreaterThan(own.body.totalElements);
 		expect((await find(admin, "", "stream")).status).toBe(200);
 		expect((await find(app, "", "stream")).status).toBe(403);
@@ -423,7 +557,9 @@ describe("GET /participants (find and stream)", () => {
 	test("the sortable names include qualifiedIdentifier.value; an unknown one is 400", async () => {
 		const response = await find(admin, "?sort=qualifiedIdentifier.value&sort=registrationDate,DESC&size=1000");
 		expect(response.status).toBe(200);
-		const values = response.body.content.map((item: { qualifiedIdentifier: string }) => item.qualifiedIdentifier.toLowerCase());
+		const values = response.body.content.map((item: { qualifiedIdentifier: string }) =>
+			item.qualifiedIdentifier.toLowerCase(),
+		);
 		expect(values).toEqual([...values].sort());
 		const unknown = await find(admin, "?sort=contact");
 		expect(unknown.status).toBe(400);

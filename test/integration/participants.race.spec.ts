@@ -27,7 +27,8 @@ beforeAll(async () => {
 	sp2 = demoAuth("SERVICE_PROVIDER", 1);
 	// Verified credentials are cached by the gateway: warm it, so the 50 requests reach the
 	// participants service together instead of queuing behind 50 password hashes.
-	for (const auth of [sp1, sp2, demoAuth("ADMIN")]) await request(registry.url).get("/rest/api/participants").set("Authorization", auth);
+	for (const auth of [sp1, sp2, demoAuth("ADMIN")])
+		await request(registry.url).get("/rest/api/participants").set("Authorization", auth);
 });
 afterAll(() => registry.stop());
 
@@ -39,7 +40,9 @@ interface ProcessSet {
 }
 
 function setsOf(organizationKey: string): Promise<ProcessSet[]> {
-	return registry.broker.call<ProcessSet[], { organizationKey: string }>("participants.organizationProcessSets", { organizationKey });
+	return registry.broker.call<ProcessSet[], { organizationKey: string }>("participants.organizationProcessSets", {
+		organizationKey,
+	});
 }
 
 function add(auth: string, organizationIdentifier: string, processes: string[]) {
@@ -48,10 +51,16 @@ function add(auth: string, organizationIdentifier: string, processes: string[]) 
 		.set("Authorization", auth)
 		.set("Accept", ADD)
 		.set("Content-Type", ADD)
-		.send({ icd: "0088", organizationIdentifier, processes: processes.map((identifier) => ({ identifier })), contact });
+		.send({
+			icd: "0088",
+			organizationIdentifier,
+			processes: processes.map((identifier) => ({ identifier })),
+			contact,
+		});
 }
 
-const participantPath = (qualifiedIdentifier: string, suffix = "") => `/rest/api/participants/${encodeURIComponent(qualifiedIdentifier)}${suffix}`;
+const participantPath = (qualifiedIdentifier: string, suffix = "") =>
+	`/rest/api/participants/${encodeURIComponent(qualifiedIdentifier)}${suffix}`;
 
 /** The lookup answer for an organization once it equals `expected` (at once in one process; within a deadline in the cluster). */
 async function lookupIds(qualifiedIdentifier: string, expected: string[] | 404): Promise<string[] | 404> {
@@ -60,7 +69,9 @@ async function lookupIds(qualifiedIdentifier: string, expected: string[] | 404):
 			.get(`/rest/api/organizations/${encodeURIComponent(qualifiedIdentifier)}/processes`)
 			.set("Authorization", demoAuth("ADMIN"))
 			.set("Accept", "application/vnd.registry.organizations.processes.v1+json");
-		return response.status === 404 ? 404 : (response.body as { identifier: string }[]).map((process) => process.identifier).sort();
+		return response.status === 404
+			? 404
+			: (response.body as { identifier: string }[]).map((process) => process.identifier).sort();
 	};
 	let value = await read();
 	const deadline = Date.now() + (TOPOLOGY === "one-process" ? 0 : 10000);
@@ -73,12 +84,17 @@ async function lookupIds(qualifiedIdentifier: string, expected: string[] | 404):
 
 test("50 concurrent adds of the same organization and process by two providers: exactly one holder, 409 for the rest", async () => {
 	const organization = `race-${process.pid}-one-holder`;
-	const countBefore = await registry.broker.call<number, { identifier: string }>("participants.countUsingProcess", { identifier: BILLING });
-	const responses = await Promise.all(Array.from({ length: 50 }, (_, index) => add(index % 2 === 0 ? sp1 : sp2, organization, [BILLING])));
+	const countBefore = await registry.broker.call<number, { identifier: string }>("participants.countUsingProcess", {
+		identifier: BILLING,
+	});
+	const responses = await Promise.all(
+		Array.from({ length: 50 }, (_, index) => add(index % 2 === 0 ? sp1 : sp2, organization, [BILLING])),
+	);
 	const statuses = responses.map((response) => response.status);
 	expect(statuses.filter((status) => status === 201)).toHaveLength(1);
 	expect(statuses.filter((status) => status === 409)).toHaveLength(49);
-	for (const response of responses.filter((candidate) => candidate.status === 409)) expect(response.body.exception).toBe("ConflictException");
+	for (const response of responses.filter((candidate) => candidate.status === 409))
+		expect(response.body.exception).toBe("ConflictException");
 
 	const sets = await setsOf(`0088:${organization}`);
 	expect(sets).toHaveLength(1);
@@ -89,7 +105,9 @@ test("50 concurrent adds of the same organization and process by two providers: 
 
 test("50 concurrent adds of one organization by one provider with different processes: one participant, 409 for the rest", async () => {
 	const organization = `race-${process.pid}-one-participant`;
-	const responses = await Promise.all(Array.from({ length: 50 }, (_, index) => add(sp1, organization, [PROCESSES[index % PROCESSES.length]])));
+	const responses = await Promise.all(
+		Array.from({ length: 50 }, (_, index) => add(sp1, organization, [PROCESSES[index % PROCESSES.length]])),
+	);
 	const statuses = responses.map((response) => response.status);
 	expect(statuses.filter((status) => status === 201)).toHaveLength(1);
 	expect(statuses.filter((status) => status === 409)).toHaveLength(49);
@@ -136,6 +154,11 @@ test("concurrent updates, a transfer and a delete of one participant leave a sta
 	expect(sets[0].version).toBe(1 + succeeded.length + 1);
 	const expected = succeeded.length > 0 ? null : [PROCESSES[0]];
 	if (expected) expect(sets[0].processes).toEqual(expected);
-	else expect(succeeded.map((response) => JSON.stringify(response.body.processes.map((process: { identifier: string }) => process.identifier)))).toContain(JSON.stringify(sets[0].processes));
+	else
+		expect(
+			succeeded.map((response) =>
+				JSON.stringify(response.body.processes.map((process: { identifier: string }) => process.identifier)),
+			),
+		).toContain(JSON.stringify(sets[0].processes));
 	expect(await lookupIds(qualifiedIdentifier, [...sets[0].processes].sort())).toEqual([...sets[0].processes].sort());
 });

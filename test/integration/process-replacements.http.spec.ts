@@ -41,16 +41,37 @@ async function addProcess(title: string, extra: object = {}): Promise<string> {
 	const answer = await request(registry.url)
 		.post("/rest/api/processes")
 		.set({ Authorization: admin, Accept: MEDIA("processes", "add"), "Content-Type": MEDIA("processes", "add") })
-		.send({ domain: "Jobs", title, qualifiedIdentifier: `cenbii-procid-ubl::${title}-${run}`, visible: true, ...extra });
+		.send({
+			domain: "Jobs",
+			title,
+			qualifiedIdentifier: `cenbii-procid-ubl::${title}-${run}`,
+			visible: true,
+			...extra,
+		});
 	expect(answer.status).toBe(201);
 	return answer.body.identifier;
 }
 
-async function addParticipant(auth: string, processes: string[], icd = "0192", organizationIdentifier = organizationNumber()): Promise<Holder> {
+async function addParticipant(
+	auth: string,
+	processes: string[],
+	icd = "0192",
+	organizationIdentifier = organizationNumber(),
+): Promise<Holder> {
 	const answer = await request(registry.url)
 		.post("/rest/api/participants")
-		.set({ Authorization: auth, Accept: MEDIA("participants", "add"), "Content-Type": MEDIA("participants", "add") })
-		.send({ icd, organizationIdentifier, name: `Jobbtest ${organizationIdentifier} AS`, processes: refs(...processes), contact });
+		.set({
+			Authorization: auth,
+			Accept: MEDIA("participants", "add"),
+			"Content-Type": MEDIA("participants", "add"),
+		})
+		.send({
+			icd,
+			organizationIdentifier,
+			name: `Jobbtest ${organizationIdentifier} AS`,
+			processes: refs(...processes),
+			contact,
+		});
 	expect(answer.status).toBe(201);
 	return { identifier: answer.body.identifier, qualifiedIdentifier: answer.body.qualifiedIdentifier, auth };
 }
@@ -101,7 +122,12 @@ async function resultsOf(identifier: string, query = ""): Promise<Record<string,
 	return byRole;
 }
 
-async function until<T>(what: string, probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
+async function until<T>(
+	what: string,
+	probe: () => Promise<T>,
+	done: (value: T) => boolean,
+	timeoutMs = 15_000,
+): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
 		const value = await probe();
@@ -112,7 +138,9 @@ async function until<T>(what: string, probe: () => Promise<T>, done: (value: T) 
 }
 
 beforeAll(async () => {
-	registry = await startRegistry({ env: { PROCESS_REPLACEMENT_BATCH_SIZE: "2", PROCESS_REPLACEMENT_BATCH_DELAY_MS: "1000" } });
+	registry = await startRegistry({
+		env: { PROCESS_REPLACEMENT_BATCH_SIZE: "2", PROCESS_REPLACEMENT_BATCH_DELAY_MS: "1000" },
+	});
 	admin = demoAuth("ADMIN");
 	authority = demoAuth("NETWORK_AUTHORITY");
 	sp1 = demoAuth("SERVICE_PROVIDER", 0);
@@ -138,13 +166,28 @@ describe("refusals before any job starts", () => {
 	test("from equal to to, and unknown processes, are validation errors in the spec's shape", async () => {
 		const same = await start(admin, { from: OLD, to: OLD });
 		expect(same.status).toBe(400);
-		expect(same.body).toMatchObject({ status: 400, exception: "MethodArgumentNotValidException", path: JOBS, message: "Validation failed for object='processReplacementFormDTO'. Error count: 1" });
-		expect(same.body.errors).toEqual([expect.objectContaining({ objectName: "processReplacementFormDTO", field: "to", code: "NotSelf", rejectedValue: OLD, bindingFailure: false })]);
+		expect(same.body).toMatchObject({
+			status: 400,
+			exception: "MethodArgumentNotValidException",
+			path: JOBS,
+			message: "Validation failed for object='processReplacementFormDTO'. Error count: 1",
+		});
+		expect(same.body.errors).toEqual([
+			expect.objectContaining({
+				objectName: "processReplacementFormDTO",
+				field: "to",
+				code: "NotSelf",
+				rejectedValue: OLD,
+				bindingFailure: false,
+			}),
+		]);
 
 		const unknown = "0f0f0f0f-0000-4000-8000-000000000000";
 		const missing = await start(authority, { from: unknown, to: NEW });
 		expect(missing.status).toBe(400);
-		expect(missing.body.errors).toEqual([expect.objectContaining({ field: "from", code: "Exists", rejectedValue: unknown })]);
+		expect(missing.body.errors).toEqual([
+			expect.objectContaining({ field: "from", code: "Exists", rejectedValue: unknown }),
+		]);
 		const both = await start(admin, { from: OLD, to: "not-a-uuid" });
 		expect(both.status).toBe(400);
 		expect(both.body.errors).toEqual([expect.objectContaining({ field: "to", code: "Pattern" })]);
@@ -184,7 +227,11 @@ describe("replacing a deprecated process", () => {
 		});
 
 		const job = await finished(dryRun);
-		expect(job).toMatchObject({ state: "SUCCEEDED", progress: { total: 7, done: 7 }, counts: { replaced: 0, wouldReplace: 5, refused: 2, unchanged: 0 } });
+		expect(job).toMatchObject({
+			state: "SUCCEEDED",
+			progress: { total: 7, done: 7 },
+			counts: { replaced: 0, wouldReplace: 5, refused: 2, unchanged: 0 },
+		});
 		expect(job.finishedDate >= job.startedDate).toBe(true);
 		const results = await resultsOf(dryRun);
 		expect(Object.fromEntries(Object.entries(results).map(([role, result]) => [role, result.outcome]))).toEqual({
@@ -208,12 +255,21 @@ describe("replacing a deprecated process", () => {
 		// While it runs (its first batch is read, then it pauses a second): a second start is 409 ...
 		const second = await start(admin, { from: OLD, to: NEW, dryRun: true });
 		expect(second.status).toBe(409);
-		expect(second.body).toMatchObject({ status: 409, error: "Conflict", exception: "ConflictException", path: JOBS });
+		expect(second.body).toMatchObject({
+			status: 409,
+			error: "Conflict",
+			exception: "ConflictException",
+			path: JOBS,
+		});
 		expect(second.body.message).toContain(realRun);
 		// ... and a participant of the first batch drops the old process itself.
 		const update = await request(registry.url)
 			.put(`/rest/api/participants/${encodeURIComponent(holders.dropsOld.qualifiedIdentifier)}`)
-			.set({ Authorization: sp1, Accept: MEDIA("participants", "update"), "Content-Type": MEDIA("participants", "update") })
+			.set({
+				Authorization: sp1,
+				Accept: MEDIA("participants", "update"),
+				"Content-Type": MEDIA("participants", "update"),
+			})
 			.send({ processes: refs(BILLING), contact });
 		expect(update.status).toBe(200);
 		const running = await read(`${JOBS}/${realRun}`, JOB_MEDIA("get"));
@@ -221,7 +277,11 @@ describe("replacing a deprecated process", () => {
 		expect(running.headers.etag).toMatch(/^".+"$/);
 
 		const job = await finished(realRun);
-		expect(job).toMatchObject({ state: "SUCCEEDED", progress: { total: 7, done: 7 }, counts: { replaced: 4, wouldReplace: 0, refused: 2, unchanged: 1 } });
+		expect(job).toMatchObject({
+			state: "SUCCEEDED",
+			progress: { total: 7, done: 7 },
+			counts: { replaced: 4, wouldReplace: 0, refused: 2, unchanged: 1 },
+		});
 		expect(job).not.toHaveProperty("failure");
 		const results = await resultsOf(realRun);
 		expect(Object.fromEntries(Object.entries(results).map(([role, result]) => [role, result.outcome]))).toEqual({
@@ -234,11 +294,17 @@ describe("replacing a deprecated process", () => {
 			claimedElsewhere: "REFUSED",
 		});
 		expect(results.wrongIcd.reason).toMatch(/RequiredICD .*ICD 0088 is not one of 0192/);
-		expect(results.claimedElsewhere.reason).toMatch(/already registered for organization .* by another service provider/);
+		expect(results.claimedElsewhere.reason).toMatch(
+			/already registered for organization .* by another service provider/,
+		);
 		expect(results.dropsOld.reason).toMatch(/no longer holds/);
 		expect(results.holdsBoth.reason).toMatch(/already/);
 		expect(results.onlyOld).not.toHaveProperty("reason");
-		expect(results.onlyOld.participant).toEqual({ identifier: holders.onlyOld.identifier, qualifiedIdentifier: holders.onlyOld.qualifiedIdentifier, name: expect.stringMatching(/^Jobbtest /) });
+		expect(results.onlyOld.participant).toEqual({
+			identifier: holders.onlyOld.identifier,
+			qualifiedIdentifier: holders.onlyOld.qualifiedIdentifier,
+			name: expect.stringMatching(/^Jobbtest /),
+		});
 
 		const refused = await resultsOf(realRun, "&outcome=REFUSED");
 		expect(Object.keys(refused).sort()).toEqual(["claimedElsewhere", "wrongIcd"]);
@@ -258,7 +324,15 @@ describe("replacing a deprecated process", () => {
 			const processes = await until(
 				`the lookup of ${holder.qualifiedIdentifier}`,
 				async () =>
-					((await read(`/rest/api/organizations/${holder.qualifiedIdentifier}/processes`, MEDIA("organizations", "processes"), null)).body as Json[]).map((process) => process.identifier),
+					(
+						(
+							await read(
+								`/rest/api/organizations/${holder.qualifiedIdentifier}/processes`,
+								MEDIA("organizations", "processes"),
+								null,
+							)
+						).body as Json[]
+					).map((process) => process.identifier),
 				(ids) => ids.includes(NEW),
 			);
 			expect(processes).toEqual([NEW]);
@@ -266,21 +340,37 @@ describe("replacing a deprecated process", () => {
 	});
 
 	test("every replacement is an audited replaceProcess change, in the audit trail and the change feed", async () => {
-		const replaced = [holders.onlyOld, holders.withBilling, holders.otherProvider, holders.holdsBoth].map((holder) => holder.identifier).sort();
+		const replaced = [holders.onlyOld, holders.withBilling, holders.otherProvider, holders.holdsBoth]
+			.map((holder) => holder.identifier)
+			.sort();
 		const events = await until(
 			"replaceProcess events",
-			async () => (await read("/rest/api/events?operation=replaceProcess&size=100", MEDIA("events", "find"))).body.content as Json[],
+			async () =>
+				(await read("/rest/api/events?operation=replaceProcess&size=100", MEDIA("events", "find"))).body
+					.content as Json[],
 			(content) => content.length >= replaced.length,
 		);
 		expect(events.map((event) => event.resourceId).sort()).toEqual(replaced);
-		for (const event of events) expect(event).toMatchObject({ operation: "replaceProcess", resource: "participant", actor: { username: "authority", role: "NETWORK_AUTHORITY" } });
+		for (const event of events)
+			expect(event).toMatchObject({
+				operation: "replaceProcess",
+				resource: "participant",
+				actor: { username: "authority", role: "NETWORK_AUTHORITY" },
+			});
 		// A service provider sees its own participants' replacements.
-		const own = (await read("/rest/api/events?operation=replaceProcess&size=100", MEDIA("events", "find"), sp2)).body.content as Json[];
-		expect(own.map((event) => event.resourceId).sort()).toEqual([holders.otherProvider.identifier, holders.holdsBoth.identifier].sort());
+		const own = (await read("/rest/api/events?operation=replaceProcess&size=100", MEDIA("events", "find"), sp2))
+			.body.content as Json[];
+		expect(own.map((event) => event.resourceId).sort()).toEqual(
+			[holders.otherProvider.identifier, holders.holdsBoth.identifier].sort(),
+		);
 
 		const changes = await until(
 			"replaceProcess changes",
-			async () => ((await read("/rest/api/changes?after=0&limit=1000", MEDIA("changes", "find"))).body.changes as Json[]).filter((change) => change.operation === "replaceProcess"),
+			async () =>
+				(
+					(await read("/rest/api/changes?after=0&limit=1000", MEDIA("changes", "find"))).body
+						.changes as Json[]
+				).filter((change) => change.operation === "replaceProcess"),
 			(found) => found.length >= replaced.length,
 		);
 		expect(changes.map((change) => change.identifier).sort()).toEqual(replaced);

@@ -34,7 +34,9 @@ const SEED = 4_2026;
 const ROUNDS = 100;
 const OPS_PER_ROUND = { min: 6, max: 11 };
 /** Processes without dependencies, ICD limits or restrictions, so that any set is valid for ICD 0088. */
-const POOL = ["01", "02", "03", "04", "05", "07", "08", "09"].map((suffix) => `55555555-0000-4000-8000-0000000000${suffix}`);
+const POOL = ["01", "02", "03", "04", "05", "07", "08", "09"].map(
+	(suffix) => `55555555-0000-4000-8000-0000000000${suffix}`,
+);
 
 type Provider = "sp1" | "sp2" | "sp3";
 const PROVIDERS: Record<Provider, string> = {
@@ -42,7 +44,11 @@ const PROVIDERS: Record<Provider, string> = {
 	sp2: demoAccount("SERVICE_PROVIDER", 1).serviceProvider as string,
 	sp3: "11111111-0000-4000-8000-000000000003",
 };
-const AUTH: Record<"sp1" | "sp2" | "admin", string> = { sp1: demoAuth("SERVICE_PROVIDER", 0), sp2: demoAuth("SERVICE_PROVIDER", 1), admin: demoAuth("ADMIN") };
+const AUTH: Record<"sp1" | "sp2" | "admin", string> = {
+	sp1: demoAuth("SERVICE_PROVIDER", 0),
+	sp2: demoAuth("SERVICE_PROVIDER", 1),
+	admin: demoAuth("ADMIN"),
+};
 
 type Name = "P" | "Q";
 type Op =
@@ -72,26 +78,39 @@ interface Observed {
 // ---------------------------------------------------------------------------------------
 
 const sorted = (values: string[]) => [...new Set(values)].sort();
-const ownedBy = (state: State, provider: string): Name | undefined => (["P", "Q"] as Name[]).find((name) => state[name]?.owner === provider);
+const ownedBy = (state: State, provider: string): Name | undefined =>
+	(["P", "Q"] as Name[]).find((name) => state[name]?.owner === provider);
 
 /** One request applied alone to a state: its status, the state after it, and an update's answer. */
 function apply(state: State, op: Op): { status: number; next: State; answer?: Observed["answer"] } {
 	const target =
-		op.kind === "delete" && op.by === "uuid" ? (state[op.target] && (op.caller === "admin" || state[op.target]?.owner === op.caller) ? op.target : undefined) : ownedBy(state, op.caller);
+		op.kind === "delete" && op.by === "uuid"
+			? state[op.target] && (op.caller === "admin" || state[op.target]?.owner === op.caller)
+				? op.target
+				: undefined
+			: ownedBy(state, op.caller);
 	if (!target) return { status: 404, next: state };
 	const current = state[target] as Participant;
 	const other = state[target === "P" ? "Q" : "P"];
 	switch (op.kind) {
 		case "update": {
 			const processes = sorted(op.processes);
-			if (other && processes.some((process) => other.processes.includes(process))) return { status: 409, next: state };
+			if (other && processes.some((process) => other.processes.includes(process)))
+				return { status: 409, next: state };
 			const after = { ...current, processes, contactName: op.contactName, version: current.version + 1 };
-			return { status: 200, next: { ...state, [target]: after }, answer: { owner: after.owner, processes, contactName: op.contactName } };
+			return {
+				status: 200,
+				next: { ...state, [target]: after },
+				answer: { owner: after.owner, processes, contactName: op.contactName },
+			};
 		}
 		case "transfer":
 			if (op.to === current.owner) return { status: 400, next: state };
 			if (other?.owner === op.to) return { status: 409, next: state };
-			return { status: 200, next: { ...state, [target]: { ...current, owner: op.to, version: current.version + 1 } } };
+			return {
+				status: 200,
+				next: { ...state, [target]: { ...current, owner: op.to, version: current.version + 1 } },
+			};
 		case "delete": {
 			const next = { ...state };
 			delete next[target];
@@ -139,8 +158,16 @@ function serialOrder(initial: State, ops: Op[], observed: Observed[], final: Sta
 // ---------------------------------------------------------------------------------------
 
 const CALLERS = {
-	sp1: { username: demoAccount("SERVICE_PROVIDER", 0).username, role: "SERVICE_PROVIDER", serviceProvider: PROVIDERS.sp1 },
-	sp2: { username: demoAccount("SERVICE_PROVIDER", 1).username, role: "SERVICE_PROVIDER", serviceProvider: PROVIDERS.sp2 },
+	sp1: {
+		username: demoAccount("SERVICE_PROVIDER", 0).username,
+		role: "SERVICE_PROVIDER",
+		serviceProvider: PROVIDERS.sp1,
+	},
+	sp2: {
+		username: demoAccount("SERVICE_PROVIDER", 1).username,
+		role: "SERVICE_PROVIDER",
+		serviceProvider: PROVIDERS.sp2,
+	},
 	admin: { username: demoAccount("ADMIN").username, role: "ADMIN" },
 };
 
@@ -156,7 +183,8 @@ beforeAll(async () => {
 	dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "registry-races-"));
 	Object.assign(process.env, { DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "warn" });
 	const namespace = `races${process.pid}`;
-	const node = (nodeID: string) => ({ logger: false, transporter: "Fake", namespace, nodeID: `${namespace}-${nodeID}` }) as const;
+	const node = (nodeID: string) =>
+		({ logger: false, transporter: "Fake", namespace, nodeID: `${namespace}-${nodeID}` }) as const;
 	registry.broker = createRegistryBroker({ overrides: node("first") });
 	second = createRegistryBroker({ services: ["participants"], overrides: node("second") });
 	await registry.broker.start();
@@ -165,7 +193,12 @@ beforeAll(async () => {
 	await importSeed(registry.broker, demoSeed());
 	registry.url = `http://127.0.0.1:${(registry.broker.getLocalService("api") as unknown as { settings: { port: number } }).settings.port}`;
 	// Warm the credential cache: each request then reaches the services at once.
-	for (const authorization of Object.values(AUTH)) await rawRequest(registry.url, { method: "GET", path: "/rest/api/processes", headers: { Authorization: authorization } });
+	for (const authorization of Object.values(AUTH))
+		await rawRequest(registry.url, {
+			method: "GET",
+			path: "/rest/api/processes",
+			headers: { Authorization: authorization },
+		});
 }, 120000);
 
 afterAll(async () => {
@@ -182,15 +215,26 @@ async function direct(op: Op, qualifiedIdentifier: string, uuids: Record<Name, s
 	try {
 		switch (op.kind) {
 			case "update": {
-				const body = { processes: op.processes.map((identifier) => ({ identifier })), contact: { name: op.contactName, ...CONTACT } };
+				const body = {
+					processes: op.processes.map((identifier) => ({ identifier })),
+					contact: { name: op.contactName, ...CONTACT },
+				};
 				const participant = await second.call("participants.update", { qualifiedIdentifier, body }, meta);
 				return { status: 200, headers: {}, text: JSON.stringify(participant) };
 			}
 			case "transfer":
-				await second.call("participants.transfer", { qualifiedIdentifier, serviceProviderIdentifier: PROVIDERS[op.to] }, meta);
+				await second.call(
+					"participants.transfer",
+					{ qualifiedIdentifier, serviceProviderIdentifier: PROVIDERS[op.to] },
+					meta,
+				);
 				return { status: 200, headers: {}, text: "" };
 			case "delete":
-				await second.call("participants.delete", op.by === "uuid" ? { identifier: uuids[op.target] } : { qualifiedIdentifier }, meta);
+				await second.call(
+					"participants.delete",
+					op.by === "uuid" ? { identifier: uuids[op.target] } : { qualifiedIdentifier },
+					meta,
+				);
 				return { status: 204, headers: {}, text: "" };
 		}
 	} catch (error) {
@@ -202,7 +246,12 @@ async function direct(op: Op, qualifiedIdentifier: string, uuids: Record<Name, s
 function send(method: string, path: string, authorization: string, body?: unknown): Promise<RawAnswer> {
 	const headers: Record<string, string> = { Authorization: authorization };
 	if (body !== undefined) headers["Content-Type"] = "application/json";
-	return rawRequest(registry.url, { method, path: `/rest/api${path}`, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+	return rawRequest(registry.url, {
+		method,
+		path: `/rest/api${path}`,
+		headers,
+		body: body === undefined ? undefined : JSON.stringify(body),
+	});
 }
 
 async function add(caller: "sp1" | "sp2", organization: string, processes: string[]): Promise<string> {
@@ -217,56 +266,105 @@ async function add(caller: "sp1" | "sp2", organization: string, processes: strin
 	return JSON.parse(answer.text).identifier;
 }
 
-function run(op: Op, qualifiedIdentifier: string, uuids: Record<Name, string>, throughSecond: boolean): Promise<RawAnswer> {
+function run(
+	op: Op,
+	qualifiedIdentifier: string,
+	uuids: Record<Name, string>,
+	throughSecond: boolean,
+): Promise<RawAnswer> {
 	if (throughSecond) return direct(op, qualifiedIdentifier, uuids);
 	const byQualified = `/participants/${encodeURIComponent(qualifiedIdentifier)}`;
 	switch (op.kind) {
 		case "update":
-			return send("PUT", byQualified, AUTH[op.caller], { processes: op.processes.map((identifier) => ({ identifier })), contact: { name: op.contactName, ...CONTACT } });
+			return send("PUT", byQualified, AUTH[op.caller], {
+				processes: op.processes.map((identifier) => ({ identifier })),
+				contact: { name: op.contactName, ...CONTACT },
+			});
 		case "transfer":
 			return send("PUT", `${byQualified}/transfer/${PROVIDERS[op.to]}`, AUTH[op.caller]);
 		case "delete":
-			return send("DELETE", op.by === "uuid" ? `/participants/${uuids[op.target]}` : byQualified, AUTH[op.caller]);
+			return send(
+				"DELETE",
+				op.by === "uuid" ? `/participants/${uuids[op.target]}` : byQualified,
+				AUTH[op.caller],
+			);
 	}
 }
 
 function observe(op: Op, answer: RawAnswer): Observed {
 	if (answer.status === 409 && /changed concurrently/.test(answer.text)) return { status: 409, retryLater: true };
 	if (op.kind !== "update" || answer.status !== 200) return { status: answer.status };
-	const body = JSON.parse(answer.text) as { provider: { identifier: string }; processes: Array<{ identifier: string }>; contact: { name: string } };
-	const owner = (Object.keys(PROVIDERS) as Provider[]).find((key) => PROVIDERS[key] === body.provider.identifier) as string;
-	return { status: 200, answer: { owner, processes: sorted(body.processes.map((process) => process.identifier)), contactName: body.contact.name } };
+	const body = JSON.parse(answer.text) as {
+		provider: { identifier: string };
+		processes: Array<{ identifier: string }>;
+		contact: { name: string };
+	};
+	const owner = (Object.keys(PROVIDERS) as Provider[]).find(
+		(key) => PROVIDERS[key] === body.provider.identifier,
+	) as string;
+	return {
+		status: 200,
+		answer: {
+			owner,
+			processes: sorted(body.processes.map((process) => process.identifier)),
+			contactName: body.contact.name,
+		},
+	};
 }
 
 /** What the registry holds for the round's participants, read as ADMIN and from the participants service. */
 async function finalState(organizationKey: string, uuids: Record<Name, string>): Promise<State> {
-	const sets = await registry.broker.call<Array<{ participant: string; version: number; processes: string[] }>, object>("participants.organizationProcessSets", { organizationKey });
+	const sets = await registry.broker.call<
+		Array<{ participant: string; version: number; processes: string[] }>,
+		object
+	>("participants.organizationProcessSets", { organizationKey });
 	const state: State = {};
 	for (const name of ["P", "Q"] as Name[]) {
 		if (!uuids[name]) continue;
 		const answer = await send("GET", `/participants/${uuids[name]}`, AUTH.admin);
 		const set = sets.find((candidate) => candidate.participant === uuids[name]);
 		if (answer.status === 404) {
-			expect({ participant: name, inProcessSets: Boolean(set) }).toEqual({ participant: name, inProcessSets: false });
+			expect({ participant: name, inProcessSets: Boolean(set) }).toEqual({
+				participant: name,
+				inProcessSets: false,
+			});
 			continue;
 		}
 		expect(answer.status).toBe(200);
-		const body = JSON.parse(answer.text) as { provider: { identifier: string }; processes: Array<{ identifier: string }>; contact: { name: string } };
-		const owner = (Object.keys(PROVIDERS) as Provider[]).find((key) => PROVIDERS[key] === body.provider.identifier) as Provider;
+		const body = JSON.parse(answer.text) as {
+			provider: { identifier: string };
+			processes: Array<{ identifier: string }>;
+			contact: { name: string };
+		};
+		const owner = (Object.keys(PROVIDERS) as Provider[]).find(
+			(key) => PROVIDERS[key] === body.provider.identifier,
+		) as Provider;
 		const processes = sorted(body.processes.map((process) => process.identifier));
-		expect({ participant: name, processes: set?.processes ? sorted(set.processes) : null }).toEqual({ participant: name, processes });
+		expect({ participant: name, processes: set?.processes ? sorted(set.processes) : null }).toEqual({
+			participant: name,
+			processes,
+		});
 		state[name] = { owner, processes, contactName: body.contact.name, version: set?.version ?? -1 };
 	}
 	return state;
 }
 
 /** Claims and lookup agree with the participants of the organization. */
-async function expectReadModelsAgree(organizationKey: string, qualifiedIdentifier: string, state: State, uuids: Record<Name, string>): Promise<void> {
+async function expectReadModelsAgree(
+	organizationKey: string,
+	qualifiedIdentifier: string,
+	state: State,
+	uuids: Record<Name, string>,
+): Promise<void> {
 	const participants = registry.broker.getLocalService("participants") as unknown as {
-		collections: { processClaims: { find(query: object): Promise<Array<{ processId: string; participant: string }>> } };
+		collections: {
+			processClaims: { find(query: object): Promise<Array<{ processId: string; participant: string }>> };
+		};
 	};
 	const claims = await participants.collections.processClaims.find({ filter: { organizationKey } });
-	const expectedClaims = (["P", "Q"] as Name[]).flatMap((name) => (state[name]?.processes ?? []).map((processId) => `${processId}→${uuids[name]}`)).sort();
+	const expectedClaims = (["P", "Q"] as Name[])
+		.flatMap((name) => (state[name]?.processes ?? []).map((processId) => `${processId}→${uuids[name]}`))
+		.sort();
 	expect(claims.map((claim) => `${claim.processId}→${claim.participant}`).sort()).toEqual(expectedClaims);
 	const union = sorted([...(state.P?.processes ?? []), ...(state.Q?.processes ?? [])]);
 	const expected = state.P || state.Q ? union : "404";
@@ -274,8 +372,17 @@ async function expectReadModelsAgree(organizationKey: string, qualifiedIdentifie
 	const deadline = Date.now() + 5000;
 	let answered: unknown;
 	for (;;) {
-		const lookup = await send("GET", `/organizations/${encodeURIComponent(qualifiedIdentifier)}/processes`, AUTH.admin);
-		answered = lookup.status === 404 ? "404" : sorted((JSON.parse(lookup.text) as Array<{ identifier: string }>).map((process) => process.identifier));
+		const lookup = await send(
+			"GET",
+			`/organizations/${encodeURIComponent(qualifiedIdentifier)}/processes`,
+			AUTH.admin,
+		);
+		answered =
+			lookup.status === 404
+				? "404"
+				: sorted(
+						(JSON.parse(lookup.text) as Array<{ identifier: string }>).map((process) => process.identifier),
+					);
 		if (JSON.stringify(answered) === JSON.stringify(expected) || Date.now() > deadline) break;
 		lookupWaits++;
 		await new Promise((resolve) => setTimeout(resolve, 20));
@@ -291,14 +398,28 @@ function randomOps(next: () => number, round: number, withQ: boolean): Op[] {
 		const roll = next();
 		if (roll < 0.45) {
 			const processes = POOL.filter(() => next() < 0.3).slice(0, 3);
-			ops.push({ kind: "update", caller: next() < 0.75 ? "sp1" : "sp2", processes, contactName: `round ${round} op ${index}` });
+			ops.push({
+				kind: "update",
+				caller: next() < 0.75 ? "sp1" : "sp2",
+				processes,
+				contactName: `round ${round} op ${index}`,
+			});
 		} else if (roll < 0.8) {
 			const caller = next() < 0.6 ? "sp1" : "sp2";
-			ops.push({ kind: "transfer", caller, to: pick<Provider>(caller === "sp1" ? ["sp2", "sp2", "sp3", "sp1"] : ["sp1", "sp1", "sp3", "sp2"]) });
+			ops.push({
+				kind: "transfer",
+				caller,
+				to: pick<Provider>(caller === "sp1" ? ["sp2", "sp2", "sp3", "sp1"] : ["sp1", "sp1", "sp3", "sp2"]),
+			});
 		} else if (roll < 0.88) {
 			ops.push({ kind: "delete", caller: next() < 0.7 ? "sp1" : "sp2", by: "qualifiedIdentifier" });
 		} else {
-			ops.push({ kind: "delete", caller: pick<"sp1" | "sp2" | "admin">(["admin", "sp1", "sp2"]), by: "uuid", target: withQ && next() < 0.3 ? "Q" : "P" });
+			ops.push({
+				kind: "delete",
+				caller: pick<"sp1" | "sp2" | "admin">(["admin", "sp1", "sp2"]),
+				by: "uuid",
+				target: withQ && next() < 0.3 ? "Q" : "P",
+			});
 		}
 	}
 	return ops;
@@ -319,13 +440,18 @@ test(`${ROUNDS} rounds of concurrent updates, transfers and deletes: each round 
 		const withQ = next() < 0.7;
 		const pProcesses = [POOL[0]];
 		const qProcesses = [POOL[1]];
-		const uuids = { P: await add("sp1", organization, pProcesses), Q: withQ ? await add("sp2", organization, qProcesses) : "" } as Record<Name, string>;
+		const uuids = {
+			P: await add("sp1", organization, pProcesses),
+			Q: withQ ? await add("sp2", organization, qProcesses) : "",
+		} as Record<Name, string>;
 		const initial: State = { P: { owner: "sp1", processes: pProcesses, contactName: "start", version: 1 } };
 		if (withQ) initial.Q = { owner: "sp2", processes: qProcesses, contactName: "start", version: 1 };
 
 		const ops = randomOps(next, round, withQ);
 		const viaSecond = ops.map(() => next() < 0.5);
-		const answers = await Promise.all(ops.map((op, index) => run(op, qualifiedIdentifier, uuids, viaSecond[index])));
+		const answers = await Promise.all(
+			ops.map((op, index) => run(op, qualifiedIdentifier, uuids, viaSecond[index])),
+		);
 		const observed = ops.map((op, index) => observe(op, answers[index]));
 		for (const [index, seen] of observed.entries()) {
 			const key = `${ops[index].kind} ${seen.status}${seen.retryLater ? " (changed concurrently)" : ""}`;
@@ -345,12 +471,20 @@ test(`${ROUNDS} rounds of concurrent updates, transfers and deletes: each round 
 		await expectReadModelsAgree(organizationKey, qualifiedIdentifier, final, uuids);
 		for (const name of ["P", "Q"] as Name[]) {
 			if (!uuids[name]) continue;
-			if (final[name]) kept.push({ uuid: uuids[name], text: (await send("GET", `/participants/${uuids[name]}`, AUTH.admin)).text });
+			if (final[name])
+				kept.push({
+					uuid: uuids[name],
+					text: (await send("GET", `/participants/${uuids[name]}`, AUTH.admin)).text,
+				});
 			else deleted.push(uuids[name]);
 		}
 	}
 	// Nothing came back or changed later: deleted participants stay deleted, kept ones as they were.
-	for (const uuid of deleted) expect({ uuid, status: (await send("GET", `/participants/${uuid}`, AUTH.admin)).status }).toEqual({ uuid, status: 404 });
+	for (const uuid of deleted)
+		expect({ uuid, status: (await send("GET", `/participants/${uuid}`, AUTH.admin)).status }).toEqual({
+			uuid,
+			status: 404,
+		});
 	for (const { uuid, text } of kept) expect((await send("GET", `/participants/${uuid}`, AUTH.admin)).text).toBe(text);
 	// eslint-disable-next-line no-console
 	console.log(

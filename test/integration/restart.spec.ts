@@ -39,13 +39,22 @@ test("a document type and a participant written before a restart are there after
 		try {
 			const read = await request(second.url).get(`${DOCUMENT_TYPES}/${created.body.identifier}`);
 			expect(read.status).toBe(200);
-			expect(read.body).toMatchObject({ title: "Survives restarts", qualifiedIdentifier: "busdox-docid-qns::restart-test" });
-			const again = await request(second.url).get("/rest/api/participants/iso6523-actorid-upis::0192:974760673").set("Authorization", demoAuth("SERVICE_PROVIDER"));
+			expect(read.body).toMatchObject({
+				title: "Survives restarts",
+				qualifiedIdentifier: "busdox-docid-qns::restart-test",
+			});
+			const again = await request(second.url)
+				.get("/rest/api/participants/iso6523-actorid-upis::0192:974760673")
+				.set("Authorization", demoAuth("SERVICE_PROVIDER"));
 			expect(again.status).toBe(200);
 			expect(again.body).toMatchObject({ identifier: participant.body.identifier, name: "Restart Test AS" });
-			const lookup = await request(second.url).get("/rest/api/organizations/iso6523-actorid-upis::0192:974760673/processes");
+			const lookup = await request(second.url).get(
+				"/rest/api/organizations/iso6523-actorid-upis::0192:974760673/processes",
+			);
 			expect(lookup.status).toBe(200);
-			expect(lookup.body.map((process: { identifier: string }) => process.identifier)).toEqual(["55555555-0000-4000-8000-000000000003"]);
+			expect(lookup.body.map((process: { identifier: string }) => process.identifier)).toEqual([
+				"55555555-0000-4000-8000-000000000003",
+			]);
 		} finally {
 			await second.stop();
 		}

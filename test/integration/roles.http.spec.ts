@@ -15,7 +15,15 @@ import { SERVICE_SCHEMAS, loadServiceSchema } from "../../services";
 import { API_BASE, OPERATIONS, type Operation } from "../../src/contract/operations";
 import type { Role } from "../../src/contract/model";
 import { errorAnswerProblems, rawRequest, type RawAnswer, type RawRequest } from "../support/raw-http";
-import { basic, demoAccount, demoAuth, demoSeed, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
+import {
+	basic,
+	demoAccount,
+	demoAuth,
+	demoSeed,
+	REGISTRY_START_TIMEOUT_MS,
+	startRegistry,
+	type RunningRegistry,
+} from "../support/registry";
 
 // seed/demo.json (docs/demo-data.md)
 const ACCESS_POINT = "33333333-0000-4000-8000-000000000001";
@@ -39,10 +47,24 @@ interface Caller {
 }
 
 const CALLERS: Caller[] = [
-	...(["SERVICE_PROVIDER", "ACCESS_POINT_PROVIDER", "ADMIN", "NETWORK_AUTHORITY"] as Role[]).map((role) => ({ name: role, role, authorization: demoAuth(role) })),
+	...(["SERVICE_PROVIDER", "ACCESS_POINT_PROVIDER", "ADMIN", "NETWORK_AUTHORITY"] as Role[]).map((role) => ({
+		name: role,
+		role,
+		authorization: demoAuth(role),
+	})),
 	{ name: "anonymous", role: null },
-	{ name: "wrong password of a known account", role: null, authorization: basic(demoAccount("ADMIN").username, "not-the-admin-password"), wrongCredentials: true },
-	{ name: "unknown username", role: null, authorization: basic("nobody-by-that-name", "whatever-password"), wrongCredentials: true },
+	{
+		name: "wrong password of a known account",
+		role: null,
+		authorization: basic(demoAccount("ADMIN").username, "not-the-admin-password"),
+		wrongCredentials: true,
+	},
+	{
+		name: "unknown username",
+		role: null,
+		authorization: basic("nobody-by-that-name", "whatever-password"),
+		wrongCredentials: true,
+	},
 ];
 
 function expectedStatus(operation: Operation, caller: Caller): number {
@@ -56,7 +78,10 @@ function implemented(operation: Operation): boolean {
 	const [service, action] = operation.action.split(".");
 	if (!SERVICE_SCHEMAS[service]) return false;
 	// Actions of the schema itself or of one of its mixins (participants' transfers come from one).
-	const schema = loadServiceSchema(service) as { actions?: Record<string, unknown>; mixins?: { actions?: Record<string, unknown> }[] };
+	const schema = loadServiceSchema(service) as {
+		actions?: Record<string, unknown>;
+		mixins?: { actions?: Record<string, unknown> }[];
+	};
 	return [schema, ...(schema.mixins ?? [])].some((part) => Boolean(part.actions?.[action]));
 }
 
@@ -78,17 +103,28 @@ function send(request: RawRequest): Promise<RawAnswer> {
 	return rawRequest(registry.url, request);
 }
 
-function json(request: Omit<RawRequest, "body" | "headers">, authorization: string | undefined, mediaType: string, body?: unknown): RawRequest {
+function json(
+	request: Omit<RawRequest, "body" | "headers">,
+	authorization: string | undefined,
+	mediaType: string,
+	body?: unknown,
+): RawRequest {
 	const headers: Record<string, string> = { Accept: mediaType };
 	if (authorization) headers.Authorization = authorization;
 	if (body !== undefined) headers["Content-Type"] = mediaType;
-	return { ...request, path: `${API_BASE}${request.path}`, headers, body: body === undefined ? undefined : JSON.stringify(body) };
+	return {
+		...request,
+		path: `${API_BASE}${request.path}`,
+		headers,
+		body: body === undefined ? undefined : JSON.stringify(body),
+	};
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function created(request: RawRequest): Promise<Record<string, any>> {
 	const answer = await send(request);
-	if (answer.status !== 201) throw new Error(`fixture ${request.method} ${request.path}: ${answer.status} ${answer.text}`);
+	if (answer.status !== 201)
+		throw new Error(`fixture ${request.method} ${request.path}: ${answer.status} ${answer.text}`);
 	return JSON.parse(answer.text);
 }
 
@@ -97,24 +133,49 @@ const unique = (prefix: string) => `${prefix}-${process.pid}-${++counter}`;
 async function newDocumentType(): Promise<string> {
 	const name = unique("roles-doctype");
 	const body = { title: name, qualifiedIdentifier: `busdox-docid-qns::${name}`, visible: true };
-	return (await created(json({ method: "POST", path: "/document-types" }, admin, "application/vnd.registry.document-types.add.v1+json", body))).identifier;
+	return (
+		await created(
+			json(
+				{ method: "POST", path: "/document-types" },
+				admin,
+				"application/vnd.registry.document-types.add.v1+json",
+				body,
+			),
+		)
+	).identifier;
 }
 
 async function newAccount(): Promise<string> {
 	const body = { username: unique("roles-account"), password: "roles-account-password", role: "NETWORK_AUTHORITY" };
-	return (await created(json({ method: "POST", path: "/accounts" }, admin, "application/vnd.registry.accounts.add.v1+json", body))).identifier;
+	return (
+		await created(
+			json({ method: "POST", path: "/accounts" }, admin, "application/vnd.registry.accounts.add.v1+json", body),
+		)
+	).identifier;
 }
 
 async function newProcess(): Promise<string> {
 	const name = unique("roles-process");
 	const body = { domain: "Roles", title: name, qualifiedIdentifier: `cenbii-procid-ubl::${name}`, visible: true };
-	return (await created(json({ method: "POST", path: "/processes" }, admin, "application/vnd.registry.processes.add.v1+json", body))).identifier;
+	return (
+		await created(
+			json({ method: "POST", path: "/processes" }, admin, "application/vnd.registry.processes.add.v1+json", body),
+		)
+	).identifier;
 }
 
 /** A participant of sp1 for a new organization. */
 async function newParticipant(): Promise<{ identifier: string; qualifiedIdentifier: string }> {
-	const body = { icd: "0088", organizationIdentifier: unique("roles"), name: "Roles Test AS", processes: [{ identifier: BILLING }], contact };
-	const participant = await created(json({ method: "POST", path: "/participants" }, sp1, "application/vnd.registry.participants.add.v1+json", body));
+	const body = {
+		icd: "0088",
+		organizationIdentifier: unique("roles"),
+		name: "Roles Test AS",
+		processes: [{ identifier: BILLING }],
+		contact,
+	};
+	const participant = await created(
+		json({ method: "POST", path: "/participants" }, sp1, "application/vnd.registry.participants.add.v1+json", body),
+	);
 	return { identifier: participant.identifier, qualifiedIdentifier: participant.qualifiedIdentifier };
 }
 
@@ -129,7 +190,9 @@ async function newTransfer(sender: string, receiver: string): Promise<{ identifi
 		}),
 	);
 	const body = { participant: owner.identifier, serviceProviderIdentifier: receiver };
-	const transfer = await created(json({ method: "POST", path: "/transfers" }, sender, "application/vnd.registry.transfers.start.v1+json", body));
+	const transfer = await created(
+		json({ method: "POST", path: "/transfers" }, sender, "application/vnd.registry.transfers.start.v1+json", body),
+	);
 	return { identifier: transfer.identifier, key: transfer.key };
 }
 
@@ -184,7 +247,8 @@ function builders(): Record<string, Builder> {
 	const job = sharedOr(newJob);
 	const account = sharedOr(newAccount);
 	const mediaOf = (id: string) => (OPERATIONS.find((operation) => operation.id === id) as Operation).mediaTypes[0];
-	const get = (id: string, path: string) => async (authorization: string | undefined) => json({ method: "GET", path }, authorization, mediaOf(id));
+	const get = (id: string, path: string) => async (authorization: string | undefined) =>
+		json({ method: "GET", path }, authorization, mediaOf(id));
 	return {
 		findAccessPoints: get("findAccessPoints", "/accessPoints?size=5"),
 		getAccessPoint: get("getAccessPoint", `/accessPoints/${ACCESS_POINT}`),
@@ -200,12 +264,25 @@ function builders(): Record<string, Builder> {
 			});
 		},
 		updateDocumentType: async (authorization, fresh) =>
-			json({ method: "PUT", path: `/document-types/${await documentType(fresh)}` }, authorization, mediaOf("updateDocumentType"), { title: "Updated by the role matrix", visible: false }),
-		deleteDocumentType: async (authorization, fresh) => json({ method: "DELETE", path: `/document-types/${await documentType(fresh)}` }, authorization, mediaOf("deleteDocumentType")),
+			json(
+				{ method: "PUT", path: `/document-types/${await documentType(fresh)}` },
+				authorization,
+				mediaOf("updateDocumentType"),
+				{ title: "Updated by the role matrix", visible: false },
+			),
+		deleteDocumentType: async (authorization, fresh) =>
+			json(
+				{ method: "DELETE", path: `/document-types/${await documentType(fresh)}` },
+				authorization,
+				mediaOf("deleteDocumentType"),
+			),
 		findOrganizationProcesses: get("findOrganizationProcesses", `/organizations/${SP1_QUALIFIED}/processes`),
 		streamParticipants: get("streamParticipants", "/participants?processes=true"),
 		findParticipants: get("findParticipants", "/participants?sort=name&size=5"),
-		getParticipantByQualifiedIdentifier: get("getParticipantByQualifiedIdentifier", `/participants/${SP1_QUALIFIED}`),
+		getParticipantByQualifiedIdentifier: get(
+			"getParticipantByQualifiedIdentifier",
+			`/participants/${SP1_QUALIFIED}`,
+		),
 		getParticipant: get("getParticipant", `/participants/${SP1_PARTICIPANT}`),
 		addParticipant: async (authorization) =>
 			json({ method: "POST", path: "/participants" }, authorization, mediaOf("addParticipant"), {
@@ -216,17 +293,41 @@ function builders(): Record<string, Builder> {
 				contact,
 			}),
 		updateParticipant: async (authorization, fresh) =>
-			json({ method: "PUT", path: `/participants/${(await participant(fresh)).qualifiedIdentifier}` }, authorization, mediaOf("updateParticipant"), {
-				processes: [{ identifier: BILLING }, { identifier: ORDERING }],
-				contact: { ...contact, name: "Ola Nordmann" },
-			}),
+			json(
+				{ method: "PUT", path: `/participants/${(await participant(fresh)).qualifiedIdentifier}` },
+				authorization,
+				mediaOf("updateParticipant"),
+				{
+					processes: [{ identifier: BILLING }, { identifier: ORDERING }],
+					contact: { ...contact, name: "Ola Nordmann" },
+				},
+			),
 		deleteParticipantByQualifiedIdentifier: async (authorization, fresh) =>
-			json({ method: "DELETE", path: `/participants/${(await participant(fresh)).qualifiedIdentifier}` }, authorization, mediaOf("deleteParticipantByQualifiedIdentifier")),
-		deleteParticipant: async (authorization, fresh) => json({ method: "DELETE", path: `/participants/${(await participant(fresh)).identifier}` }, authorization, mediaOf("deleteParticipant")),
-		getParticipantProcessesByQualifiedIdentifier: get("getParticipantProcessesByQualifiedIdentifier", `/participants/${SP1_QUALIFIED}/processes`),
+			json(
+				{ method: "DELETE", path: `/participants/${(await participant(fresh)).qualifiedIdentifier}` },
+				authorization,
+				mediaOf("deleteParticipantByQualifiedIdentifier"),
+			),
+		deleteParticipant: async (authorization, fresh) =>
+			json(
+				{ method: "DELETE", path: `/participants/${(await participant(fresh)).identifier}` },
+				authorization,
+				mediaOf("deleteParticipant"),
+			),
+		getParticipantProcessesByQualifiedIdentifier: get(
+			"getParticipantProcessesByQualifiedIdentifier",
+			`/participants/${SP1_QUALIFIED}/processes`,
+		),
 		getParticipantProcesses: get("getParticipantProcesses", `/participants/${SP1_PARTICIPANT}/processes`),
 		transferParticipant: async (authorization, fresh) =>
-			json({ method: "PUT", path: `/participants/${(await participant(fresh)).qualifiedIdentifier}/transfer/${TRANSFER_TARGET}` }, authorization, mediaOf("transferParticipant")),
+			json(
+				{
+					method: "PUT",
+					path: `/participants/${(await participant(fresh)).qualifiedIdentifier}/transfer/${TRANSFER_TARGET}`,
+				},
+				authorization,
+				mediaOf("transferParticipant"),
+			),
 		streamProcesses: get("streamProcesses", "/processes"),
 		findProcesses: get("findProcesses", "/processes?sort=title,DESC"),
 		getProcess: get("getProcess", `/processes/${BILLING}`),
@@ -240,37 +341,92 @@ function builders(): Record<string, Builder> {
 			});
 		},
 		updateProcess: async (authorization, fresh) =>
-			json({ method: "PUT", path: `/processes/${await process(fresh)}` }, authorization, mediaOf("updateProcess"), { domain: "Roles", title: "Updated by the role matrix", visible: true }),
-		deleteProcess: async (authorization, fresh) => json({ method: "DELETE", path: `/processes/${await process(fresh)}` }, authorization, mediaOf("deleteProcess")),
+			json(
+				{ method: "PUT", path: `/processes/${await process(fresh)}` },
+				authorization,
+				mediaOf("updateProcess"),
+				{ domain: "Roles", title: "Updated by the role matrix", visible: true },
+			),
+		deleteProcess: async (authorization, fresh) =>
+			json(
+				{ method: "DELETE", path: `/processes/${await process(fresh)}` },
+				authorization,
+				mediaOf("deleteProcess"),
+			),
 		findEvents: get("findEvents", "/events?size=5"),
 		exportParticipants: get("exportParticipants", "/exports/participants"),
 		findChanges: get("findChanges", "/changes?limit=5"),
 		followChanges: get("followChanges", "/changes"),
 		startTransfer: async (authorization, fresh) =>
-			json({ method: "POST", path: "/transfers" }, authorization, mediaOf("startTransfer"), { participant: (await participant(fresh)).identifier, serviceProviderIdentifier: TRANSFER_TARGET }),
+			json({ method: "POST", path: "/transfers" }, authorization, mediaOf("startTransfer"), {
+				participant: (await participant(fresh)).identifier,
+				serviceProviderIdentifier: TRANSFER_TARGET,
+			}),
 		findTransfers: get("findTransfers", "/transfers?size=5&state=PENDING"),
-		getTransfer: async (authorization) => json({ method: "GET", path: `/transfers/${(await sent(false)).identifier}` }, authorization, mediaOf("getTransfer")),
+		getTransfer: async (authorization) =>
+			json(
+				{ method: "GET", path: `/transfers/${(await sent(false)).identifier}` },
+				authorization,
+				mediaOf("getTransfer"),
+			),
 		completeTransfer: async (authorization, fresh) => {
 			const transfer = await received(fresh);
-			return json({ method: "POST", path: `/transfers/${transfer.identifier}/complete` }, authorization, mediaOf("completeTransfer"), { key: transfer.key });
+			return json(
+				{ method: "POST", path: `/transfers/${transfer.identifier}/complete` },
+				authorization,
+				mediaOf("completeTransfer"),
+				{ key: transfer.key },
+			);
 		},
-		cancelTransfer: async (authorization, fresh) => json({ method: "POST", path: `/transfers/${(await sent(fresh)).identifier}/cancel` }, authorization, mediaOf("cancelTransfer")),
+		cancelTransfer: async (authorization, fresh) =>
+			json(
+				{ method: "POST", path: `/transfers/${(await sent(fresh)).identifier}/cancel` },
+				authorization,
+				mediaOf("cancelTransfer"),
+			),
 		startProcessReplacement: async (authorization) => startJobRequest(authorization),
 		findProcessReplacements: get("findProcessReplacements", `${JOBS}?sort=state&size=5`),
-		getProcessReplacement: async (authorization) => json({ method: "GET", path: `${JOBS}/${await job(false)}` }, authorization, mediaOf("getProcessReplacement")),
+		getProcessReplacement: async (authorization) =>
+			json(
+				{ method: "GET", path: `${JOBS}/${await job(false)}` },
+				authorization,
+				mediaOf("getProcessReplacement"),
+			),
 		findProcessReplacementResults: async (authorization) =>
-			json({ method: "GET", path: `${JOBS}/${await job(false)}/results?outcome=REFUSED` }, authorization, mediaOf("findProcessReplacementResults")),
+			json(
+				{ method: "GET", path: `${JOBS}/${await job(false)}/results?outcome=REFUSED` },
+				authorization,
+				mediaOf("findProcessReplacementResults"),
+			),
 		getOwnAccount: get("getOwnAccount", "/account"),
 		findAccounts: get("findAccounts", "/accounts?sort=username&size=5"),
-		getAccount: async (authorization) => json({ method: "GET", path: `/accounts/${await account(false)}` }, authorization, mediaOf("getAccount")),
+		getAccount: async (authorization) =>
+			json({ method: "GET", path: `/accounts/${await account(false)}` }, authorization, mediaOf("getAccount")),
 		addAccount: async (authorization) =>
-			json({ method: "POST", path: "/accounts" }, authorization, mediaOf("addAccount"), { username: unique("roles-add-account"), password: "roles-account-password", role: "ADMIN" }),
-		disableAccount: async (authorization, fresh) => json({ method: "POST", path: `/accounts/${await account(fresh)}/disable` }, authorization, mediaOf("disableAccount")),
+			json({ method: "POST", path: "/accounts" }, authorization, mediaOf("addAccount"), {
+				username: unique("roles-add-account"),
+				password: "roles-account-password",
+				role: "ADMIN",
+			}),
+		disableAccount: async (authorization, fresh) =>
+			json(
+				{ method: "POST", path: `/accounts/${await account(fresh)}/disable` },
+				authorization,
+				mediaOf("disableAccount"),
+			),
 		resetPassword: async (authorization, fresh) =>
-			json({ method: "PUT", path: `/accounts/${await account(fresh)}/password` }, authorization, mediaOf("resetPassword"), { password: "another-roles-password" }),
+			json(
+				{ method: "PUT", path: `/accounts/${await account(fresh)}/password` },
+				authorization,
+				mediaOf("resetPassword"),
+				{ password: "another-roles-password" },
+			),
 		findServiceProviders: get("findServiceProviders", "/service-providers?sort=title"),
 		getServiceProvider: get("getServiceProvider", `/service-providers/${TRANSFER_TARGET}`),
-		addServiceProvider: async (authorization) => json({ method: "POST", path: "/service-providers" }, authorization, mediaOf("addServiceProvider"), { title: unique("Roles provider") }),
+		addServiceProvider: async (authorization) =>
+			json({ method: "POST", path: "/service-providers" }, authorization, mediaOf("addServiceProvider"), {
+				title: unique("Roles provider"),
+			}),
 	};
 }
 
@@ -280,7 +436,15 @@ test("every row of the operations table has a request here", () => {
 	expect(OPERATIONS.map((operation) => operation.id).filter((id) => !BUILDERS[id])).toEqual([]);
 });
 
-describe.each(OPERATIONS.map((operation) => [`${operation.method} ${operation.path} (${operation.id}${operation.extension ? ", extension" : ""})`, operation] as const))("%s", (_title, operation) => {
+describe.each(
+	OPERATIONS.map(
+		(operation) =>
+			[
+				`${operation.method} ${operation.path} (${operation.id}${operation.extension ? ", extension" : ""})`,
+				operation,
+			] as const,
+	),
+)("%s", (_title, operation) => {
 	const build = BUILDERS[operation.id];
 	for (const caller of CALLERS) {
 		const expected = expectedStatus(operation, caller);
@@ -293,10 +457,15 @@ describe.each(OPERATIONS.map((operation) => [`${operation.method} ${operation.pa
 		test(name, async () => {
 			const request = await build(caller.authorization, expected < 400);
 			const answer = await send(request);
-			expect({ status: answer.status, body: answer.status === expected ? "" : answer.text.slice(0, 500) }).toEqual({ status: expected, body: "" });
+			expect({
+				status: answer.status,
+				body: answer.status === expected ? "" : answer.text.slice(0, 500),
+			}).toEqual({ status: expected, body: "" });
 			if (expected >= 400) {
 				expect(errorAnswerProblems(answer)).toEqual([]);
-				expect(JSON.parse(answer.text).exception).toBe(expected === 401 ? "AuthenticationException" : "AccessDeniedException");
+				expect(JSON.parse(answer.text).exception).toBe(
+					expected === 401 ? "AuthenticationException" : "AccessDeniedException",
+				);
 			} else if (expected === 204) {
 				expect(answer.text).toBe("");
 			}
@@ -326,22 +495,40 @@ describe("another provider's participant: 404 or absent, and not one byte of it"
 			.split(/[/?&=]/)
 			.filter((part) => part.length > 3);
 		for (const value of pathValues) text = text.split(value).join("");
-		const secrets = [record.identifier, record.name, record.contact.name, record.contact.email, record.contact.phoneNumber, record.organizationIdentifier];
+		const secrets = [
+			record.identifier,
+			record.name,
+			record.contact.name,
+			record.contact.email,
+			record.contact.phoneNumber,
+			record.organizationIdentifier,
+		];
 		const lower = text.toLowerCase();
 		return secrets.filter((secret) => lower.includes(secret.toLowerCase()));
 	}
 
 	async function foreignState(): Promise<string> {
-		const answer = await send(json({ method: "GET", path: `/participants/${foreign.identifier}` }, admin, "application/vnd.registry.participants.get.v1+json"));
+		const answer = await send(
+			json(
+				{ method: "GET", path: `/participants/${foreign.identifier}` },
+				admin,
+				"application/vnd.registry.participants.get.v1+json",
+			),
+		);
 		expect(answer.status).toBe(200);
 		return answer.text;
 	}
 
 	beforeAll(async () => {
-		const seeded = (demoSeed().participants as Array<Foreign & { serviceProvider: string; icd: string }>).find((participant) => participant.identifier === FOREIGN_PARTICIPANT) as Foreign & {
+		const seeded = (demoSeed().participants as Array<Foreign & { serviceProvider: string; icd: string }>).find(
+			(participant) => participant.identifier === FOREIGN_PARTICIPANT,
+		) as Foreign & {
 			icd: string;
 		};
-		foreign = { ...seeded, qualifiedIdentifier: `iso6523-actorid-upis::${seeded.icd}:${seeded.organizationIdentifier}` };
+		foreign = {
+			...seeded,
+			qualifiedIdentifier: `iso6523-actorid-upis::${seeded.icd}:${seeded.organizationIdentifier}`,
+		};
 		expect(foreign.organizationIdentifier).toBe(FOREIGN_ORGANIZATION);
 		const organization = unique("roles-shared");
 		const theirs = await created(
@@ -350,7 +537,11 @@ describe("another provider's participant: 404 or absent, and not one byte of it"
 				organizationIdentifier: organization,
 				name: "Fremmed Leverandør Kunde AS",
 				processes: [{ identifier: BILLING }],
-				contact: { name: "Fremmed Kontaktperson", email: "fremmed@sp2-kunde.example", phoneNumber: "+47 41 98 76 54" },
+				contact: {
+					name: "Fremmed Kontaktperson",
+					email: "fremmed@sp2-kunde.example",
+					phoneNumber: "+47 41 98 76 54",
+				},
 			}),
 		);
 		const mine = await created(
@@ -362,38 +553,84 @@ describe("another provider's participant: 404 or absent, and not one byte of it"
 				contact,
 			}),
 		);
-		shared = { qualifiedIdentifier: mine.qualifiedIdentifier, mine: mine.identifier, theirs: { ...theirs, organizationIdentifier: `${organization}-not-secret` } as Foreign };
+		shared = {
+			qualifiedIdentifier: mine.qualifiedIdentifier,
+			mine: mine.identifier,
+			theirs: { ...theirs, organizationIdentifier: `${organization}-not-secret` } as Foreign,
+		};
 		foreignBefore = await foreignState();
 	});
 
 	const GET = "application/vnd.registry.participants.get.v1+json";
 	const PROCESSES = "application/vnd.registry.participants.processes.v1+json";
 	const scoped: Array<[string, () => RawRequest]> = [
-		["get by qualified identifier", () => json({ method: "GET", path: `/participants/${foreign.qualifiedIdentifier}` }, sp1, GET)],
+		[
+			"get by qualified identifier",
+			() => json({ method: "GET", path: `/participants/${foreign.qualifiedIdentifier}` }, sp1, GET),
+		],
 		["get by UUID", () => json({ method: "GET", path: `/participants/${foreign.identifier}` }, sp1, GET)],
-		["get by UUID in upper case", () => json({ method: "GET", path: `/participants/${foreign.identifier.toUpperCase()}` }, sp1, GET)],
-		["processes by qualified identifier", () => json({ method: "GET", path: `/participants/${foreign.qualifiedIdentifier}/processes` }, sp1, PROCESSES)],
-		["processes by UUID", () => json({ method: "GET", path: `/participants/${foreign.identifier}/processes` }, sp1, PROCESSES)],
+		[
+			"get by UUID in upper case",
+			() => json({ method: "GET", path: `/participants/${foreign.identifier.toUpperCase()}` }, sp1, GET),
+		],
+		[
+			"processes by qualified identifier",
+			() =>
+				json({ method: "GET", path: `/participants/${foreign.qualifiedIdentifier}/processes` }, sp1, PROCESSES),
+		],
+		[
+			"processes by UUID",
+			() => json({ method: "GET", path: `/participants/${foreign.identifier}/processes` }, sp1, PROCESSES),
+		],
 		[
 			"update by qualified identifier",
 			() =>
-				json({ method: "PUT", path: `/participants/${encodeURIComponent(foreign.qualifiedIdentifier)}` }, sp1, "application/vnd.registry.participants.update.v1+json", {
-					processes: [{ identifier: BILLING }],
-					contact,
-				}),
+				json(
+					{ method: "PUT", path: `/participants/${encodeURIComponent(foreign.qualifiedIdentifier)}` },
+					sp1,
+					"application/vnd.registry.participants.update.v1+json",
+					{
+						processes: [{ identifier: BILLING }],
+						contact,
+					},
+				),
 		],
 		[
 			"transfer by qualified identifier",
-			() => json({ method: "PUT", path: `/participants/${foreign.qualifiedIdentifier}/transfer/${TRANSFER_TARGET}` }, sp1, "application/vnd.registry.participants.transfer.v1+json"),
+			() =>
+				json(
+					{ method: "PUT", path: `/participants/${foreign.qualifiedIdentifier}/transfer/${TRANSFER_TARGET}` },
+					sp1,
+					"application/vnd.registry.participants.transfer.v1+json",
+				),
 		],
-		["delete by qualified identifier", () => json({ method: "DELETE", path: `/participants/${foreign.qualifiedIdentifier}` }, sp1, "application/vnd.registry.participants.delete.v1+json")],
-		["delete by UUID", () => json({ method: "DELETE", path: `/participants/${foreign.identifier}` }, sp1, "application/vnd.registry.participants.delete.v1+json")],
+		[
+			"delete by qualified identifier",
+			() =>
+				json(
+					{ method: "DELETE", path: `/participants/${foreign.qualifiedIdentifier}` },
+					sp1,
+					"application/vnd.registry.participants.delete.v1+json",
+				),
+		],
+		[
+			"delete by UUID",
+			() =>
+				json(
+					{ method: "DELETE", path: `/participants/${foreign.identifier}` },
+					sp1,
+					"application/vnd.registry.participants.delete.v1+json",
+				),
+		],
 	];
 
 	test.each(scoped)("%s: 404, nothing of it in the answer, the record unchanged", async (_name, build) => {
 		const request = build();
 		const answer = await send(request);
-		expect({ status: answer.status, exception: JSON.parse(answer.text).exception }).toEqual({ status: 404, exception: "NotFoundException" });
+		expect({ status: answer.status, exception: JSON.parse(answer.text).exception }).toEqual({
+			status: 404,
+			exception: "NotFoundException",
+		});
 		expect(errorAnswerProblems(answer)).toEqual([]);
 		expect(leaks(answer, foreign, request)).toEqual([]);
 		expect(await foreignState()).toBe(foreignBefore);
@@ -401,10 +638,26 @@ describe("another provider's participant: 404 or absent, and not one byte of it"
 
 	const finds: Array<[string, string, string]> = [
 		["stream, no query", "/participants?processes=true", "application/vnd.registry.participants.stream.v1+json"],
-		["paged, no query", "/participants?size=1000&processes=true", "application/vnd.registry.participants.find.v1+json"],
-		["stream, its organization number", `/participants?query=${FOREIGN_ORGANIZATION}`, "application/vnd.registry.participants.stream.v1+json"],
-		["paged, its icd:organization number", `/participants?query=0192:${FOREIGN_ORGANIZATION}`, "application/vnd.registry.participants.find.v1+json"],
-		["paged, its name words", "/participants?query=Havblikk+Fiskeri", "application/vnd.registry.participants.find.v1+json"],
+		[
+			"paged, no query",
+			"/participants?size=1000&processes=true",
+			"application/vnd.registry.participants.find.v1+json",
+		],
+		[
+			"stream, its organization number",
+			`/participants?query=${FOREIGN_ORGANIZATION}`,
+			"application/vnd.registry.participants.stream.v1+json",
+		],
+		[
+			"paged, its icd:organization number",
+			`/participants?query=0192:${FOREIGN_ORGANIZATION}`,
+			"application/vnd.registry.participants.find.v1+json",
+		],
+		[
+			"paged, its name words",
+			"/participants?query=Havblikk+Fiskeri",
+			"application/vnd.registry.participants.find.v1+json",
+		],
 		["stream, a name prefix", "/participants?query=Hav", "application/vnd.registry.participants.stream.v1+json"],
 	];
 
@@ -413,9 +666,12 @@ describe("another provider's participant: 404 or absent, and not one byte of it"
 		const answer = await send(request);
 		expect(answer.status).toBe(200);
 		const body = JSON.parse(answer.text);
-		const items: Array<{ identifier: string; provider?: { identifier: string } }> = Array.isArray(body) ? body : body.content;
+		const items: Array<{ identifier: string; provider?: { identifier: string } }> = Array.isArray(body)
+			? body
+			: body.content;
 		expect(items.map((item) => item.identifier)).not.toContain(foreign.identifier);
-		for (const item of items) expect(item.provider?.identifier).toBe(demoAccount("SERVICE_PROVIDER", 0).serviceProvider);
+		for (const item of items)
+			expect(item.provider?.identifier).toBe(demoAccount("SERVICE_PROVIDER", 0).serviceProvider);
 		expect(leaks(answer, foreign, request)).toEqual([]);
 		expect(leaks(answer, shared.theirs, request)).toEqual([]);
 	});
@@ -423,7 +679,11 @@ describe("another provider's participant: 404 or absent, and not one byte of it"
 	test("audit events filtered on its participant show nothing of it", async () => {
 		const operation = OPERATIONS.find((candidate) => candidate.id === "findEvents");
 		if (!operation || !implemented(operation)) return;
-		const request = json({ method: "GET", path: `/events?participant=${foreign.identifier}` }, sp1, operation.mediaTypes[0]);
+		const request = json(
+			{ method: "GET", path: `/events?participant=${foreign.identifier}` },
+			sp1,
+			operation.mediaTypes[0],
+		);
 		const answer = await send(request);
 		expect([200, 404]).toContain(answer.status);
 		if (answer.status === 200) expect(JSON.parse(answer.text).content).toEqual([]);
@@ -434,21 +694,38 @@ describe("another provider's participant: 404 or absent, and not one byte of it"
 		const requests = [
 			json({ method: "GET", path: `/participants/${shared.qualifiedIdentifier}` }, sp1, GET),
 			json({ method: "GET", path: `/participants/${shared.qualifiedIdentifier}/processes` }, sp1, PROCESSES),
-			json({ method: "GET", path: `/participants?query=${encodeURIComponent(shared.qualifiedIdentifier.split("::")[1])}` }, sp1, "application/vnd.registry.participants.stream.v1+json"),
-			json({ method: "PUT", path: `/participants/${shared.qualifiedIdentifier}` }, sp1, "application/vnd.registry.participants.update.v1+json", {
-				processes: [{ identifier: ORDERING }],
-				contact,
-			}),
+			json(
+				{
+					method: "GET",
+					path: `/participants?query=${encodeURIComponent(shared.qualifiedIdentifier.split("::")[1])}`,
+				},
+				sp1,
+				"application/vnd.registry.participants.stream.v1+json",
+			),
+			json(
+				{ method: "PUT", path: `/participants/${shared.qualifiedIdentifier}` },
+				sp1,
+				"application/vnd.registry.participants.update.v1+json",
+				{
+					processes: [{ identifier: ORDERING }],
+					contact,
+				},
+			),
 		];
 		for (const request of requests) {
 			const answer = await send(request);
 			expect({ path: request.path, status: answer.status }).toEqual({ path: request.path, status: 200 });
-			expect(answer.text).toContain(request.method === "GET" && request.path.endsWith("/processes") ? ORDERING : shared.mine);
+			expect(answer.text).toContain(
+				request.method === "GET" && request.path.endsWith("/processes") ? ORDERING : shared.mine,
+			);
 			expect(answer.text).not.toContain(BILLING);
 			expect(leaks(answer, shared.theirs, request)).toEqual([]);
 		}
 		// The other's participant is untouched by sp1's update of its own.
 		const theirs = await send(json({ method: "GET", path: `/participants/${shared.theirs.identifier}` }, sp2, GET));
-		expect(JSON.parse(theirs.text)).toMatchObject({ name: "Fremmed Leverandør Kunde AS", processes: [{ identifier: BILLING }] });
+		expect(JSON.parse(theirs.text)).toMatchObject({
+			name: "Fremmed Leverandør Kunde AS",
+			processes: [{ identifier: BILLING }],
+		});
 	});
 });

@@ -6,7 +6,13 @@
  */
 import request from "supertest";
 import { organizationNumberSource } from "../support/bulk";
-import { demoAccount, demoAuth, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
+import {
+	demoAccount,
+	demoAuth,
+	REGISTRY_START_TIMEOUT_MS,
+	startRegistry,
+	type RunningRegistry,
+} from "../support/registry";
 
 const MEDIA = (resource: string, operation: string) => `application/vnd.registry.${resource}.${operation}.v1+json`;
 const BILLING = "55555555-0000-4000-8000-000000000001";
@@ -37,8 +43,18 @@ async function addParticipant(auth = sp1): Promise<{ identifier: string; organiz
 	const organization = organizationNumber();
 	const answer = await request(registry.url)
 		.post("/rest/api/participants")
-		.set({ Authorization: auth, Accept: MEDIA("participants", "add"), "Content-Type": MEDIA("participants", "add") })
-		.send({ icd: "0192", organizationIdentifier: organization, name: "Safe AS", processes: refs(BILLING), contact: contact("Kari") });
+		.set({
+			Authorization: auth,
+			Accept: MEDIA("participants", "add"),
+			"Content-Type": MEDIA("participants", "add"),
+		})
+		.send({
+			icd: "0192",
+			organizationIdentifier: organization,
+			name: "Safe AS",
+			processes: refs(BILLING),
+			contact: contact("Kari"),
+		});
 	expect(answer.status).toBe(201);
 	return { identifier: answer.body.identifier, organization };
 }
@@ -53,14 +69,23 @@ function read(path: string, auth: string | null, accept: string, headers: Record
 function update(organization: string, name: string, ifMatch?: string) {
 	const req = request(registry.url)
 		.put(`/rest/api/participants/${encodeURIComponent(qid(organization))}`)
-		.set({ Authorization: sp1, Accept: MEDIA("participants", "update"), "Content-Type": MEDIA("participants", "update") });
+		.set({
+			Authorization: sp1,
+			Accept: MEDIA("participants", "update"),
+			"Content-Type": MEDIA("participants", "update"),
+		});
 	return (ifMatch ? req.set("If-Match", ifMatch) : req).send({ processes: refs(BILLING), contact: contact(name) });
 }
 
 function expectPreconditionFailed(answer: request.Response, path: string): void {
 	expect(answer.status).toBe(412);
 	expect(answer.headers["content-type"]).toBe("application/json;charset=UTF-8");
-	expect(answer.body).toMatchObject({ status: 412, error: "Precondition Failed", exception: "PreconditionFailedException", path });
+	expect(answer.body).toMatchObject({
+		status: 412,
+		error: "Precondition Failed",
+		exception: "PreconditionFailedException",
+		path,
+	});
 	expect(answer.body.message).toMatch(/changed since/);
 }
 
@@ -81,11 +106,21 @@ describe("ETag and If-None-Match", () => {
 		expect(notModified.headers.etag).toBe(tag);
 		expect(notModified.headers["cache-control"]).toBe("no-cache, no-store, max-age=0, must-revalidate");
 		// Weak comparison, lists and * (RFC 9110 §13.1.2).
-		expect((await read(path, sp1, MEDIA("participants", "get"), { "If-None-Match": `"other", W/${tag}` })).status).toBe(304);
+		expect(
+			(await read(path, sp1, MEDIA("participants", "get"), { "If-None-Match": `"other", W/${tag}` })).status,
+		).toBe(304);
 		expect((await read(path, sp1, MEDIA("participants", "get"), { "If-None-Match": "*" })).status).toBe(304);
 
 		// The same participant by its qualified identifier: the same representation, the same tag.
-		expect((await read(`/rest/api/participants/${encodeURIComponent(qid(organization))}`, sp1, MEDIA("participants", "get"))).headers.etag).toBe(tag);
+		expect(
+			(
+				await read(
+					`/rest/api/participants/${encodeURIComponent(qid(organization))}`,
+					sp1,
+					MEDIA("participants", "get"),
+				)
+			).headers.etag,
+		).toBe(tag);
 
 		const updated = await update(organization, "Ola");
 		expect(updated.status).toBe(200);
@@ -130,7 +165,10 @@ describe("If-Match", () => {
 		const { identifier, organization } = await addParticipant();
 		const path = `/rest/api/participants/${identifier}`;
 		const tag = (await read(path, sp1, MEDIA("participants", "get"))).headers.etag as string;
-		const [first, second] = await Promise.all([update(organization, "Winner A", tag), update(organization, "Winner B", tag)]);
+		const [first, second] = await Promise.all([
+			update(organization, "Winner A", tag),
+			update(organization, "Winner B", tag),
+		]);
 		expect([first.status, second.status].sort()).toEqual([200, 412]);
 		const winner = first.status === 200 ? first : second;
 		const loser = first.status === 200 ? second : first;
@@ -160,7 +198,9 @@ describe("If-Match", () => {
 		const answer = await update(organization, "Malformed", "not-a-tag");
 		expect(answer.status).toBe(400);
 		expect(answer.body.exception).toBe("MethodArgumentTypeMismatchException");
-		expect((await read(`/rest/api/participants/${identifier}`, sp1, MEDIA("participants", "get"))).body.contact.name).toBe("Kari");
+		expect(
+			(await read(`/rest/api/participants/${identifier}`, sp1, MEDIA("participants", "get"))).body.contact.name,
+		).toBe("Kari");
 	});
 
 	test("DELETE with a stale If-Match keeps the participant; with the current one removes it", async () => {
@@ -209,7 +249,12 @@ describe("If-Match", () => {
 		const put = (title: string, ifMatch: string) =>
 			request(registry.url)
 				.put(path)
-				.set({ Authorization: admin, Accept: MEDIA("processes", "update"), "Content-Type": MEDIA("processes", "update"), "If-Match": ifMatch })
+				.set({
+					Authorization: admin,
+					Accept: MEDIA("processes", "update"),
+					"Content-Type": MEDIA("processes", "update"),
+					"If-Match": ifMatch,
+				})
 				.send({ domain: "Safe writes", title });
 		const changed = await put("First", tag);
 		expect(changed.status).toBe(200);
@@ -228,17 +273,30 @@ describe("If-Match", () => {
 		const { identifier, organization } = await addParticipant();
 		expect((await update(organization, "One")).status).toBe(200);
 		expect((await update(organization, "Two")).status).toBe(200);
-		expect((await read(`/rest/api/participants/${identifier}`, sp1, MEDIA("participants", "get"))).body.contact.name).toBe("Two");
+		expect(
+			(await read(`/rest/api/participants/${identifier}`, sp1, MEDIA("participants", "get"))).body.contact.name,
+		).toBe("Two");
 	});
 
 	test("the answer the gateway holds for a read carries the same tag and honours If-None-Match", async () => {
 		const { identifier } = await addParticipant();
 		const path = `/rest/api/participants/${identifier}`;
 		const tags = new Set<string>();
-		for (let i = 0; i < 5; i++) tags.add((await read(path, sp1, MEDIA("participants", "get"))).headers.etag as string);
+		for (let i = 0; i < 5; i++)
+			tags.add((await read(path, sp1, MEDIA("participants", "get"))).headers.etag as string);
 		expect(tags.size).toBe(1);
-		expect((await read(path, sp1, MEDIA("participants", "get"), { "If-None-Match": [...tags][0] })).status).toBe(304);
+		expect((await read(path, sp1, MEDIA("participants", "get"), { "If-None-Match": [...tags][0] })).status).toBe(
+			304,
+		);
 		// And the lookup, which is held too, has no ETag (it is not a single record).
-		expect((await read(`/rest/api/organizations/${encodeURIComponent(qid("991825827"))}/processes`, null, MEDIA("organizations", "processes"))).headers.etag).toBeUndefined();
+		expect(
+			(
+				await read(
+					`/rest/api/organizations/${encodeURIComponent(qid("991825827"))}/processes`,
+					null,
+					MEDIA("organizations", "processes"),
+				)
+			).headers.etag,
+		).toBeUndefined();
 	});
 });

@@ -21,7 +21,16 @@
  */
 import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
 import { errorAnswerProblems, rawRequest, type RawAnswer } from "../support/raw-http";
-import { basic, demoAccount, demoAuth, demoSeed, REGISTRY_START_TIMEOUT_MS, startRegistry, TOPOLOGY, type RunningRegistry } from "../support/registry";
+import {
+	basic,
+	demoAccount,
+	demoAuth,
+	demoSeed,
+	REGISTRY_START_TIMEOUT_MS,
+	startRegistry,
+	TOPOLOGY,
+	type RunningRegistry,
+} from "../support/registry";
 
 const RATE_LIMIT = 25;
 const USER_MAX_FAILURES = 3;
@@ -47,13 +56,20 @@ let turn = 0;
 
 beforeAll(async () => {
 	if (TOPOLOGY === "distributed") {
-		// eslint-disable-next-line @typescript-eslint/no-require-imports
-		const { startCluster, PROCESS_READY_TIMEOUT_MS } = require("../support/cluster") as typeof import("../support/cluster");
+		const { startCluster, PROCESS_READY_TIMEOUT_MS } =
+			// eslint-disable-next-line @typescript-eslint/no-require-imports
+			require("../support/cluster") as typeof import("../support/cluster");
 		// eslint-disable-next-line @typescript-eslint/no-require-imports
 		const { importSeed } = require("../../src/exchange/seed") as typeof import("../../src/exchange/seed");
-		const cluster: Cluster = await startCluster({ env: ENV, topology: { ...ONE_PROCESS_PER_SERVICE, gateway2: "api" } });
+		const cluster: Cluster = await startCluster({
+			env: ENV,
+			topology: { ...ONE_PROCESS_PER_SERVICE, gateway2: "api" },
+		});
 		stop = () => cluster.stop();
-		await cluster.broker.waitForServices(["accounts", "catalog", "accessPoints", "participants", "lookup"], PROCESS_READY_TIMEOUT_MS);
+		await cluster.broker.waitForServices(
+			["accounts", "catalog", "accessPoints", "participants", "lookup"],
+			PROCESS_READY_TIMEOUT_MS,
+		);
 		await importSeed(cluster.broker, demoSeed());
 		gateways = [cluster.url, `http://127.0.0.1:${(cluster.processes.get("gateway2") as { port: number }).port}`];
 	} else {
@@ -79,7 +95,10 @@ async function lockSpread(): Promise<void> {
 }
 
 function expectTooMany(answer: RawAnswer): number {
-	expect({ status: answer.status, exception: JSON.parse(answer.text).exception }).toEqual({ status: 429, exception: "TooManyRequestsException" });
+	expect({ status: answer.status, exception: JSON.parse(answer.text).exception }).toEqual({
+		status: 429,
+		exception: "TooManyRequestsException",
+	});
 	expect(errorAnswerProblems(answer)).toEqual([]);
 	const retryAfter = Number(answer.headers["retry-after"]);
 	expect(Number.isInteger(retryAfter) && retryAfter > 0).toBe(true);
@@ -107,27 +126,57 @@ describe("failed logins (decisions §3)", () => {
 		for (let round = 0; round < 3; round++) {
 			// Failures from a new address each, so that only the username's count can lock.
 			for (let attempt = 0; attempt < USER_MAX_FAILURES; attempt++) {
-				const wrong = await get("/processes", { authorization: basic(account.username, `wrong-${round}-${attempt}`), address: `10.3.0.${++address}` });
+				const wrong = await get("/processes", {
+					authorization: basic(account.username, `wrong-${round}-${attempt}`),
+					address: `10.3.0.${++address}`,
+				});
 				expect(wrong.status).toBe(401);
 			}
 			await lockSpread();
-			waits.push(expectTooMany(await get("/processes", { authorization: right, address: `10.3.0.${++address}` })));
-			expectTooMany(await get("/processes", { authorization: basic(account.username, "another-guess"), address: `10.3.0.${++address}` }));
+			waits.push(
+				expectTooMany(await get("/processes", { authorization: right, address: `10.3.0.${++address}` })),
+			);
+			expectTooMany(
+				await get("/processes", {
+					authorization: basic(account.username, "another-guess"),
+					address: `10.3.0.${++address}`,
+				}),
+			);
 			if (round < 2) await untilUnlocked(right, `10.3.0.${++address}`, (MAX_LOCKOUT_SECONDS + 3) * 1000);
 		}
-		expect(waits).toEqual([LOCKOUT_SECONDS, LOCKOUT_SECONDS * 2, Math.min(LOCKOUT_SECONDS * 4, MAX_LOCKOUT_SECONDS)]);
+		expect(waits).toEqual([
+			LOCKOUT_SECONDS,
+			LOCKOUT_SECONDS * 2,
+			Math.min(LOCKOUT_SECONDS * 4, MAX_LOCKOUT_SECONDS),
+		]);
 	}, 60000);
 
 	test("a username that does not exist is locked the same way; another one is not", async () => {
 		const ghost = `ghost-${process.pid}`;
 		for (let attempt = 0; attempt < USER_MAX_FAILURES; attempt++) {
-			expect((await get("/processes", { authorization: basic(ghost, `guess-${attempt}`), address: `10.4.0.${attempt + 1}` })).status).toBe(401);
+			expect(
+				(
+					await get("/processes", {
+						authorization: basic(ghost, `guess-${attempt}`),
+						address: `10.4.0.${attempt + 1}`,
+					})
+				).status,
+			).toBe(401);
 		}
 		const locked = await get("/processes", { authorization: basic(ghost, "any-password"), address: "10.4.0.10" });
 		expect(expectTooMany(locked)).toBeLessThanOrEqual(LOCKOUT_SECONDS);
-		expect((await get("/processes", { authorization: basic(`${ghost}-other`, "guess"), address: "10.4.0.11" })).status).toBe(401);
+		expect(
+			(await get("/processes", { authorization: basic(`${ghost}-other`, "guess"), address: "10.4.0.11" })).status,
+		).toBe(401);
 		// The answers of the locked unknown name and of a locked real account look the same.
-		expect(Object.keys(JSON.parse(locked.text)).sort()).toEqual(["error", "exception", "message", "path", "status", "timestamp"]);
+		expect(Object.keys(JSON.parse(locked.text)).sort()).toEqual([
+			"error",
+			"exception",
+			"message",
+			"path",
+			"status",
+			"timestamp",
+		]);
 	});
 
 	test("one address failing with many usernames is locked for every request with credentials, then recovers; other addresses and its anonymous requests are not", async () => {
@@ -135,7 +184,10 @@ describe("failed logins (decisions §3)", () => {
 		const admin = demoAuth("ADMIN");
 		for (let attempt = 0; attempt < ADDRESS_MAX_FAILURES; attempt++) {
 			// A different username each time: no username reaches its own limit.
-			const wrong = await get("/processes", { authorization: basic(`spray-${process.pid}-${attempt}`, "Summer2026!"), address });
+			const wrong = await get("/processes", {
+				authorization: basic(`spray-${process.pid}-${attempt}`, "Summer2026!"),
+				address,
+			});
 			expect(wrong.status).toBe(401);
 		}
 		await lockSpread();
@@ -144,7 +196,9 @@ describe("failed logins (decisions §3)", () => {
 		expectTooMany(await get("/processes", { authorization: basic("someone-new", "x"), address }));
 		expect((await get("/accessPoints", { authorization: admin, address: "10.5.0.2" })).status).toBe(200);
 		expect((await get("/processes", { address })).status).toBe(200);
-		expect(await untilUnlocked(admin, address, (LOCKOUT_SECONDS + 3) * 1000)).toBeLessThanOrEqual((LOCKOUT_SECONDS + 3) * 1000);
+		expect(await untilUnlocked(admin, address, (LOCKOUT_SECONDS + 3) * 1000)).toBeLessThanOrEqual(
+			(LOCKOUT_SECONDS + 3) * 1000,
+		);
 	});
 });
 

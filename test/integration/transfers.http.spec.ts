@@ -8,7 +8,15 @@
 import request from "supertest";
 import { organizationNumberSource } from "../support/bulk";
 import { errorAnswerProblems, rawRequest } from "../support/raw-http";
-import { basic, demoAccount, demoAuth, demoSeed, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
+import {
+	basic,
+	demoAccount,
+	demoAuth,
+	demoSeed,
+	REGISTRY_START_TIMEOUT_MS,
+	startRegistry,
+	type RunningRegistry,
+} from "../support/registry";
 
 const MEDIA = (resource: string, operation: string) => `application/vnd.registry.${resource}.${operation}.v1+json`;
 const TRANSFERS = "/rest/api/transfers";
@@ -30,7 +38,10 @@ let SP2: string;
 
 beforeAll(async () => {
 	const seed = demoSeed();
-	const accounts = [...(seed.accounts as object[]), { username: "sp3", password: "sp3-transfer-password", role: "SERVICE_PROVIDER", serviceProvider: SP3 }];
+	const accounts = [
+		...(seed.accounts as object[]),
+		{ username: "sp3", password: "sp3-transfer-password", role: "SERVICE_PROVIDER", serviceProvider: SP3 },
+	];
 	registry = await startRegistry({ seed: { ...seed, accounts } });
 	sp1 = demoAuth("SERVICE_PROVIDER", 0);
 	sp2 = demoAuth("SERVICE_PROVIDER", 1);
@@ -48,11 +59,25 @@ interface Participant {
 	organizationIdentifier: string;
 }
 
-async function addParticipant(auth: string, processes = [BILLING], organizationIdentifier = organizationNumber()): Promise<Participant> {
+async function addParticipant(
+	auth: string,
+	processes = [BILLING],
+	organizationIdentifier = organizationNumber(),
+): Promise<Participant> {
 	const answer = await request(registry.url)
 		.post("/rest/api/participants")
-		.set({ Authorization: auth, Accept: MEDIA("participants", "add"), "Content-Type": MEDIA("participants", "add") })
-		.send({ icd: "0192", organizationIdentifier, name: "Overført AS", processes: processes.map((identifier) => ({ identifier })), contact });
+		.set({
+			Authorization: auth,
+			Accept: MEDIA("participants", "add"),
+			"Content-Type": MEDIA("participants", "add"),
+		})
+		.send({
+			icd: "0192",
+			organizationIdentifier,
+			name: "Overført AS",
+			processes: processes.map((identifier) => ({ identifier })),
+			contact,
+		});
 	expect(answer.status).toBe(201);
 	return answer.body;
 }
@@ -64,16 +89,26 @@ function start(auth: string | null, body: object) {
 	return (auth ? req.set("Authorization", auth) : req).send(body);
 }
 
-async function started(auth: string, body: object): Promise<{ identifier: string; key: string; [field: string]: unknown }> {
+async function started(
+	auth: string,
+	body: object,
+): Promise<{ identifier: string; key: string; [field: string]: unknown }> {
 	const answer = await start(auth, body);
-	expect({ status: answer.status, body: answer.status === 201 ? null : answer.body }).toEqual({ status: 201, body: null });
+	expect({ status: answer.status, body: answer.status === 201 ? null : answer.body }).toEqual({
+		status: 201,
+		body: null,
+	});
 	return answer.body;
 }
 
 function complete(auth: string, identifier: string, key: string) {
 	return request(registry.url)
 		.post(`${TRANSFERS}/${identifier}/complete`)
-		.set({ Authorization: auth, Accept: MEDIA("transfers", "complete"), "Content-Type": MEDIA("transfers", "complete") })
+		.set({
+			Authorization: auth,
+			Accept: MEDIA("transfers", "complete"),
+			"Content-Type": MEDIA("transfers", "complete"),
+		})
 		.send({ key });
 }
 
@@ -137,16 +172,24 @@ async function eventually<T>(check: () => Promise<T | undefined | false>, what: 
 
 /** Waits until ADMIN's trail holds the transfer's record of `operation` (so a snapshot taken after it is settled). */
 async function audited(transfer: string, operation: string): Promise<void> {
-	await eventually(async () => (await events(admin, { operation })).some((event) => event.resourceId === transfer), `the ${operation} audit record of ${transfer}`);
+	await eventually(
+		async () => (await events(admin, { operation })).some((event) => event.resourceId === transfer),
+		`the ${operation} audit record of ${transfer}`,
+	);
 }
 
 /** What a refusal must leave as it was: the participant, the transfer, and their audit records. */
 async function snapshot(participant: Participant, transfer: string) {
-	const [stored, read, trail] = await Promise.all([getParticipant(admin, participant.identifier), getTransfer(admin, transfer), events(admin)]);
+	const [stored, read, trail] = await Promise.all([
+		getParticipant(admin, participant.identifier),
+		getTransfer(admin, transfer),
+		events(admin),
+	]);
 	return {
 		participant: stored.body,
 		transfer: read.body,
-		events: trail.filter((event) => event.resourceId === transfer || event.resourceId === participant.identifier).length,
+		events: trail.filter((event) => event.resourceId === transfer || event.resourceId === participant.identifier)
+			.length,
 	};
 }
 
@@ -154,11 +197,23 @@ async function snapshot(participant: Participant, transfer: string) {
  * The refusal changed nothing: the same participant and transfer, and (after a later audited
  * change of the transfer, the marker, has reached the trail) no audit record in between.
  */
-async function expectUnchanged(before: Awaited<ReturnType<typeof snapshot>>, participant: Participant, transfer: string, marker: () => Promise<unknown>) {
+async function expectUnchanged(
+	before: Awaited<ReturnType<typeof snapshot>>,
+	participant: Participant,
+	transfer: string,
+	marker: () => Promise<unknown>,
+) {
 	const now = await snapshot(participant, transfer);
-	expect({ participant: now.participant, transfer: now.transfer }).toEqual({ participant: before.participant, transfer: before.transfer });
+	expect({ participant: now.participant, transfer: now.transfer }).toEqual({
+		participant: before.participant,
+		transfer: before.transfer,
+	});
 	await marker();
-	await eventually(async () => (await events(admin)).some((event) => event.resourceId === transfer && event.operation !== "startTransfer"), "the marker's audit record");
+	await eventually(
+		async () =>
+			(await events(admin)).some((event) => event.resourceId === transfer && event.operation !== "startTransfer"),
+		"the marker's audit record",
+	);
 	const after = await snapshot(participant, transfer);
 	expect(after.events).toBe(before.events + 1);
 }
@@ -166,22 +221,36 @@ async function expectUnchanged(before: Awaited<ReturnType<typeof snapshot>>, par
 function expectError(answer: request.Response, status: number, exception: string): void {
 	expect({ status: answer.status, exception: answer.body.exception }).toEqual({ status, exception });
 	expect(answer.headers["content-type"]).toBe("application/json;charset=UTF-8");
-	expect(answer.body).toMatchObject({ status, path: expect.stringMatching(/^\/rest\/api\/transfers/), message: expect.any(String), timestamp: expect.any(String) });
+	expect(answer.body).toMatchObject({
+		status,
+		path: expect.stringMatching(/^\/rest\/api\/transfers/),
+		message: expect.any(String),
+		timestamp: expect.any(String),
+	});
 }
 
 describe("the happy path", () => {
 	test("start → the receiver completes: the participant, its lookup and both providers' finds show the new owner; the key is shown once", async () => {
 		const participant = await addParticipant(sp1, [BILLING, CATALOGUE]);
-		const lookupBefore = await request(registry.url).get(`/rest/api/organizations/${participant.qualifiedIdentifier}/processes`).set("Accept", MEDIA("organizations", "processes"));
+		const lookupBefore = await request(registry.url)
+			.get(`/rest/api/organizations/${participant.qualifiedIdentifier}/processes`)
+			.set("Accept", MEDIA("organizations", "processes"));
 		expect(lookupBefore.status).toBe(200);
 
-		const answer = await start(sp1, { participant: participant.qualifiedIdentifier, serviceProviderIdentifier: SP2 });
+		const answer = await start(sp1, {
+			participant: participant.qualifiedIdentifier,
+			serviceProviderIdentifier: SP2,
+		});
 		expect(answer.status).toBe(201);
 		expect(answer.headers["content-type"]).toBe(`${MEDIA("transfers", "start")};charset=UTF-8`);
 		expect(answer.headers.location).toBe(`${TRANSFERS}/${answer.body.identifier}`);
 		const transfer = answer.body;
 		expect(transfer).toMatchObject({
-			participant: { identifier: participant.identifier, qualifiedIdentifier: participant.qualifiedIdentifier, name: "Overført AS" },
+			participant: {
+				identifier: participant.identifier,
+				qualifiedIdentifier: participant.qualifiedIdentifier,
+				name: "Overført AS",
+			},
 			from: { identifier: SP1, name: "Nordlys E-faktura AS" },
 			to: { identifier: SP2, name: "Fjordnett Fakturaservice AS" },
 			state: "PENDING",
@@ -204,20 +273,36 @@ describe("the happy path", () => {
 		const completed = await complete(sp2, transfer.identifier, transfer.key);
 		expect(completed.status).toBe(200);
 		expect(completed.headers["content-type"]).toBe(`${MEDIA("transfers", "complete")};charset=UTF-8`);
-		expect(completed.body).toMatchObject({ identifier: transfer.identifier, state: "COMPLETED", completedDate: expect.any(String) });
+		expect(completed.body).toMatchObject({
+			identifier: transfer.identifier,
+			state: "COMPLETED",
+			completedDate: expect.any(String),
+		});
 		expect(completed.body).not.toHaveProperty("key");
 
 		expect(await ownedBy(participant)).toBe(SP2);
 		expect((await getParticipant(sp1, participant.qualifiedIdentifier)).status).toBe(404);
-		expect((await getParticipant(sp2, participant.qualifiedIdentifier)).body).toMatchObject({ identifier: participant.identifier, provider: { identifier: SP2 } });
+		expect((await getParticipant(sp2, participant.qualifiedIdentifier)).body).toMatchObject({
+			identifier: participant.identifier,
+			provider: { identifier: SP2 },
+		});
 		const listOf = async (auth: string) =>
-			(await request(registry.url).get("/rest/api/participants").query({ size: "1000" }).set({ Authorization: auth })).body.content.map((item: { identifier: string }) => item.identifier);
+			(
+				await request(registry.url)
+					.get("/rest/api/participants")
+					.query({ size: "1000" })
+					.set({ Authorization: auth })
+			).body.content.map((item: { identifier: string }) => item.identifier);
 		expect(await listOf(sp1)).not.toContain(participant.identifier);
 		expect(await listOf(sp2)).toContain(participant.identifier);
 		// The lookup still answers the organization's processes (the same claims, now the new owner's participant).
-		const lookupAfter = await request(registry.url).get(`/rest/api/organizations/${participant.qualifiedIdentifier}/processes`).set("Accept", MEDIA("organizations", "processes"));
+		const lookupAfter = await request(registry.url)
+			.get(`/rest/api/organizations/${participant.qualifiedIdentifier}/processes`)
+			.set("Accept", MEDIA("organizations", "processes"));
 		expect(lookupAfter.status).toBe(200);
-		expect(lookupAfter.body.map((process: { identifier: string }) => process.identifier).sort()).toEqual([BILLING, CATALOGUE].sort());
+		expect(lookupAfter.body.map((process: { identifier: string }) => process.identifier).sort()).toEqual(
+			[BILLING, CATALOGUE].sort(),
+		);
 
 		// Single use: the same key again is 409, and the transfer reads COMPLETED for both sides.
 		expectError(await complete(sp2, transfer.identifier, transfer.key), 409, "ConflictException");
@@ -227,7 +312,12 @@ describe("the happy path", () => {
 	test("the key is accepted in lower case and without hyphens; effectiveDate and validDays set the expiry", async () => {
 		const participant = await addParticipant(sp1);
 		const today = new Date().toISOString().slice(0, 10);
-		const transfer = await started(sp1, { participant: participant.identifier, serviceProviderIdentifier: SP2, effectiveDate: today, validDays: 2 });
+		const transfer = await started(sp1, {
+			participant: participant.identifier,
+			serviceProviderIdentifier: SP2,
+			effectiveDate: today,
+			validDays: 2,
+		});
 		expect(transfer.effectiveDate).toBe(today);
 		expect(Date.parse(transfer.expiresDate as string) - Date.parse(transfer.createdDate as string)).toBe(2 * DAY);
 		const answer = await complete(sp2, transfer.identifier, transfer.key.replace(/-/g, "").toLowerCase());
@@ -237,7 +327,10 @@ describe("the happy path", () => {
 
 	test("the contract's one-step transfer still works, and a pending consented transfer of that participant is then cancelled by its completion", async () => {
 		const participant = await addParticipant(sp1);
-		const transfer = await started(sp1, { participant: participant.qualifiedIdentifier, serviceProviderIdentifier: SP2 });
+		const transfer = await started(sp1, {
+			participant: participant.qualifiedIdentifier,
+			serviceProviderIdentifier: SP2,
+		});
 		const oneStep = await request(registry.url)
 			.put(`/rest/api/participants/${encodeURIComponent(participant.qualifiedIdentifier)}/transfer/${SP3}`)
 			.set({ Authorization: sp1, Accept: MEDIA("participants", "transfer") });
@@ -249,7 +342,10 @@ describe("the happy path", () => {
 		expectError(refused, 409, "ConflictException");
 		expect(refused.body.message).toMatch(/no longer belongs to the sender/);
 		expect(await ownedBy(participant)).toBe(SP3);
-		expect((await getTransfer(sp2, transfer.identifier)).body).toMatchObject({ state: "CANCELLED", cancelledDate: expect.any(String) });
+		expect((await getTransfer(sp2, transfer.identifier)).body).toMatchObject({
+			state: "CANCELLED",
+			cancelledDate: expect.any(String),
+		});
 	});
 });
 
@@ -262,16 +358,29 @@ describe("refusals: the error shape, and nothing changed", () => {
 		const answer = await complete(sp2, transfer.identifier, "AAAAA-AAAAA-AAAAA-AAAAA");
 		expectError(answer, 400, "MethodArgumentNotValidException");
 		expect(errorAnswerProblems({ status: answer.status, headers: answer.headers, text: answer.text })).toEqual([]);
-		expect(answer.body.errors).toEqual([expect.objectContaining({ objectName: "completeTransferFormDTO", field: "key", code: "TransferKey", rejectedValue: null })]);
+		expect(answer.body.errors).toEqual([
+			expect.objectContaining({
+				objectName: "completeTransferFormDTO",
+				field: "key",
+				code: "TransferKey",
+				rejectedValue: null,
+			}),
+		]);
 		await expectUnchanged(before, participant, transfer.identifier, () => cancel(sp1, transfer.identifier));
 		expect(await ownedBy(participant)).toBe(SP1);
 	});
 
 	test("an expired transfer is EXPIRED for everyone and completing it is 409", async () => {
 		const participant = await addParticipant(sp1);
-		const transfer = await started(sp1, { participant: participant.identifier, serviceProviderIdentifier: SP2, validDays: 1 });
+		const transfer = await started(sp1, {
+			participant: participant.identifier,
+			serviceProviderIdentifier: SP2,
+			validDays: 1,
+		});
 		// The sweeper, run as of two days from now (as the participant sweeper's tests age a deleteDate).
-		const swept = await registry.broker.call<{ expired: number }, { now: string }>("participants.expireTransfers", { now: new Date(Date.now() + 2 * DAY).toISOString() });
+		const swept = await registry.broker.call<{ expired: number }, { now: string }>("participants.expireTransfers", {
+			now: new Date(Date.now() + 2 * DAY).toISOString(),
+		});
 		expect(swept.expired).toBeGreaterThanOrEqual(1);
 		expect((await getTransfer(sp2, transfer.identifier)).body.state).toBe("EXPIRED");
 		await audited(transfer.identifier, "expireTransfer");
@@ -284,9 +393,19 @@ describe("refusals: the error shape, and nothing changed", () => {
 		expect(await ownedBy(participant)).toBe(SP1);
 		// The expiry is audited for both sides; an expired transfer no longer blocks a new one.
 		for (const auth of [sp1, sp2]) {
-			await eventually(async () => (await events(auth, { operation: "expireTransfer" })).some((event) => event.resourceId === transfer.identifier), "the expiry's audit record");
+			await eventually(
+				async () =>
+					(await events(auth, { operation: "expireTransfer" })).some(
+						(event) => event.resourceId === transfer.identifier,
+					),
+				"the expiry's audit record",
+			);
 		}
-		expect((await findTransfers(sp1, { state: "EXPIRED" })).body.content.map((item: { identifier: string }) => item.identifier)).toContain(transfer.identifier);
+		expect(
+			(await findTransfers(sp1, { state: "EXPIRED" })).body.content.map(
+				(item: { identifier: string }) => item.identifier,
+			),
+		).toContain(transfer.identifier);
 		await started(sp1, { participant: participant.identifier, serviceProviderIdentifier: SP2 });
 	});
 
@@ -322,7 +441,11 @@ describe("refusals: the error shape, and nothing changed", () => {
 	test("completion before the effective date: 409 naming the date", async () => {
 		const participant = await addParticipant(sp1);
 		const tomorrow = new Date(Date.now() + DAY).toISOString().slice(0, 10);
-		const transfer = await started(sp1, { participant: participant.identifier, serviceProviderIdentifier: SP2, effectiveDate: tomorrow });
+		const transfer = await started(sp1, {
+			participant: participant.identifier,
+			serviceProviderIdentifier: SP2,
+			effectiveDate: tomorrow,
+		});
 		expect(Date.parse(transfer.expiresDate as string)).toBe(Date.parse(`${tomorrow}T00:00:00Z`) + 7 * DAY);
 		await audited(transfer.identifier, "startTransfer");
 		const before = await snapshot(participant, transfer.identifier);
@@ -335,10 +458,15 @@ describe("refusals: the error shape, and nothing changed", () => {
 	test("a second pending transfer of the same participant: 409; after a cancel a new one starts", async () => {
 		const participant = await addParticipant(sp1);
 		const first = await started(sp1, { participant: participant.identifier, serviceProviderIdentifier: SP2 });
-		const second = await start(sp1, { participant: participant.qualifiedIdentifier, serviceProviderIdentifier: SP3 });
+		const second = await start(sp1, {
+			participant: participant.qualifiedIdentifier,
+			serviceProviderIdentifier: SP3,
+		});
 		expectError(second, 409, "ConflictException");
 		expect(second.body.message).toMatch(/already has a pending transfer/);
-		const pending = (await findTransfers(sp1, { state: "PENDING" })).body.content.filter((item: { participant: { identifier: string } }) => item.participant.identifier === participant.identifier);
+		const pending = (await findTransfers(sp1, { state: "PENDING" })).body.content.filter(
+			(item: { participant: { identifier: string } }) => item.participant.identifier === participant.identifier,
+		);
 		expect(pending.map((item: { identifier: string }) => item.identifier)).toEqual([first.identifier]);
 		expect((await cancel(sp1, first.identifier)).status).toBe(200);
 		await started(sp1, { participant: participant.identifier, serviceProviderIdentifier: SP3 });
@@ -361,28 +489,82 @@ describe("refusals: the error shape, and nothing changed", () => {
 		const cases: Array<[object, string, string]> = [
 			[{ serviceProviderIdentifier: SP2 }, "participant", "NotEmpty"],
 			[{ participant: participant.identifier }, "serviceProviderIdentifier", "NotNull"],
-			[{ participant: participant.identifier, serviceProviderIdentifier: "not-a-uuid" }, "serviceProviderIdentifier", "Pattern"],
-			[{ participant: participant.identifier, serviceProviderIdentifier: SP2, validDays: 31 }, "validDays", "Range"],
-			[{ participant: participant.identifier, serviceProviderIdentifier: SP2, validDays: 0 }, "validDays", "Range"],
-			[{ participant: participant.identifier, serviceProviderIdentifier: SP2, validDays: "7" }, "validDays", "TypeMismatch"],
-			[{ participant: participant.identifier, serviceProviderIdentifier: SP2, effectiveDate: "2020-01-01" }, "effectiveDate", "FutureOrPresent"],
-			[{ participant: participant.identifier, serviceProviderIdentifier: SP2, effectiveDate: "2030-02-30" }, "effectiveDate", "Pattern"],
-			[{ participant: participant.identifier, serviceProviderIdentifier: SP1 }, "serviceProviderIdentifier", "OtherProvider"],
-			[{ participant: participant.identifier, serviceProviderIdentifier: "11111111-0000-4000-8000-0000000000ff" }, "serviceProviderIdentifier", "Exists"],
-			[{ participant: "77777777-0000-4000-8000-000000000003", serviceProviderIdentifier: SP3 }, "participant", "Exists"], // sp2's
+			[
+				{ participant: participant.identifier, serviceProviderIdentifier: "not-a-uuid" },
+				"serviceProviderIdentifier",
+				"Pattern",
+			],
+			[
+				{ participant: participant.identifier, serviceProviderIdentifier: SP2, validDays: 31 },
+				"validDays",
+				"Range",
+			],
+			[
+				{ participant: participant.identifier, serviceProviderIdentifier: SP2, validDays: 0 },
+				"validDays",
+				"Range",
+			],
+			[
+				{ participant: participant.identifier, serviceProviderIdentifier: SP2, validDays: "7" },
+				"validDays",
+				"TypeMismatch",
+			],
+			[
+				{ participant: participant.identifier, serviceProviderIdentifier: SP2, effectiveDate: "2020-01-01" },
+				"effectiveDate",
+				"FutureOrPresent",
+			],
+			[
+				{ participant: participant.identifier, serviceProviderIdentifier: SP2, effectiveDate: "2030-02-30" },
+				"effectiveDate",
+				"Pattern",
+			],
+			[
+				{ participant: participant.identifier, serviceProviderIdentifier: SP1 },
+				"serviceProviderIdentifier",
+				"OtherProvider",
+			],
+			[
+				{
+					participant: participant.identifier,
+					serviceProviderIdentifier: "11111111-0000-4000-8000-0000000000ff",
+				},
+				"serviceProviderIdentifier",
+				"Exists",
+			],
+			[
+				{ participant: "77777777-0000-4000-8000-000000000003", serviceProviderIdentifier: SP3 },
+				"participant",
+				"Exists",
+			], // sp2's
 			[{ participant: "no such thing", serviceProviderIdentifier: SP2 }, "participant", "Pattern"],
 		];
 		for (const [body, field, code] of cases) {
 			const answer = await start(sp1, body);
-			expect({ body, status: answer.status, errors: answer.body.errors?.map((error: { field: string; code: string }) => `${error.field} ${error.code}`) }).toEqual({
+			expect({
+				body,
+				status: answer.status,
+				errors: answer.body.errors?.map(
+					(error: { field: string; code: string }) => `${error.field} ${error.code}`,
+				),
+			}).toEqual({
 				body,
 				status: 400,
 				errors: expect.arrayContaining([`${field} ${code}`]),
 			});
 			expect(answer.body.errors[0].objectName).toBe("startTransferFormDTO");
 		}
-		expectError(await complete(sp2, "0f0f0f0f-0000-4000-8000-000000000000", ""), 400, "MethodArgumentNotValidException");
-		expect((await findTransfers(sp1)).body.content.filter((item: { participant: { identifier: string } }) => item.participant.identifier === participant.identifier)).toEqual([]);
+		expectError(
+			await complete(sp2, "0f0f0f0f-0000-4000-8000-000000000000", ""),
+			400,
+			"MethodArgumentNotValidException",
+		);
+		expect(
+			(await findTransfers(sp1)).body.content.filter(
+				(item: { participant: { identifier: string } }) =>
+					item.participant.identifier === participant.identifier,
+			),
+		).toEqual([]);
 	});
 });
 
@@ -395,8 +577,14 @@ describe("who may see and do what", () => {
 		expectError(await getTransfer(sp3, transfer.identifier), 404, "NotFoundException");
 		expectError(await complete(sp3, transfer.identifier, transfer.key), 404, "NotFoundException");
 		expectError(await cancel(sp3, transfer.identifier), 404, "NotFoundException");
-		expect((await findTransfers(sp3)).body.content.map((item: { identifier: string }) => item.identifier)).not.toContain(transfer.identifier);
-		const anonymous = await rawRequest(registry.url, { method: "GET", path: `${TRANSFERS}/${transfer.identifier}`, headers: { Accept: MEDIA("transfers", "get") } });
+		expect(
+			(await findTransfers(sp3)).body.content.map((item: { identifier: string }) => item.identifier),
+		).not.toContain(transfer.identifier);
+		const anonymous = await rawRequest(registry.url, {
+			method: "GET",
+			path: `${TRANSFERS}/${transfer.identifier}`,
+			headers: { Accept: MEDIA("transfers", "get") },
+		});
 		expect(anonymous.status).toBe(401);
 		expect(errorAnswerProblems(anonymous)).toEqual([]);
 		expectError(await complete(sp1, transfer.identifier, transfer.key), 403, "AccessDeniedException");
@@ -404,7 +592,11 @@ describe("who may see and do what", () => {
 		expect(await snapshot(participant, transfer.identifier)).toEqual(before);
 		for (const auth of [sp1, sp2, admin, authority]) {
 			expect((await getTransfer(auth, transfer.identifier)).status).toBe(200);
-			expect((await findTransfers(auth, { state: "PENDING" })).body.content.map((item: { identifier: string }) => item.identifier)).toContain(transfer.identifier);
+			expect(
+				(await findTransfers(auth, { state: "PENDING" })).body.content.map(
+					(item: { identifier: string }) => item.identifier,
+				),
+			).toContain(transfer.identifier);
 		}
 		expect((await findTransfers(sp1, { state: "pending-ish" })).status).toBe(400);
 	});
@@ -424,7 +616,9 @@ describe("who may see and do what", () => {
 		];
 		for (const auth of [sp1, sp2, admin, authority]) {
 			const trail = await eventually(async () => {
-				const found = (await events(auth)).filter((event) => [transfer.identifier, cancelled.identifier, participant.identifier].includes(event.resourceId));
+				const found = (await events(auth)).filter((event) =>
+					[transfer.identifier, cancelled.identifier, participant.identifier].includes(event.resourceId),
+				);
 				const names = found.map((event) => `${event.resource} ${event.resourceId} ${event.operation}`);
 				return expected.every((name) => names.includes(name)) ? found : undefined;
 			}, "the transfer's audit records");
@@ -443,12 +637,17 @@ describe("concurrency", () => {
 	test("two completes racing: one 200, one 409, and the participant moved once", async () => {
 		const participant = await addParticipant(sp1);
 		const transfer = await started(sp1, { participant: participant.identifier, serviceProviderIdentifier: SP2 });
-		const answers = await Promise.all([complete(sp2, transfer.identifier, transfer.key), complete(sp2, transfer.identifier, transfer.key)]);
+		const answers = await Promise.all([
+			complete(sp2, transfer.identifier, transfer.key),
+			complete(sp2, transfer.identifier, transfer.key),
+		]);
 		expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
 		expectError(answers.find((answer) => answer.status === 409) as request.Response, 409, "ConflictException");
 		expect(await ownedBy(participant)).toBe(SP2);
 		const moves = await eventually(async () => {
-			const found = (await events(admin, { participant: participant.identifier })).filter((event) => event.operation === "completeTransfer");
+			const found = (await events(admin, { participant: participant.identifier })).filter(
+				(event) => event.operation === "completeTransfer",
+			);
 			return found.length > 0 ? found : undefined;
 		}, "the move's audit record");
 		expect(moves).toHaveLength(1);

@@ -42,7 +42,11 @@ export interface BulkOptions {
 }
 
 /** Adds `count` participants through `participants.importSeed`, in batches; answers how many were created. */
-export async function addParticipants(broker: ServiceBroker, count: number, options: BulkOptions = {}): Promise<number> {
+export async function addParticipants(
+	broker: ServiceBroker,
+	count: number,
+	options: BulkOptions = {},
+): Promise<number> {
 	const numbers = organizationNumbers(count, options.base);
 	const batch = options.batch ?? 250;
 	let created = 0;
@@ -55,7 +59,11 @@ export async function addParticipants(broker: ServiceBroker, count: number, opti
 			processes: (options.processes ?? [BILLING_PROCESS]).map((identifier) => ({ identifier })),
 			contact: { name: "Bulk Contact", email: `bulk${start + index}@example.no`, phoneNumber: "+47 22 33 44 55" },
 		}));
-		const result = await broker.call<{ participants: { created: number } }, object>("participants.importSeed", { participants }, { timeout: 120000 });
+		const result = await broker.call<{ participants: { created: number } }, object>(
+			"participants.importSeed",
+			{ participants },
+			{ timeout: 120000 },
+		);
 		created += result.participants.created;
 	}
 	return created;

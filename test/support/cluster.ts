@@ -129,7 +129,11 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 	};
 
 	for (const [name, services] of Object.entries(topology)) launch(name, services, await freePort());
-	const broker = createRegistryBroker({ services: [], env: { ...process.env, ...shared, SERVICES: "" }, overrides: { logger: false, nodeID: `test-client-${namespace}` } });
+	const broker = createRegistryBroker({
+		services: [],
+		env: { ...process.env, ...shared, SERVICES: "" },
+		overrides: { logger: false, nodeID: `test-client-${namespace}` },
+	});
 
 	const stopProcess = async (entry: ClusterProcess, signal: NodeJS.Signals) => {
 		if (entry.child.exitCode !== null || entry.child.signalCode !== null) return;
@@ -166,7 +170,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 			`${name} to be ready`,
 		);
 		// A gateway that had to move keeps being the cluster's address.
-		if (entry.port !== firstPort && cluster.url === `http://127.0.0.1:${firstPort}`) cluster.url = `http://127.0.0.1:${entry.port}`;
+		if (entry.port !== firstPort && cluster.url === `http://127.0.0.1:${firstPort}`)
+			cluster.url = `http://127.0.0.1:${entry.port}`;
 		return entry;
 	};
 
@@ -195,7 +200,11 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 		async stop() {
 			await Promise.all([...processes.values()].map((entry) => stopProcess(entry, "SIGTERM")));
 			await broker.stop().catch(() => undefined);
-			await removeNamespace(namespace, { natsUrl: shared.TRANSPORTER, redisUrl: shared.CACHER }, { ...process.env, ...shared });
+			await removeNamespace(
+				namespace,
+				{ natsUrl: shared.TRANSPORTER, redisUrl: shared.CACHER },
+				{ ...process.env, ...shared },
+			);
 			fs.rmSync(dataRoot, { recursive: true, force: true });
 		},
 	};
@@ -204,7 +213,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 		await broker.start();
 		for (const name of [...processes.keys()]) await untilReady(name, PROCESS_READY_TIMEOUT_MS);
 	} catch (error) {
-		const logs = [...processes.values()].map((entry) => `--- ${entry.name}\n${entry.output.join("").slice(-3000)}`).join("\n");
+		const logs = [...processes.values()]
+			.map((entry) => `--- ${entry.name}\n${entry.output.join("").slice(-3000)}`)
+			.join("\n");
 		await cluster.stop();
 		throw new Error(`${(error as Error).message}\n${logs}`);
 	}

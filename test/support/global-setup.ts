@@ -21,10 +21,15 @@ function newestSource(dir: string): number {
 export default async function globalSetup(): Promise<void> {
 	const built = path.join(root, "dist", "server.js");
 	const sources = Math.max(
-		...["src", "services", "mixins", "cli"].filter((dir) => fs.existsSync(path.join(root, dir))).map((dir) => newestSource(path.join(root, dir))),
+		...["src", "services", "mixins", "cli"]
+			.filter((dir) => fs.existsSync(path.join(root, dir)))
+			.map((dir) => newestSource(path.join(root, dir))),
 		fs.statSync(path.join(root, "server.ts")).mtimeMs,
 		fs.statSync(path.join(root, "moleculer.config.ts")).mtimeMs,
 	);
 	if (fs.existsSync(built) && fs.statSync(built).mtimeMs >= sources) return;
-	execFileSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", "tsconfig.build.json"], { cwd: root, stdio: "inherit" });
+	execFileSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", "tsconfig.build.json"], {
+		cwd: root,
+		stdio: "inherit",
+	});
 }

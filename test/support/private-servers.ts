@@ -27,7 +27,8 @@ function executable(file: string): boolean {
 /** The binaries among `files` that are not there; throws in CI, where nothing may be skipped. */
 export function missingBinaries(...files: string[]): string[] {
 	const missing = files.filter((file) => !executable(file));
-	if (missing.length && process.env.CI === "true") throw new Error(`CI=true and ${missing.join(", ")} missing: install Debian's package (.ci/run)`);
+	if (missing.length && process.env.CI === "true")
+		throw new Error(`CI=true and ${missing.join(", ")} missing: install Debian's package (.ci/run)`);
 	// eslint-disable-next-line no-console
 	if (missing.length) console.warn(`skipped: ${missing.join(", ")} not installed`);
 	return missing;
@@ -85,16 +86,32 @@ export class PrivateNats {
 				.replace(/^\s*http_port:.*$/m, "")
 				.replace(/store_dir:.*$/m, `store_dir: ${JSON.stringify(store)}`);
 			fs.writeFileSync(config, text, { mode: 0o600 });
-			this.child = spawn(NATS_SERVER, ["-c", config], { stdio: "ignore", env: { ...process.env, NATS_USER: this.user, NATS_PASSWORD: this.password } });
+			this.child = spawn(NATS_SERVER, ["-c", config], {
+				stdio: "ignore",
+				env: { ...process.env, NATS_USER: this.user, NATS_PASSWORD: this.password },
+			});
 		} else {
 			// The password in a config file, not on the command line (where `ps` would show it).
-			fs.writeFileSync(config, `authorization { user: ${JSON.stringify(this.user)}, password: ${JSON.stringify(this.password)} }\n`, { mode: 0o600 });
-			this.child = spawn(NATS_SERVER, ["-a", "127.0.0.1", "-p", String(this.port), "-js", "-sd", store, "-c", config], { stdio: "ignore" });
+			fs.writeFileSync(
+				config,
+				`authorization { user: ${JSON.stringify(this.user)}, password: ${JSON.stringify(this.password)} }\n`,
+				{ mode: 0o600 },
+			);
+			this.child = spawn(
+				NATS_SERVER,
+				["-a", "127.0.0.1", "-p", String(this.port), "-js", "-sd", store, "-c", config],
+				{ stdio: "ignore" },
+			);
 		}
 		const child = this.child;
 		await until("the private nats-server to accept its user", 15000, async () => {
 			if (child.exitCode !== null) throw new Error(`nats-server exited with ${child.exitCode}`);
-			const connection = await connect({ servers: `127.0.0.1:${this.port}`, user: this.user, pass: this.password, reconnect: false });
+			const connection = await connect({
+				servers: `127.0.0.1:${this.port}`,
+				user: this.user,
+				pass: this.password,
+				reconnect: false,
+			});
 			const manager = await connection.jetstreamManager();
 			await manager.getAccountInfo();
 			await connection.close();
@@ -126,7 +143,11 @@ export class PrivateAuthRedis {
 	async start(port?: number): Promise<void> {
 		this.port = port ?? (await freePort());
 		const config = path.join(this.dir, "redis.conf");
-		fs.writeFileSync(config, `port ${this.port}\nbind 127.0.0.1\nsave ""\nappendonly no\ndir ${this.dir}\nrequirepass "${this.password}"\n`, { mode: 0o600 });
+		fs.writeFileSync(
+			config,
+			`port ${this.port}\nbind 127.0.0.1\nsave ""\nappendonly no\ndir ${this.dir}\nrequirepass "${this.password}"\n`,
+			{ mode: 0o600 },
+		);
 		this.child = spawn(REDIS_SERVER, [config], { stdio: "ignore" });
 		const child = this.child;
 		await until("the private redis-server to accept its password", 10000, async () => {
@@ -137,7 +158,15 @@ export class PrivateAuthRedis {
 
 	/** One command as an authenticated client. */
 	async command(...args: string[]): Promise<unknown> {
-		const client = new Redis({ host: "127.0.0.1", port: this.port, password: this.password, lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+		const client = new Redis({
+			host: "127.0.0.1",
+			port: this.port,
+			password: this.password,
+			lazyConnect: true,
+			maxRetriesPerRequest: 0,
+			enableOfflineQueue: false,
+			retryStrategy: () => null,
+		});
 		client.on("error", () => undefined);
 		try {
 			await client.connect();

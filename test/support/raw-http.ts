@@ -28,25 +28,48 @@ export interface RawRequest {
 export function rawRequest(baseUrl: string, request: RawRequest): Promise<RawAnswer> {
 	const { hostname, port } = new URL(baseUrl);
 	return new Promise((resolve, reject) => {
-		const req = http.request({ host: hostname, port: Number(port), method: request.method, path: request.path, headers: request.headers, agent: false }, (res) => {
-			const chunks: Buffer[] = [];
-			const answer = () => ({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString("utf8") });
-			// A change stream (GET /changes as text/event-stream) never ends: its first event is the answer.
-			const stream = String(res.headers["content-type"] ?? "").startsWith("text/event-stream");
-			res.on("data", (chunk: Buffer) => {
-				chunks.push(chunk);
-				if (stream && /\n\n/.test(Buffer.concat(chunks).toString("utf8"))) {
-					resolve(answer());
-					req.destroy();
-				}
-			});
-			res.on("end", () => resolve(answer()));
-			res.on("error", reject);
-		});
-		req.setTimeout(request.timeoutMs ?? 30000, () => req.destroy(new Error(`no answer within ${request.timeoutMs ?? 30000} ms: ${request.method} ${request.path.slice(0, 200)}`)));
+		const req = http.request(
+			{
+				host: hostname,
+				port: Number(port),
+				method: request.method,
+				path: request.path,
+				headers: request.headers,
+				agent: false,
+			},
+			(res) => {
+				const chunks: Buffer[] = [];
+				const answer = () => ({
+					status: res.statusCode ?? 0,
+					headers: res.headers,
+					text: Buffer.concat(chunks).toString("utf8"),
+				});
+				// A change stream (GET /changes as text/event-stream) never ends: its first event is the answer.
+				const stream = String(res.headers["content-type"] ?? "").startsWith("text/event-stream");
+				res.on("data", (chunk: Buffer) => {
+					chunks.push(chunk);
+					if (stream && /\n\n/.test(Buffer.concat(chunks).toString("utf8"))) {
+						resolve(answer());
+						req.destroy();
+					}
+				});
+				res.on("end", () => resolve(answer()));
+				res.on("error", reject);
+			},
+		);
+		req.setTimeout(request.timeoutMs ?? 30000, () =>
+			req.destroy(
+				new Error(
+					`no answer within ${request.timeoutMs ?? 30000} ms: ${request.method} ${request.path.slice(0, 200)}`,
+				),
+			),
+		);
 		req.on("error", reject);
 		// node's client sends no length for a GET, DELETE or OPTIONS body: say it, so the request stays well-formed.
-		if (request.body !== undefined && !Object.keys(request.headers ?? {}).some((name) => /^(content-length|transfer-encoding)$/i.test(name))) {
+		if (
+			request.body !== undefined &&
+			!Object.keys(request.headers ?? {}).some((name) => /^(content-length|transfer-encoding)$/i.test(name))
+		) {
 			req.setHeader("Content-Length", Buffer.byteLength(request.body));
 		}
 		req.end(request.body);
@@ -73,7 +96,11 @@ export function socketRequest(baseUrl: string, bytes: string | Buffer, timeoutMs
 				const colon = line.indexOf(":");
 				if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
 			}
-			resolve({ status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1] ?? 0), headers, text: split < 0 ? "" : text.slice(split + 4) });
+			resolve({
+				status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1] ?? 0),
+				headers,
+				text: split < 0 ? "" : text.slice(split + 4),
+			});
 		});
 	});
 }
@@ -100,12 +127,15 @@ export function errorAnswerProblems(answer: RawAnswer): string[] {
 	for (const [name, value] of Object.entries(COMMON_HEADERS)) {
 		if (answer.headers[name] !== value) problems.push(`header ${name} is ${JSON.stringify(answer.headers[name])}`);
 	}
-	if (!/max-age=31536000.*includeSubDomains/.test(String(answer.headers["strict-transport-security"] ?? ""))) problems.push("no Strict-Transport-Security");
+	if (!/max-age=31536000.*includeSubDomains/.test(String(answer.headers["strict-transport-security"] ?? "")))
+		problems.push("no Strict-Transport-Security");
 	if (STACK_FRAME.test(answer.text)) problems.push("a stack trace in the body");
 	if (answer.status === 405 && !answer.headers.allow) problems.push("405 without Allow");
-	if (answer.status === 401 && answer.headers["www-authenticate"] !== 'Basic realm="registry"') problems.push("401 without WWW-Authenticate");
+	if (answer.status === 401 && answer.headers["www-authenticate"] !== 'Basic realm="registry"')
+		problems.push("401 without WWW-Authenticate");
 	if (answer.status === 429 && !(Number(answer.headers["retry-after"]) > 0)) problems.push("429 without Retry-After");
-	if (String(answer.headers["content-type"]).toLowerCase() !== "application/json;charset=utf-8") problems.push(`content-type ${answer.headers["content-type"]}`);
+	if (String(answer.headers["content-type"]).toLowerCase() !== "application/json;charset=utf-8")
+		problems.push(`content-type ${answer.headers["content-type"]}`);
 	let body: Record<string, unknown>;
 	try {
 		body = JSON.parse(answer.text);
@@ -113,9 +143,12 @@ export function errorAnswerProblems(answer: RawAnswer): string[] {
 		return [...problems, `body is not JSON: ${answer.text.slice(0, 200)}`];
 	}
 	if (body === null || typeof body !== "object" || Array.isArray(body)) return [...problems, "body is not an object"];
-	if (typeof body.timestamp !== "string" || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/.test(body.timestamp)) problems.push(`timestamp ${JSON.stringify(body.timestamp)}`);
-	if (body.status !== answer.status) problems.push(`status field ${JSON.stringify(body.status)} for an answer ${answer.status}`);
-	for (const field of ["error", "exception", "message", "path"]) if (typeof body[field] !== "string") problems.push(`${field} is not a string`);
+	if (typeof body.timestamp !== "string" || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/.test(body.timestamp))
+		problems.push(`timestamp ${JSON.stringify(body.timestamp)}`);
+	if (body.status !== answer.status)
+		problems.push(`status field ${JSON.stringify(body.status)} for an answer ${answer.status}`);
+	for (const field of ["error", "exception", "message", "path"])
+		if (typeof body[field] !== "string") problems.push(`${field} is not a string`);
 	if (body.errors !== undefined && !Array.isArray(body.errors)) problems.push("errors is not an array");
 	return problems;
 }

@@ -44,7 +44,9 @@ export const REGISTRY_START_TIMEOUT_MS = 10 * 60 * 1000;
 
 async function importSeedThrough(broker: ServiceBroker, seed: object): Promise<void> {
 	// eslint-disable-next-line @typescript-eslint/no-require-imports
-	const { importSeed } = require("../../src/exchange/seed") as { importSeed: (broker: ServiceBroker, seed: object) => Promise<unknown> };
+	const { importSeed } = require("../../src/exchange/seed") as {
+		importSeed: (broker: ServiceBroker, seed: object) => Promise<unknown>;
+	};
 	await importSeed(broker, seed);
 }
 
@@ -54,7 +56,10 @@ async function startDistributed(options: StartOptions): Promise<RunningRegistry>
 	const cluster = await startCluster({ env: options.env });
 	const seed = options.seed === undefined ? demoSeed() : options.seed;
 	try {
-		await cluster.broker.waitForServices(["accounts", "catalog", "accessPoints", "participants", "lookup", "audit"], PROCESS_READY_TIMEOUT_MS);
+		await cluster.broker.waitForServices(
+			["accounts", "catalog", "accessPoints", "participants", "lookup", "audit"],
+			PROCESS_READY_TIMEOUT_MS,
+		);
 		if (seed) await importSeedThrough(cluster.broker, seed);
 	} catch (error) {
 		await cluster.stop();
@@ -98,7 +103,9 @@ interface SeedAccount {
 
 /** Authorization header of the first demo account with that role (the n-th with `index`). */
 export function demoAuth(role: string, index = 0): string {
-	const accounts = (demoSeed().accounts as SeedAccount[]).filter((account) => account.role === role && account.password);
+	const accounts = (demoSeed().accounts as SeedAccount[]).filter(
+		(account) => account.role === role && account.password,
+	);
 	const account = accounts[index];
 	if (!account) throw new Error(`seed/demo.json has no account #${index} with role ${role}`);
 	return basic(account.username, account.password as string);
@@ -106,7 +113,9 @@ export function demoAuth(role: string, index = 0): string {
 
 /** The demo account itself (username, password, serviceProvider). */
 export function demoAccount(role: string, index = 0): SeedAccount {
-	const accounts = (demoSeed().accounts as SeedAccount[]).filter((account) => account.role === role && account.password);
+	const accounts = (demoSeed().accounts as SeedAccount[]).filter(
+		(account) => account.role === role && account.password,
+	);
 	if (!accounts[index]) throw new Error(`seed/demo.json has no account #${index} with role ${role}`);
 	return accounts[index];
 }

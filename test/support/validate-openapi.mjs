@@ -8,5 +8,7 @@ process.stdin.on("data", (chunk) => (input += chunk));
 process.stdin.on("end", async () => {
 	const validator = new Validator();
 	const result = await validator.validate(JSON.parse(input));
-	process.stdout.write(JSON.stringify({ valid: result.valid, version: validator.version, errors: result.errors ?? [] }));
+	process.stdout.write(
+		JSON.stringify({ valid: result.valid, version: validator.version, errors: result.errors ?? [] }),
+	);
 });

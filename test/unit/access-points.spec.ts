@@ -17,12 +17,30 @@ const AS4 = { title: "Peppol AS4 profile v2", value: "peppol-transport-as4-v2_0"
 
 const seed = {
 	accessPointProviders: [
-		{ identifier: PROVIDER_A, title: "Provider A", contact: { name: "Kari Nordmann", email: "kari@a.example", phoneNumber: "+47 22 33 44 55" } },
-		{ identifier: PROVIDER_B, title: "Provider B", contact: { name: "Ola Nordmann", email: "ola@b.example", phoneNumber: "41234567" } },
+		{
+			identifier: PROVIDER_A,
+			title: "Provider A",
+			contact: { name: "Kari Nordmann", email: "kari@a.example", phoneNumber: "+47 22 33 44 55" },
+		},
+		{
+			identifier: PROVIDER_B,
+			title: "Provider B",
+			contact: { name: "Ola Nordmann", email: "ola@b.example", phoneNumber: "41234567" },
+		},
 	],
 	accessPoints: [
-		{ identifier: "33333333-0000-4000-8000-0000000000a3", title: "charlie", provider: PROVIDER_B, endpoints: [{ url: "https://c.example/as4", transportProfile: AS4 }] },
-		{ identifier: "33333333-0000-4000-8000-0000000000a1", title: "Alpha", provider: PROVIDER_A, endpoints: [{ url: "https://a.example/as4", transportProfile: AS4 }] },
+		{
+			identifier: "33333333-0000-4000-8000-0000000000a3",
+			title: "charlie",
+			provider: PROVIDER_B,
+			endpoints: [{ url: "https://c.example/as4", transportProfile: AS4 }],
+		},
+		{
+			identifier: "33333333-0000-4000-8000-0000000000a1",
+			title: "Alpha",
+			provider: PROVIDER_A,
+			endpoints: [{ url: "https://a.example/as4", transportProfile: AS4 }],
+		},
 		{ identifier: "33333333-0000-4000-8000-0000000000a2", title: "bravo", provider: PROVIDER_A, endpoints: [] },
 	],
 };
@@ -39,7 +57,8 @@ async function rejection(promise: Promise<unknown>): Promise<Errors.MoleculerErr
 }
 
 function auditOutbox(): Collection<StoredDoc> {
-	return (broker.getLocalService("accessPoints") as Service & { collections: { auditOutbox: Collection<StoredDoc> } }).collections.auditOutbox;
+	return (broker.getLocalService("accessPoints") as Service & { collections: { auditOutbox: Collection<StoredDoc> } })
+		.collections.auditOutbox;
 }
 
 beforeAll(async () => {
@@ -51,11 +70,17 @@ beforeAll(async () => {
 afterAll(() => broker.stop());
 
 test("an access point is answered exactly in the spec's shape, its provider and contact resolved", async () => {
-	const accessPoint = await broker.call<AccessPoint, object>("accessPoints.get", { identifier: "33333333-0000-4000-8000-0000000000a1" });
+	const accessPoint = await broker.call<AccessPoint, object>("accessPoints.get", {
+		identifier: "33333333-0000-4000-8000-0000000000a1",
+	});
 	expect(accessPoint).toEqual({
 		identifier: "33333333-0000-4000-8000-0000000000a1",
 		title: "Alpha",
-		provider: { identifier: PROVIDER_A, title: "Provider A", contact: { name: "Kari Nordmann", email: "kari@a.example", phoneNumber: "+47 22 33 44 55" } },
+		provider: {
+			identifier: PROVIDER_A,
+			title: "Provider A",
+			contact: { name: "Kari Nordmann", email: "kari@a.example", phoneNumber: "+47 22 33 44 55" },
+		},
 		endpoints: [{ url: "https://a.example/as4", transportProfile: AS4 }],
 	});
 });
@@ -69,29 +94,47 @@ test("an unknown access point is 404 with the instance message", async () => {
 
 test("find answers a page sorted by title, case-insensitively, in either direction", async () => {
 	const titles = async (direction: "asc" | "desc") =>
-		(await broker.call<Page<AccessPoint>, object>("accessPoints.find", { pageRequest: { page: 0, size: 10, sort: [{ field: "title", direction }] } })).content.map(
-			(accessPoint) => accessPoint.title,
-		);
+		(
+			await broker.call<Page<AccessPoint>, object>("accessPoints.find", {
+				pageRequest: { page: 0, size: 10, sort: [{ field: "title", direction }] },
+			})
+		).content.map((accessPoint) => accessPoint.title);
 	expect(await titles("asc")).toEqual(["Alpha", "bravo", "charlie"]);
 	expect(await titles("desc")).toEqual(["charlie", "bravo", "Alpha"]);
 });
 
 test("find pages: page 1 of size 2 holds the third access point, and the envelope says so", async () => {
-	const page = await broker.call<Page<AccessPoint>, object>("accessPoints.find", { pageRequest: { page: 1, size: 2, sort: [{ field: "title", direction: "asc" }] } });
-	expect(page).toMatchObject({ number: 1, size: 2, numberOfElements: 1, totalElements: 3, totalPages: 2, first: false, last: true, empty: false });
+	const page = await broker.call<Page<AccessPoint>, object>("accessPoints.find", {
+		pageRequest: { page: 1, size: 2, sort: [{ field: "title", direction: "asc" }] },
+	});
+	expect(page).toMatchObject({
+		number: 1,
+		size: 2,
+		numberOfElements: 1,
+		totalElements: 3,
+		totalPages: 2,
+		first: false,
+		last: true,
+		empty: false,
+	});
 	expect(page.content.map((accessPoint) => accessPoint.title)).toEqual(["charlie"]);
 	expect(page.content[0].provider.identifier).toBe(PROVIDER_B);
 });
 
 test("providers answers the known access point providers only", async () => {
-	const providers = await broker.call<AccessPointProvider[], object>("accessPoints.providers", { identifiers: [PROVIDER_B, UNKNOWN] });
+	const providers = await broker.call<AccessPointProvider[], object>("accessPoints.providers", {
+		identifiers: [PROVIDER_B, UNKNOWN],
+	});
 	expect(providers.map((provider) => provider.identifier)).toEqual([PROVIDER_B]);
 });
 
 test("importing the same seed again changes nothing and audits nothing", async () => {
 	const audits = await auditOutbox().count();
 	const counts = await broker.call("accessPoints.importSeed", seed);
-	expect(counts).toEqual({ accessPointProviders: { created: 0, updated: 0, unchanged: 2 }, accessPoints: { created: 0, updated: 0, unchanged: 3 } });
+	expect(counts).toEqual({
+		accessPointProviders: { created: 0, updated: 0, unchanged: 2 },
+		accessPoints: { created: 0, updated: 0, unchanged: 3 },
+	});
 	expect(await auditOutbox().count()).toBe(audits);
 });
 
@@ -99,12 +142,24 @@ test("an access point whose provider is neither in the seed nor in the registry 
 	const error = await rejection(
 		broker.call("accessPoints.importSeed", {
 			accessPoints: [
-				{ identifier: "33333333-0000-4000-8000-0000000000b1", title: "Orphan", provider: UNKNOWN, endpoints: [] },
-				{ identifier: "33333333-0000-4000-8000-0000000000b2", title: "Fine", provider: PROVIDER_A, endpoints: [] },
+				{
+					identifier: "33333333-0000-4000-8000-0000000000b1",
+					title: "Orphan",
+					provider: UNKNOWN,
+					endpoints: [],
+				},
+				{
+					identifier: "33333333-0000-4000-8000-0000000000b2",
+					title: "Fine",
+					provider: PROVIDER_A,
+					endpoints: [],
+				},
 			],
 		}),
 	);
 	expect(error.code).toBe(400);
-	expect((error.data as { reasons: unknown[] }).reasons).toEqual([{ path: "accessPoints[0].provider", message: expect.stringContaining(UNKNOWN) }]);
+	expect((error.data as { reasons: unknown[] }).reasons).toEqual([
+		{ path: "accessPoints[0].provider", message: expect.stringContaining(UNKNOWN) },
+	]);
 	expect((await broker.call<Page<AccessPoint>, object>("accessPoints.find", {})).totalElements).toBe(3);
 });

@@ -40,10 +40,12 @@ async function rejection(promise: Promise<unknown>): Promise<Errors.MoleculerErr
 	throw new Error("expected a rejection");
 }
 
-const authenticate = (username: string, password: string) => broker.call<Caller | null, object>("accounts.authenticate", { username, password });
+const authenticate = (username: string, password: string) =>
+	broker.call<Caller | null, object>("accounts.authenticate", { username, password });
 
 function auditOutbox(): Collection<StoredDoc> {
-	return (broker.getLocalService("accounts") as Service & { collections: { auditOutbox: Collection<StoredDoc> } }).collections.auditOutbox;
+	return (broker.getLocalService("accounts") as Service & { collections: { auditOutbox: Collection<StoredDoc> } })
+		.collections.auditOutbox;
 }
 
 beforeAll(async () => {
@@ -60,7 +62,13 @@ beforeAll(async () => {
 	});
 	await broker.start();
 	await broker.call("accessPoints.importSeed", {
-		accessPointProviders: [{ identifier: APP1, title: "AP provider", contact: { name: "Kari", email: "kari@ap.example", phoneNumber: "+47 22 33 44 55" } }],
+		accessPointProviders: [
+			{
+				identifier: APP1,
+				title: "AP provider",
+				contact: { name: "Kari", email: "kari@ap.example", phoneNumber: "+47 22 33 44 55" },
+			},
+		],
 	});
 	await broker.call("accounts.importSeed", seed);
 });
@@ -71,8 +79,16 @@ beforeEach(() => {
 
 describe("authenticate", () => {
 	test("the right password answers a small Caller with the role and the provider the account acts for", async () => {
-		expect(await authenticate("sp1", "sp1-test-password")).toEqual({ username: "sp1", role: "SERVICE_PROVIDER", serviceProvider: SP1 });
-		expect(await authenticate("app1", "app1-test-password")).toEqual({ username: "app1", role: "ACCESS_POINT_PROVIDER", accessPointProvider: APP1 });
+		expect(await authenticate("sp1", "sp1-test-password")).toEqual({
+			username: "sp1",
+			role: "SERVICE_PROVIDER",
+			serviceProvider: SP1,
+		});
+		expect(await authenticate("app1", "app1-test-password")).toEqual({
+			username: "app1",
+			role: "ACCESS_POINT_PROVIDER",
+			accessPointProvider: APP1,
+		});
 		expect(await authenticate("admin", "admin-test-password")).toEqual({ username: "admin", role: "ADMIN" });
 	});
 
@@ -86,49 +102,105 @@ describe("authenticate", () => {
 
 describe("service providers", () => {
 	test("getServiceProvider answers a known provider and null for an unknown one", async () => {
-		expect(await broker.call("accounts.getServiceProvider", { identifier: SP1 })).toEqual({ identifier: SP1, title: "alpha invoicing" });
+		expect(await broker.call("accounts.getServiceProvider", { identifier: SP1 })).toEqual({
+			identifier: SP1,
+			title: "alpha invoicing",
+		});
 		expect(await broker.call("accounts.getServiceProvider", { identifier: UNKNOWN })).toBeNull();
 	});
 
 	test("serviceProviders answers the known ones in the order asked and leaves unknown ones out", async () => {
-		const providers = await broker.call<ServiceProvider[], object>("accounts.serviceProviders", { identifiers: [SP2, UNKNOWN, SP1] });
+		const providers = await broker.call<ServiceProvider[], object>("accounts.serviceProviders", {
+			identifiers: [SP2, UNKNOWN, SP1],
+		});
 		expect(providers.map((provider) => provider.identifier)).toEqual([SP2, SP1]);
 	});
 
 	test("addServiceProvider adds one (its identifier may be given), refuses a taken identifier, and listServiceProviders sorts by title", async () => {
-		const added = await broker.call<ServiceProvider, object>("accounts.addServiceProvider", { body: { title: "Midgard Faktura", identifier: "11111111-0000-4000-8000-0000000000a3" } });
+		const added = await broker.call<ServiceProvider, object>("accounts.addServiceProvider", {
+			body: { title: "Midgard Faktura", identifier: "11111111-0000-4000-8000-0000000000a3" },
+		});
 		expect(added).toEqual({ identifier: "11111111-0000-4000-8000-0000000000a3", title: "Midgard Faktura" });
 		expect(accountChanges).toEqual([{ serviceProvider: added.identifier }]);
-		expect((await rejection(broker.call("accounts.addServiceProvider", { body: { title: "Again", identifier: added.identifier } }))).code).toBe(409);
-		const titles = (await broker.call<ServiceProvider[]>("accounts.listServiceProviders")).map((provider) => provider.title);
+		expect(
+			(
+				await rejection(
+					broker.call("accounts.addServiceProvider", {
+						body: { title: "Again", identifier: added.identifier },
+					}),
+				)
+			).code,
+		).toBe(409);
+		const titles = (await broker.call<ServiceProvider[]>("accounts.listServiceProviders")).map(
+			(provider) => provider.title,
+		);
 		expect(titles).toEqual(["alpha invoicing", "Midgard Faktura", "Zeta Billing"]);
 	});
 });
 
 describe("operator actions", () => {
 	test("addAccount creates an account that can authenticate; its answer and its audit record carry no hash", async () => {
-		const account = await broker.call<AccountSummary, object>("accounts.addAccount", { body: { username: "authority", password: "authority-password", role: "NETWORK_AUTHORITY" } });
-		expect(account).toEqual({ identifier: expect.any(String), username: "authority", role: "NETWORK_AUTHORITY", disabled: false });
-		expect(await authenticate("authority", "authority-password")).toEqual({ username: "authority", role: "NETWORK_AUTHORITY" });
+		const account = await broker.call<AccountSummary, object>("accounts.addAccount", {
+			body: { username: "authority", password: "authority-password", role: "NETWORK_AUTHORITY" },
+		});
+		expect(account).toEqual({
+			identifier: expect.any(String),
+			username: "authority",
+			role: "NETWORK_AUTHORITY",
+			disabled: false,
+		});
+		expect(await authenticate("authority", "authority-password")).toEqual({
+			username: "authority",
+			role: "NETWORK_AUTHORITY",
+		});
 		expect(accountChanges).toEqual([{ username: "authority" }]);
 		const audits = await auditOutbox().find({});
 		expect(JSON.stringify(audits)).not.toMatch(/scrypt\$/);
-		expect(audits.some((record) => (record as unknown as { operation: string }).operation === "addAccount")).toBe(true);
+		expect(audits.some((record) => (record as unknown as { operation: string }).operation === "addAccount")).toBe(
+			true,
+		);
 	});
 
 	test("a username that is taken is a 409", async () => {
-		const error = await rejection(broker.call("accounts.addAccount", { body: { username: "sp1", password: "another-password", role: "ADMIN" } }));
+		const error = await rejection(
+			broker.call("accounts.addAccount", {
+				body: { username: "sp1", password: "another-password", role: "ADMIN" },
+			}),
+		);
 		expect(error.code).toBe(409);
 	});
 
 	test("the role decides the link: a service provider account needs an existing service provider, others may not name one", async () => {
-		const add = (params: object) => rejection(broker.call("accounts.addAccount", { body: { username: "linked", password: "linked-password", ...params } }));
-		const violations = (error: { data?: unknown }) => (error.data as { violations: { field: string; code: string }[] }).violations;
-		expect(violations(await add({ role: "SERVICE_PROVIDER" }))).toEqual([expect.objectContaining({ field: "serviceProvider", code: "NotNull" })]);
-		expect(violations(await add({ role: "SERVICE_PROVIDER", serviceProvider: UNKNOWN }))).toEqual([expect.objectContaining({ field: "serviceProvider", code: "Exists" })]);
-		expect(violations(await add({ role: "ACCESS_POINT_PROVIDER", accessPointProvider: UNKNOWN }))).toEqual([expect.objectContaining({ field: "accessPointProvider", code: "Exists" })]);
-		expect(violations(await add({ role: "ADMIN", serviceProvider: SP1 }))).toEqual([expect.objectContaining({ field: "serviceProvider", code: "Null" })]);
-		expect(await broker.call("accounts.addAccount", { body: { username: "linked", password: "linked-password", role: "ACCESS_POINT_PROVIDER", accessPointProvider: APP1 } })).toMatchObject({
+		const add = (params: object) =>
+			rejection(
+				broker.call("accounts.addAccount", {
+					body: { username: "linked", password: "linked-password", ...params },
+				}),
+			);
+		const violations = (error: { data?: unknown }) =>
+			(error.data as { violations: { field: string; code: string }[] }).violations;
+		expect(violations(await add({ role: "SERVICE_PROVIDER" }))).toEqual([
+			expect.objectContaining({ field: "serviceProvider", code: "NotNull" }),
+		]);
+		expect(violations(await add({ role: "SERVICE_PROVIDER", serviceProvider: UNKNOWN }))).toEqual([
+			expect.objectContaining({ field: "serviceProvider", code: "Exists" }),
+		]);
+		expect(violations(await add({ role: "ACCESS_POINT_PROVIDER", accessPointProvider: UNKNOWN }))).toEqual([
+			expect.objectContaining({ field: "accessPointProvider", code: "Exists" }),
+		]);
+		expect(violations(await add({ role: "ADMIN", serviceProvider: SP1 }))).toEqual([
+			expect.objectContaining({ field: "serviceProvider", code: "Null" }),
+		]);
+		expect(
+			await broker.call("accounts.addAccount", {
+				body: {
+					username: "linked",
+					password: "linked-password",
+					role: "ACCESS_POINT_PROVIDER",
+					accessPointProvider: APP1,
+				},
+			}),
+		).toMatchObject({
 			accessPointProvider: APP1,
 		});
 	});
@@ -139,59 +211,102 @@ describe("operator actions", () => {
 			{ username: "role", password: "long-enough-password", role: "ANONYMOUS" },
 			{ username: "a:b", password: "long-enough-password", role: "ADMIN" },
 		]) {
-			expect(await rejection(broker.call("accounts.addAccount", { body: params }))).toBeInstanceOf(Errors.ValidationError);
+			expect(await rejection(broker.call("accounts.addAccount", { body: params }))).toBeInstanceOf(
+				Errors.ValidationError,
+			);
 		}
 	});
 
 	test("a disabled account no longer authenticates", async () => {
-		await broker.call("accounts.addAccount", { body: { username: "leaver", password: "leaver-password", role: "ADMIN" } });
+		await broker.call("accounts.addAccount", {
+			body: { username: "leaver", password: "leaver-password", role: "ADMIN" },
+		});
 		accountChanges.length = 0;
-		expect(await broker.call("accounts.disableAccount", { identifier: accountIdentifier("leaver") })).toMatchObject({ username: "leaver", disabled: true });
+		expect(await broker.call("accounts.disableAccount", { identifier: accountIdentifier("leaver") })).toMatchObject(
+			{ username: "leaver", disabled: true },
+		);
 		expect(accountChanges).toEqual([{ username: "leaver" }]);
 		expect(await authenticate("leaver", "leaver-password")).toBeNull();
 	});
 
 	test("resetPassword replaces the password: the old one fails, the new one works", async () => {
-		await broker.call("accounts.addAccount", { body: { username: "forgetful", password: "old-password-1", role: "ADMIN" } });
-		await broker.call("accounts.resetPassword", { identifier: accountIdentifier("forgetful"), body: { password: "new-password-2" } });
+		await broker.call("accounts.addAccount", {
+			body: { username: "forgetful", password: "old-password-1", role: "ADMIN" },
+		});
+		await broker.call("accounts.resetPassword", {
+			identifier: accountIdentifier("forgetful"),
+			body: { password: "new-password-2" },
+		});
 		expect(await authenticate("forgetful", "old-password-1")).toBeNull();
 		expect(await authenticate("forgetful", "new-password-2")).toMatchObject({ username: "forgetful" });
 	});
 
 	test("disabling or resetting an unknown account is a 404", async () => {
-		expect((await rejection(broker.call("accounts.disableAccount", { identifier: accountIdentifier("ghost") }))).code).toBe(404);
-		expect((await rejection(broker.call("accounts.resetPassword", { identifier: accountIdentifier("ghost"), body: { password: "whatever-password" } }))).code).toBe(404);
+		expect(
+			(await rejection(broker.call("accounts.disableAccount", { identifier: accountIdentifier("ghost") }))).code,
+		).toBe(404);
+		expect(
+			(
+				await rejection(
+					broker.call("accounts.resetPassword", {
+						identifier: accountIdentifier("ghost"),
+						body: { password: "whatever-password" },
+					}),
+				)
+			).code,
+		).toBe(404);
 	});
 });
 
 describe("seed import", () => {
 	test("a second import of the same accounts changes nothing, and keeps an operator's disabling", async () => {
-		await broker.call("accounts.importSeed", { accounts: [{ username: "seasonal", password: "seasonal-password", role: "ADMIN" }] });
+		await broker.call("accounts.importSeed", {
+			accounts: [{ username: "seasonal", password: "seasonal-password", role: "ADMIN" }],
+		});
 		await broker.call("accounts.disableAccount", { identifier: accountIdentifier("seasonal") });
 		const audits = await auditOutbox().count();
-		const counts = await broker.call("accounts.importSeed", { ...seed, accounts: [...seed.accounts, { username: "seasonal", password: "seasonal-password", role: "ADMIN" }] });
-		expect(counts).toEqual({ serviceProviders: { created: 0, updated: 0, unchanged: 2 }, accounts: { created: 0, updated: 0, unchanged: 4 } });
+		const counts = await broker.call("accounts.importSeed", {
+			...seed,
+			accounts: [...seed.accounts, { username: "seasonal", password: "seasonal-password", role: "ADMIN" }],
+		});
+		expect(counts).toEqual({
+			serviceProviders: { created: 0, updated: 0, unchanged: 2 },
+			accounts: { created: 0, updated: 0, unchanged: 4 },
+		});
 		expect(await auditOutbox().count()).toBe(audits);
 		expect(await authenticate("seasonal", "seasonal-password")).toBeNull();
 	});
 
 	test("the same account imported by two nodes at once is created once, without a conflict", async () => {
 		const account = { username: "twice", password: "twice-password", role: "ADMIN" };
-		await Promise.all([broker.call("accounts.importSeed", { accounts: [account] }), broker.call("accounts.importSeed", { accounts: [account] })]);
+		await Promise.all([
+			broker.call("accounts.importSeed", { accounts: [account] }),
+			broker.call("accounts.importSeed", { accounts: [account] }),
+		]);
 		expect(await authenticate("twice", "twice-password")).toEqual({ username: "twice", role: "ADMIN" });
 	});
 
 	test("an account may bring a passwordHash instead of a password", async () => {
 		const passwordHash = await hashPassword("hashed-elsewhere");
-		expect(await broker.call("accounts.importSeed", { accounts: [{ username: "hashed", passwordHash, role: "ADMIN" }] })).toMatchObject({
+		expect(
+			await broker.call("accounts.importSeed", {
+				accounts: [{ username: "hashed", passwordHash, role: "ADMIN" }],
+			}),
+		).toMatchObject({
 			accounts: { created: 1 },
 		});
 		expect(await authenticate("hashed", "hashed-elsewhere")).toEqual({ username: "hashed", role: "ADMIN" });
 	});
 
 	test("a changed seed password replaces the stored one", async () => {
-		await broker.call("accounts.importSeed", { accounts: [{ username: "rotated", password: "first-password", role: "ADMIN" }] });
-		expect(await broker.call("accounts.importSeed", { accounts: [{ username: "rotated", password: "second-password", role: "ADMIN" }] })).toMatchObject({
+		await broker.call("accounts.importSeed", {
+			accounts: [{ username: "rotated", password: "first-password", role: "ADMIN" }],
+		});
+		expect(
+			await broker.call("accounts.importSeed", {
+				accounts: [{ username: "rotated", password: "second-password", role: "ADMIN" }],
+			}),
+		).toMatchObject({
 			accounts: { updated: 1 },
 		});
 		expect(await authenticate("rotated", "first-password")).toBeNull();
@@ -203,15 +318,30 @@ describe("seed import", () => {
 			broker.call("accounts.importSeed", {
 				accounts: [
 					{ username: "fine", password: "fine-password", role: "ADMIN" },
-					{ username: "sp-unknown", password: "some-password", role: "SERVICE_PROVIDER", serviceProvider: UNKNOWN },
-					{ username: "app-unknown", password: "some-password", role: "ACCESS_POINT_PROVIDER", accessPointProvider: UNKNOWN },
+					{
+						username: "sp-unknown",
+						password: "some-password",
+						role: "SERVICE_PROVIDER",
+						serviceProvider: UNKNOWN,
+					},
+					{
+						username: "app-unknown",
+						password: "some-password",
+						role: "ACCESS_POINT_PROVIDER",
+						accessPointProvider: UNKNOWN,
+					},
 					{ username: "admin-linked", password: "some-password", role: "ADMIN", serviceProvider: SP1 },
 					{ username: "both", password: "some-password", passwordHash: "scrypt$x", role: "ADMIN" },
 				],
 			}),
 		);
 		expect((error.data as { reasons: { path: string }[] }).reasons.map((reason) => reason.path).sort()).toEqual(
-			["accounts[1].serviceProvider", "accounts[2].accessPointProvider", "accounts[3].serviceProvider", "accounts[4].password"].sort(),
+			[
+				"accounts[1].serviceProvider",
+				"accounts[2].accessPointProvider",
+				"accounts[3].serviceProvider",
+				"accounts[4].password",
+			].sort(),
 		);
 		expect(await authenticate("fine", "fine-password")).toBeNull();
 	});

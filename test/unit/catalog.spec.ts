@@ -13,7 +13,11 @@ import type { Page, PageRequest } from "../../src/contract/paging";
 import type { Collection, StoredDoc } from "../../src/store/types";
 
 const ADMIN: Caller = { username: "admin", role: "ADMIN" };
-const SERVICE_PROVIDER: Caller = { username: "sp1", role: "SERVICE_PROVIDER", serviceProvider: "11111111-0000-4000-8000-000000000001" };
+const SERVICE_PROVIDER: Caller = {
+	username: "sp1",
+	role: "SERVICE_PROVIDER",
+	serviceProvider: "11111111-0000-4000-8000-000000000001",
+};
 const UNKNOWN = "0f0f0f0f-0000-4000-8000-000000000000";
 const PAGE: PageRequest = { page: 0, size: 10, sort: [] };
 
@@ -42,7 +46,8 @@ async function rejection(promise: Promise<unknown>): Promise<Errors.MoleculerErr
 }
 
 function auditOutbox(): Collection<StoredDoc> {
-	return (broker.getLocalService("catalog") as Service & { collections: { auditOutbox: Collection<StoredDoc> } }).collections.auditOutbox;
+	return (broker.getLocalService("catalog") as Service & { collections: { auditOutbox: Collection<StoredDoc> } })
+		.collections.auditOutbox;
 }
 
 function participantsStub() {
@@ -71,14 +76,23 @@ beforeEach(() => {
 
 let capability: { identifier: string };
 beforeAll(async () => {
-	await call("importSeed", { capabilities: [{ identifier: "44444444-0000-4000-8000-000000000001", title: "Receive documents" }] });
+	await call("importSeed", {
+		capabilities: [{ identifier: "44444444-0000-4000-8000-000000000001", title: "Receive documents" }],
+	});
 	capability = { identifier: "44444444-0000-4000-8000-000000000001" };
 });
 
 describe("processes", () => {
 	test("an added process is answered with every field, visible true and restricted false by default, nested titles resolved", async () => {
-		const billing = await addProcess({ domain: "Invoicing", title: "Billing", qualifiedIdentifier: "cenbii-procid-ubl::billing-defaults" });
-		const invoice = await addDocumentType({ title: "Invoice", qualifiedIdentifier: "busdox-docid-qns::invoice-defaults" });
+		const billing = await addProcess({
+			domain: "Invoicing",
+			title: "Billing",
+			qualifiedIdentifier: "cenbii-procid-ubl::billing-defaults",
+		});
+		const invoice = await addDocumentType({
+			title: "Invoice",
+			qualifiedIdentifier: "busdox-docid-qns::invoice-defaults",
+		});
 		const response = await addProcess({
 			domain: "Invoicing",
 			title: "Invoice response",
@@ -98,8 +112,23 @@ describe("processes", () => {
 			restricted: false,
 			visible: true,
 			capabilities: [{ identifier: capability.identifier, title: "Receive documents" }],
-			documentTypes: [{ identifier: invoice.identifier, qualifiedIdentifier: "busdox-docid-qns::invoice-defaults", title: "Invoice", visible: true }],
-			dependencies: [{ identifier: billing.identifier, qualifiedIdentifier: "cenbii-procid-ubl::billing-defaults", title: "Billing", restricted: false, visible: true }],
+			documentTypes: [
+				{
+					identifier: invoice.identifier,
+					qualifiedIdentifier: "busdox-docid-qns::invoice-defaults",
+					title: "Invoice",
+					visible: true,
+				},
+			],
+			dependencies: [
+				{
+					identifier: billing.identifier,
+					qualifiedIdentifier: "cenbii-procid-ubl::billing-defaults",
+					title: "Billing",
+					restricted: false,
+					visible: true,
+				},
+			],
 			requiredICDs: ["0192"],
 		});
 		expect(await call("getProcess", { identifier: response.identifier })).toEqual(response);
@@ -113,41 +142,98 @@ describe("processes", () => {
 
 	test("linking unknown capabilities, document types or dependencies is 400 naming every position with code Exists", async () => {
 		const known = await addProcess({ domain: "D", title: "Known" });
-		const error = await rejection(addProcess({ domain: "D", capabilities: ref(UNKNOWN), documentTypes: ref(UNKNOWN), dependencies: [{ identifier: known.identifier }, { identifier: UNKNOWN }] }));
+		const error = await rejection(
+			addProcess({
+				domain: "D",
+				capabilities: ref(UNKNOWN),
+				documentTypes: ref(UNKNOWN),
+				dependencies: [{ identifier: known.identifier }, { identifier: UNKNOWN }],
+			}),
+		);
 		expect(error.code).toBe(400);
 		expect(error.type).toBe("MethodArgumentNotValidException");
 		expect((error.data as { violations: unknown[] }).violations).toEqual([
-			{ field: "capabilities[0].identifier", code: "Exists", defaultMessage: "must reference an existing record", rejectedValue: UNKNOWN, bindingFailure: false },
-			{ field: "documentTypes[0].identifier", code: "Exists", defaultMessage: "must reference an existing record", rejectedValue: UNKNOWN, bindingFailure: false },
-			{ field: "dependencies[1].identifier", code: "Exists", defaultMessage: "must reference an existing record", rejectedValue: UNKNOWN, bindingFailure: false },
+			{
+				field: "capabilities[0].identifier",
+				code: "Exists",
+				defaultMessage: "must reference an existing record",
+				rejectedValue: UNKNOWN,
+				bindingFailure: false,
+			},
+			{
+				field: "documentTypes[0].identifier",
+				code: "Exists",
+				defaultMessage: "must reference an existing record",
+				rejectedValue: UNKNOWN,
+				bindingFailure: false,
+			},
+			{
+				field: "dependencies[1].identifier",
+				code: "Exists",
+				defaultMessage: "must reference an existing record",
+				rejectedValue: UNKNOWN,
+				bindingFailure: false,
+			},
 		]);
 	});
 
 	test("a process may not depend on itself (400 on dependencies[0].identifier)", async () => {
 		const process = await addProcess({ domain: "D", title: "Self" });
-		const error = await rejection(call("updateProcess", { identifier: process.identifier, body: { domain: "D", dependencies: ref(process.identifier) } }));
+		const error = await rejection(
+			call("updateProcess", {
+				identifier: process.identifier,
+				body: { domain: "D", dependencies: ref(process.identifier) },
+			}),
+		);
 		expect(error.code).toBe(400);
-		expect((error.data as { violations: { field: string }[] }).violations).toEqual([expect.objectContaining({ field: "dependencies[0].identifier", code: "NotSelf" })]);
+		expect((error.data as { violations: { field: string }[] }).violations).toEqual([
+			expect.objectContaining({ field: "dependencies[0].identifier", code: "NotSelf" }),
+		]);
 	});
 
 	test("an update replaces the whole process: lists not sent become empty, flags take their defaults", async () => {
 		const dependency = await addProcess({ domain: "D", title: "Dependency" });
-		const process = await addProcess({ domain: "D", title: "Before", restricted: true, visible: false, dependencies: ref(dependency.identifier), requiredICDs: ["0007"] });
+		const process = await addProcess({
+			domain: "D",
+			title: "Before",
+			restricted: true,
+			visible: false,
+			dependencies: ref(dependency.identifier),
+			requiredICDs: ["0007"],
+		});
 		changes.length = 0;
-		const updated = await call<Process>("updateProcess", { identifier: process.identifier, body: { domain: "E", title: "After" } });
-		expect(updated).toMatchObject({ identifier: process.identifier, domain: "E", title: "After", restricted: false, visible: true, dependencies: [], requiredICDs: [] });
+		const updated = await call<Process>("updateProcess", {
+			identifier: process.identifier,
+			body: { domain: "E", title: "After" },
+		});
+		expect(updated).toMatchObject({
+			identifier: process.identifier,
+			domain: "E",
+			title: "After",
+			restricted: false,
+			visible: true,
+			dependencies: [],
+			requiredICDs: [],
+		});
 		expect(changes).toEqual([{ resource: "process", identifier: process.identifier, operation: "update" }]);
 	});
 
 	test("two processes with the same qualified identifier, in any case, are a 409; processes without one never collide", async () => {
 		await addProcess({ domain: "D", qualifiedIdentifier: "cenbii-procid-ubl::unique-one" });
-		const error = await rejection(addProcess({ domain: "D", qualifiedIdentifier: "CENBII-PROCID-UBL::UNIQUE-ONE" }));
+		const error = await rejection(
+			addProcess({ domain: "D", qualifiedIdentifier: "CENBII-PROCID-UBL::UNIQUE-ONE" }),
+		);
 		expect(error.code).toBe(409);
 		expect(error.type).toBe("ConflictException");
 		await addProcess({ domain: "D", title: "no qualified identifier 1" });
 		await addProcess({ domain: "D", title: "no qualified identifier 2", qualifiedIdentifier: "" });
 		const other = await addProcess({ domain: "D", qualifiedIdentifier: "cenbii-procid-ubl::unique-two" });
-		const update = await rejection(call("updateProcess", { identifier: other.identifier, body: { domain: "D", qualifiedIdentifier: "cenbii-procid-ubl::unique-one" } }));
+		const update = await rejection(
+			call("updateProcess", {
+				identifier: other.identifier,
+				body: { domain: "D", qualifiedIdentifier: "cenbii-procid-ubl::unique-one" },
+			}),
+		);
 		expect(update.code).toBe(409);
 	});
 
@@ -186,7 +272,9 @@ describe("processes", () => {
 		const error = await rejection(call("deleteProcess", { identifier: process.identifier }));
 		expect(error.code).toBe(409);
 		expect(error.message).toMatch(/2 participant/);
-		expect(await call("getProcess", { identifier: process.identifier })).toMatchObject({ identifier: process.identifier });
+		expect(await call("getProcess", { identifier: process.identifier })).toMatchObject({
+			identifier: process.identifier,
+		});
 	});
 
 	test("without the participants service a process is not deleted: the call fails", async () => {
@@ -195,7 +283,9 @@ describe("processes", () => {
 		try {
 			const error = await rejection(call("deleteProcess", { identifier: process.identifier }));
 			expect(error.name).toMatch(/^Service(NotFound|NotAvailable)Error$/);
-			expect(await call("getProcess", { identifier: process.identifier })).toMatchObject({ identifier: process.identifier });
+			expect(await call("getProcess", { identifier: process.identifier })).toMatchObject({
+				identifier: process.identifier,
+			});
 		} finally {
 			broker.createService(participantsStub());
 			await broker.waitForServices("participants");
@@ -205,7 +295,11 @@ describe("processes", () => {
 	test("processesByIds answers full records in the order asked, hidden ones included, unknown ones left out", async () => {
 		const first = await addProcess({ domain: "D", title: "First", visible: false });
 		const second = await addProcess({ domain: "D", title: "Second", restricted: true });
-		const answer = await call<Process[]>("processesByIds", { identifiers: [second.identifier, UNKNOWN, first.identifier.toUpperCase()] }, {});
+		const answer = await call<Process[]>(
+			"processesByIds",
+			{ identifiers: [second.identifier, UNKNOWN, first.identifier.toUpperCase()] },
+			{},
+		);
 		expect(answer.map((process) => [process.identifier, process.visible, process.restricted])).toEqual([
 			[second.identifier, true, true],
 			[first.identifier, false, false],
@@ -215,7 +309,10 @@ describe("processes", () => {
 	test("allProcesses answers every process, hidden ones included", async () => {
 		const hidden = await addProcess({ domain: "D", title: "Hidden for allProcesses", visible: false });
 		const all = await call<Process[]>("allProcesses", {}, {});
-		expect(all.find((process) => process.identifier === hidden.identifier)).toMatchObject({ visible: false, restricted: false });
+		expect(all.find((process) => process.identifier === hidden.identifier)).toMatchObject({
+			visible: false,
+			restricted: false,
+		});
 	});
 
 	test("every write puts an audit record into the same store", async () => {
@@ -223,25 +320,52 @@ describe("processes", () => {
 		await call("updateProcess", { identifier: process.identifier, body: { domain: "D", title: "Audited again" } });
 		await call("deleteProcess", { identifier: process.identifier });
 		// Records within one millisecond share `at`: compare by operation, not by order.
-		const records = ((await auditOutbox().find({})) as unknown as Record<string, unknown>[]).filter((record) => record.resourceId === process.identifier);
+		const records = ((await auditOutbox().find({})) as unknown as Record<string, unknown>[]).filter(
+			(record) => record.resourceId === process.identifier,
+		);
 		const byOperation = new Map(records.map((record) => [record.operation, record]));
 		expect(records).toHaveLength(3);
-		expect(byOperation.get("addProcess")).toMatchObject({ resource: "process", before: null, after: { title: "Audited" } });
-		expect(byOperation.get("updateProcess")).toMatchObject({ actor: { username: "admin", role: "ADMIN" }, before: { title: "Audited" }, after: { title: "Audited again" } });
+		expect(byOperation.get("addProcess")).toMatchObject({
+			resource: "process",
+			before: null,
+			after: { title: "Audited" },
+		});
+		expect(byOperation.get("updateProcess")).toMatchObject({
+			actor: { username: "admin", role: "ADMIN" },
+			before: { title: "Audited" },
+			after: { title: "Audited again" },
+		});
 		expect(byOperation.get("deleteProcess")).toMatchObject({ before: { title: "Audited again" }, after: null });
 	});
 });
 
 describe("document types", () => {
 	test("an added document type defaults to visible and is answered with its linked processes", async () => {
-		const process = await addProcess({ domain: "D", title: "Linked", qualifiedIdentifier: "cenbii-procid-ubl::linked", restricted: true });
-		const documentType = await addDocumentType({ title: "Order", qualifiedIdentifier: "busdox-docid-qns::order", processes: ref(process.identifier) });
+		const process = await addProcess({
+			domain: "D",
+			title: "Linked",
+			qualifiedIdentifier: "cenbii-procid-ubl::linked",
+			restricted: true,
+		});
+		const documentType = await addDocumentType({
+			title: "Order",
+			qualifiedIdentifier: "busdox-docid-qns::order",
+			processes: ref(process.identifier),
+		});
 		expect(documentType).toEqual({
 			identifier: expect.any(String),
 			qualifiedIdentifier: "busdox-docid-qns::order",
 			title: "Order",
 			visible: true,
-			processes: [{ identifier: process.identifier, qualifiedIdentifier: "cenbii-procid-ubl::linked", title: "Linked", visible: true, restricted: true }],
+			processes: [
+				{
+					identifier: process.identifier,
+					qualifiedIdentifier: "cenbii-procid-ubl::linked",
+					title: "Linked",
+					visible: true,
+					restricted: true,
+				},
+			],
 		});
 	});
 
@@ -255,27 +379,47 @@ describe("document types", () => {
 
 	test("a link made from the document type side shows on the process, and one made from the process side shows on the document type", async () => {
 		const process = await addProcess({ domain: "D", title: "Both sides" });
-		const fromDocumentType = await addDocumentType({ title: "Linked from the document type", processes: ref(process.identifier) });
+		const fromDocumentType = await addDocumentType({
+			title: "Linked from the document type",
+			processes: ref(process.identifier),
+		});
 		const otherDocumentType = await addDocumentType({ title: "Linked from the process" });
 		const updated = await call<Process>("updateProcess", {
 			identifier: process.identifier,
-			body: { domain: "D", title: "Both sides", documentTypes: ref(fromDocumentType.identifier, otherDocumentType.identifier) },
+			body: {
+				domain: "D",
+				title: "Both sides",
+				documentTypes: ref(fromDocumentType.identifier, otherDocumentType.identifier),
+			},
 		});
-		expect(updated.documentTypes.map((documentType) => documentType.identifier)).toEqual([fromDocumentType.identifier, otherDocumentType.identifier]);
+		expect(updated.documentTypes.map((documentType) => documentType.identifier)).toEqual([
+			fromDocumentType.identifier,
+			otherDocumentType.identifier,
+		]);
 		const other = await call<DocumentType>("getDocumentType", { identifier: otherDocumentType.identifier });
 		expect(other.processes.map((linked) => linked.identifier)).toEqual([process.identifier]);
 	});
 
 	test("updating a document type replaces its set of processes, and each process follows", async () => {
-		const [first, second, third] = await Promise.all(["One", "Two", "Three"].map((title) => addProcess({ domain: "D", title })));
-		const documentType = await addDocumentType({ title: "Relinked", processes: ref(first.identifier, second.identifier) });
+		const [first, second, third] = await Promise.all(
+			["One", "Two", "Three"].map((title) => addProcess({ domain: "D", title })),
+		);
+		const documentType = await addDocumentType({
+			title: "Relinked",
+			processes: ref(first.identifier, second.identifier),
+		});
 		changes.length = 0;
 		const updated = await call<DocumentType>("updateDocumentType", {
 			identifier: documentType.identifier,
 			body: { title: "Relinked", processes: ref(second.identifier, third.identifier) },
 		});
-		expect(updated.processes.map((process) => process.identifier).sort()).toEqual([second.identifier, third.identifier].sort());
-		const documentTypesOf = async (process: Process) => (await call<Process>("getProcess", { identifier: process.identifier })).documentTypes.map((linked) => linked.identifier);
+		expect(updated.processes.map((process) => process.identifier).sort()).toEqual(
+			[second.identifier, third.identifier].sort(),
+		);
+		const documentTypesOf = async (process: Process) =>
+			(await call<Process>("getProcess", { identifier: process.identifier })).documentTypes.map(
+				(linked) => linked.identifier,
+			);
 		expect(await documentTypesOf(first)).toEqual([]);
 		expect(await documentTypesOf(second)).toEqual([documentType.identifier]);
 		expect(await documentTypesOf(third)).toEqual([documentType.identifier]);
@@ -291,19 +435,33 @@ describe("document types", () => {
 
 	test("links made concurrently to one process from two document types are both kept", async () => {
 		const process = await addProcess({ domain: "D", title: "Contended" });
-		const [left, right] = await Promise.all([addDocumentType({ title: "Left" }), addDocumentType({ title: "Right" })]);
+		const [left, right] = await Promise.all([
+			addDocumentType({ title: "Left" }),
+			addDocumentType({ title: "Right" }),
+		]);
 		await Promise.all(
-			[left, right].map((documentType) => call("updateDocumentType", { identifier: documentType.identifier, body: { title: documentType.title, processes: ref(process.identifier) } })),
+			[left, right].map((documentType) =>
+				call("updateDocumentType", {
+					identifier: documentType.identifier,
+					body: { title: documentType.title, processes: ref(process.identifier) },
+				}),
+			),
 		);
-		const linked = (await call<Process>("getProcess", { identifier: process.identifier })).documentTypes.map((documentType) => documentType.identifier);
+		const linked = (await call<Process>("getProcess", { identifier: process.identifier })).documentTypes.map(
+			(documentType) => documentType.identifier,
+		);
 		expect(linked.sort()).toEqual([left.identifier, right.identifier].sort());
 	});
 
 	test("linking an unknown process is 400 on processes[i].identifier", async () => {
 		const known = await addProcess({ domain: "D", title: "Known for document type" });
-		const error = await rejection(addDocumentType({ title: "Bad link", processes: ref(known.identifier, UNKNOWN) }));
+		const error = await rejection(
+			addDocumentType({ title: "Bad link", processes: ref(known.identifier, UNKNOWN) }),
+		);
 		expect(error.code).toBe(400);
-		expect((error.data as { violations: unknown[] }).violations).toEqual([expect.objectContaining({ field: "processes[1].identifier", code: "Exists", rejectedValue: UNKNOWN })]);
+		expect((error.data as { violations: unknown[] }).violations).toEqual([
+			expect.objectContaining({ field: "processes[1].identifier", code: "Exists", rejectedValue: UNKNOWN }),
+		]);
 	});
 
 	test("duplicate qualified identifiers among document types are a 409", async () => {
@@ -316,7 +474,10 @@ describe("document types", () => {
 		const process = await addProcess({ domain: "D", title: "Holder" });
 		const documentType = await addDocumentType({ title: "Held", processes: ref(process.identifier) });
 		expect((await rejection(call("deleteDocumentType", { identifier: documentType.identifier }))).code).toBe(409);
-		await call("updateProcess", { identifier: process.identifier, body: { domain: "D", title: "Holder", documentTypes: [] } });
+		await call("updateProcess", {
+			identifier: process.identifier,
+			body: { domain: "D", title: "Holder", documentTypes: [] },
+		});
 		await call("deleteDocumentType", { identifier: documentType.identifier });
 		const error = await rejection(call("getDocumentType", { identifier: documentType.identifier }));
 		expect(error.code).toBe(404);
@@ -340,48 +501,105 @@ describe("visibility", () => {
 		});
 		await call("updateDocumentType", {
 			identifier: hiddenDocumentType.identifier,
-			body: { title: "zz hidden document type", visible: false, processes: ref(visibleProcess.identifier, hiddenProcess.identifier) },
+			body: {
+				title: "zz hidden document type",
+				visible: false,
+				processes: ref(visibleProcess.identifier, hiddenProcess.identifier),
+			},
 		});
 	});
 
 	test("anonymous callers get 404 for a hidden process or document type; authenticated callers see them", async () => {
-		expect((await rejection(call("getProcess", { identifier: hiddenProcess.identifier }, anonymous))).code).toBe(404);
-		expect((await rejection(call("getDocumentType", { identifier: hiddenDocumentType.identifier }, anonymous))).code).toBe(404);
-		expect(await call("getProcess", { identifier: hiddenProcess.identifier }, { meta: { user: SERVICE_PROVIDER } })).toMatchObject({ visible: false });
-		expect(await call("getDocumentType", { identifier: hiddenDocumentType.identifier }, { meta: { user: SERVICE_PROVIDER } })).toMatchObject({ visible: false });
+		expect((await rejection(call("getProcess", { identifier: hiddenProcess.identifier }, anonymous))).code).toBe(
+			404,
+		);
+		expect(
+			(await rejection(call("getDocumentType", { identifier: hiddenDocumentType.identifier }, anonymous))).code,
+		).toBe(404);
+		expect(
+			await call("getProcess", { identifier: hiddenProcess.identifier }, { meta: { user: SERVICE_PROVIDER } }),
+		).toMatchObject({ visible: false });
+		expect(
+			await call(
+				"getDocumentType",
+				{ identifier: hiddenDocumentType.identifier },
+				{ meta: { user: SERVICE_PROVIDER } },
+			),
+		).toMatchObject({ visible: false });
 	});
 
 	test("anonymous finds and the stream leave hidden records out and count without them", async () => {
 		const everything: PageRequest = { page: 0, size: 1000, sort: [] };
 		const anonymousPage = await call<Page<Process>>("findProcesses", { pageRequest: everything }, anonymous);
-		const authenticatedPage = await call<Page<Process>>("findProcesses", { pageRequest: everything }, { meta: { user: SERVICE_PROVIDER } });
+		const authenticatedPage = await call<Page<Process>>(
+			"findProcesses",
+			{ pageRequest: everything },
+			{ meta: { user: SERVICE_PROVIDER } },
+		);
 		expect(anonymousPage.content.every((process) => process.visible)).toBe(true);
-		expect(authenticatedPage.totalElements - anonymousPage.totalElements).toBe(authenticatedPage.content.filter((process) => !process.visible).length);
+		expect(authenticatedPage.totalElements - anonymousPage.totalElements).toBe(
+			authenticatedPage.content.filter((process) => !process.visible).length,
+		);
 		expect(authenticatedPage.content.some((process) => process.identifier === hiddenProcess.identifier)).toBe(true);
 		const stream = await call<Process[]>("streamProcesses", {}, anonymous);
 		expect(stream.map((process) => process.identifier)).not.toContain(hiddenProcess.identifier);
 		expect(stream).toHaveLength(anonymousPage.totalElements);
-		const documentTypes = await call<Page<DocumentType>>("findDocumentTypes", { pageRequest: everything }, anonymous);
-		expect(documentTypes.content.map((documentType) => documentType.identifier)).not.toContain(hiddenDocumentType.identifier);
+		const documentTypes = await call<Page<DocumentType>>(
+			"findDocumentTypes",
+			{ pageRequest: everything },
+			anonymous,
+		);
+		expect(documentTypes.content.map((documentType) => documentType.identifier)).not.toContain(
+			hiddenDocumentType.identifier,
+		);
 	});
 
 	test("anonymous callers do not see hidden records nested in visible ones", async () => {
 		const seenAnonymously = await call<Process>("getProcess", { identifier: visibleProcess.identifier }, anonymous);
 		expect(seenAnonymously.documentTypes).toEqual([]);
 		expect(seenAnonymously.dependencies).toEqual([]);
-		const seenByProvider = await call<Process>("getProcess", { identifier: visibleProcess.identifier }, { meta: { user: SERVICE_PROVIDER } });
-		expect(seenByProvider.documentTypes.map((documentType) => documentType.identifier)).toEqual([hiddenDocumentType.identifier]);
-		expect(seenByProvider.dependencies.map((dependency) => dependency.identifier)).toEqual([hiddenProcess.identifier]);
-		const documentType = await call<DocumentType>("getDocumentType", { identifier: hiddenDocumentType.identifier }, { meta: { user: SERVICE_PROVIDER } });
-		expect(documentType.processes.map((process) => process.identifier).sort()).toEqual([visibleProcess.identifier, hiddenProcess.identifier].sort());
+		const seenByProvider = await call<Process>(
+			"getProcess",
+			{ identifier: visibleProcess.identifier },
+			{ meta: { user: SERVICE_PROVIDER } },
+		);
+		expect(seenByProvider.documentTypes.map((documentType) => documentType.identifier)).toEqual([
+			hiddenDocumentType.identifier,
+		]);
+		expect(seenByProvider.dependencies.map((dependency) => dependency.identifier)).toEqual([
+			hiddenProcess.identifier,
+		]);
+		const documentType = await call<DocumentType>(
+			"getDocumentType",
+			{ identifier: hiddenDocumentType.identifier },
+			{ meta: { user: SERVICE_PROVIDER } },
+		);
+		expect(documentType.processes.map((process) => process.identifier).sort()).toEqual(
+			[visibleProcess.identifier, hiddenProcess.identifier].sort(),
+		);
 	});
 });
 
 describe("finds", () => {
 	test("the page envelope follows the request: page, size, sort flags, offset", async () => {
-		const page = await call<Page<Process>>("findProcesses", { pageRequest: { page: 1, size: 2, sort: [{ field: "title", direction: "asc" }] } });
-		expect(page).toMatchObject({ number: 1, size: 2, numberOfElements: 2, first: false, sort: { sorted: true, unsorted: false, empty: false } });
-		expect(page.pageable).toEqual({ sort: { sorted: true, unsorted: false, empty: false }, pageNumber: 1, pageSize: 2, offset: 2, paged: true, unpaged: false });
+		const page = await call<Page<Process>>("findProcesses", {
+			pageRequest: { page: 1, size: 2, sort: [{ field: "title", direction: "asc" }] },
+		});
+		expect(page).toMatchObject({
+			number: 1,
+			size: 2,
+			numberOfElements: 2,
+			first: false,
+			sort: { sorted: true, unsorted: false, empty: false },
+		});
+		expect(page.pageable).toEqual({
+			sort: { sorted: true, unsorted: false, empty: false },
+			pageNumber: 1,
+			pageSize: 2,
+			offset: 2,
+			paged: true,
+			unpaged: false,
+		});
 		expect(page.totalPages).toBe(Math.ceil(page.totalElements / 2));
 	});
 
@@ -392,20 +610,28 @@ describe("finds", () => {
 		expect(titles).toEqual([...titles].sort().reverse());
 		const paged: string[] = [];
 		for (let page = 0; page * 3 < all.totalElements; page++) {
-			paged.push(...(await call<Page<Process>>("findProcesses", { pageRequest: { page, size: 3, sort } })).content.map((process) => process.identifier));
+			paged.push(
+				...(await call<Page<Process>>("findProcesses", { pageRequest: { page, size: 3, sort } })).content.map(
+					(process) => process.identifier,
+				),
+			);
 		}
 		expect(paged).toEqual(all.content.map((process) => process.identifier));
 	});
 
 	test("document types sort by qualifiedIdentifier; without a pageRequest the first page of 10 is answered", async () => {
-		const page = await call<Page<DocumentType>>("findDocumentTypes", { pageRequest: { ...PAGE, size: 1000, sort: [{ field: "qualifiedIdentifier", direction: "asc" }] } });
+		const page = await call<Page<DocumentType>>("findDocumentTypes", {
+			pageRequest: { ...PAGE, size: 1000, sort: [{ field: "qualifiedIdentifier", direction: "asc" }] },
+		});
 		expect(page.sort.sorted).toBe(true);
 		const defaulted = await call<Page<DocumentType>>("findDocumentTypes", {});
 		expect(defaulted).toMatchObject({ number: 0, size: 10, sort: { sorted: false } });
 	});
 
 	test("a sort field that is not a store field of the resource is refused", async () => {
-		const error = await rejection(call("findProcesses", { pageRequest: { page: 0, size: 10, sort: [{ field: "alias", direction: "asc" }] } }));
+		const error = await rejection(
+			call("findProcesses", { pageRequest: { page: 0, size: 10, sort: [{ field: "alias", direction: "asc" }] } }),
+		);
 		expect(error).toBeInstanceOf(Errors.ValidationError);
 	});
 });
@@ -418,29 +644,53 @@ describe("search (query)", () => {
 	let waybill: DocumentType;
 
 	beforeAll(async () => {
-		freight = await addProcess({ domain: "Logistics", title: "Freight Forwarding Instruction", qualifiedIdentifier: "search::Freight:1.0" });
+		freight = await addProcess({
+			domain: "Logistics",
+			title: "Freight Forwarding Instruction",
+			qualifiedIdentifier: "search::Freight:1.0",
+		});
 		hiddenFreight = await addProcess({ domain: "Logistics", title: "Freight hidden booking", visible: false });
-		literal = await addProcess({ domain: "Logistics", title: "Rate (.*) plan", qualifiedIdentifier: "search::(.*)+[a-z]" });
-		waybill = await addDocumentType({ title: "Electronic Waybill Notice", qualifiedIdentifier: "search::waybill##2.1" });
+		literal = await addProcess({
+			domain: "Logistics",
+			title: "Rate (.*) plan",
+			qualifiedIdentifier: "search::(.*)+[a-z]",
+		});
+		waybill = await addDocumentType({
+			title: "Electronic Waybill Notice",
+			qualifiedIdentifier: "search::waybill##2.1",
+		});
 	});
 
 	const processIds = async (query: string, options: object = asAdmin) =>
-		(await call<Page<Process>>("findProcesses", { pageRequest: everything, query }, options)).content.map((process) => process.identifier);
+		(await call<Page<Process>>("findProcesses", { pageRequest: everything, query }, options)).content.map(
+			(process) => process.identifier,
+		);
 
 	test("words (split on + and spaces) must each start a word of the title, case-insensitively, on the page, its count and the stream", async () => {
 		expect(await processIds("FREIGHT forw")).toEqual([freight.identifier]);
 		expect(await processIds("freight+instr")).toEqual([freight.identifier]);
-		expect((await call<Page<Process>>("findProcesses", { pageRequest: everything, query: "freight forw" })).totalElements).toBe(1);
+		expect(
+			(await call<Page<Process>>("findProcesses", { pageRequest: everything, query: "freight forw" }))
+				.totalElements,
+		).toBe(1);
 		expect(await processIds("reight")).toEqual([]);
 		expect(await processIds("freight nothing")).toEqual([]);
-		expect((await call<Process[]>("streamProcesses", { query: "forwarding" })).map((process) => process.identifier)).toEqual([freight.identifier]);
-		const documentTypes = await call<Page<DocumentType>>("findDocumentTypes", { pageRequest: everything, query: "waybill elec" });
+		expect(
+			(await call<Process[]>("streamProcesses", { query: "forwarding" })).map((process) => process.identifier),
+		).toEqual([freight.identifier]);
+		const documentTypes = await call<Page<DocumentType>>("findDocumentTypes", {
+			pageRequest: everything,
+			query: "waybill elec",
+		});
 		expect(documentTypes.content.map((documentType) => documentType.identifier)).toEqual([waybill.identifier]);
 	});
 
 	test("a value equal to a qualified identifier, in any case, matches that record", async () => {
 		expect(await processIds("SEARCH::freight:1.0")).toEqual([freight.identifier]);
-		const documentTypes = await call<Page<DocumentType>>("findDocumentTypes", { pageRequest: everything, query: "search::WAYBILL##2.1" });
+		const documentTypes = await call<Page<DocumentType>>("findDocumentTypes", {
+			pageRequest: everything,
+			query: "search::WAYBILL##2.1",
+		});
 		expect(documentTypes.content.map((documentType) => documentType.identifier)).toEqual([waybill.identifier]);
 	});
 
@@ -454,20 +704,56 @@ describe("search (query)", () => {
 	});
 
 	test("anonymous callers never find hidden records, by words or by qualified identifier", async () => {
-		expect(await processIds("freight", { meta: { user: SERVICE_PROVIDER } })).toEqual(expect.arrayContaining([freight.identifier, hiddenFreight.identifier]));
+		expect(await processIds("freight", { meta: { user: SERVICE_PROVIDER } })).toEqual(
+			expect.arrayContaining([freight.identifier, hiddenFreight.identifier]),
+		);
 		expect(await processIds("freight", anonymous)).toEqual([freight.identifier]);
-		expect((await call<Process[]>("streamProcesses", { query: "freight" }, anonymous)).map((process) => process.identifier)).toEqual([freight.identifier]);
-		const hiddenType = await addDocumentType({ title: "Hidden manifest", qualifiedIdentifier: "search::manifest", visible: false });
-		expect((await call<Page<DocumentType>>("findDocumentTypes", { pageRequest: everything, query: "search::manifest" }, anonymous)).totalElements).toBe(0);
-		expect((await call<Page<DocumentType>>("findDocumentTypes", { pageRequest: everything, query: "manifest" }, anonymous)).totalElements).toBe(0);
-		expect((await call<Page<DocumentType>>("findDocumentTypes", { pageRequest: everything, query: "manifest" })).content.map((d) => d.identifier)).toEqual([hiddenType.identifier]);
+		expect(
+			(await call<Process[]>("streamProcesses", { query: "freight" }, anonymous)).map(
+				(process) => process.identifier,
+			),
+		).toEqual([freight.identifier]);
+		const hiddenType = await addDocumentType({
+			title: "Hidden manifest",
+			qualifiedIdentifier: "search::manifest",
+			visible: false,
+		});
+		expect(
+			(
+				await call<Page<DocumentType>>(
+					"findDocumentTypes",
+					{ pageRequest: everything, query: "search::manifest" },
+					anonymous,
+				)
+			).totalElements,
+		).toBe(0);
+		expect(
+			(
+				await call<Page<DocumentType>>(
+					"findDocumentTypes",
+					{ pageRequest: everything, query: "manifest" },
+					anonymous,
+				)
+			).totalElements,
+		).toBe(0);
+		expect(
+			(
+				await call<Page<DocumentType>>("findDocumentTypes", { pageRequest: everything, query: "manifest" })
+			).content.map((d) => d.identifier),
+		).toEqual([hiddenType.identifier]);
 	});
 
 	test("a blank query finds everything; an over-long one is refused by the params schema", async () => {
 		const all = await call<Page<Process>>("findProcesses", { pageRequest: everything });
-		expect((await call<Page<Process>>("findProcesses", { pageRequest: everything, query: "  " })).totalElements).toBe(all.totalElements);
-		expect(await rejection(call("findProcesses", { pageRequest: everything, query: "x".repeat(1001) }))).toBeInstanceOf(Errors.ValidationError);
-		expect(await rejection(call("findDocumentTypes", { query: "x".repeat(1001) }))).toBeInstanceOf(Errors.ValidationError);
+		expect(
+			(await call<Page<Process>>("findProcesses", { pageRequest: everything, query: "  " })).totalElements,
+		).toBe(all.totalElements);
+		expect(
+			await rejection(call("findProcesses", { pageRequest: everything, query: "x".repeat(1001) })),
+		).toBeInstanceOf(Errors.ValidationError);
+		expect(await rejection(call("findDocumentTypes", { query: "x".repeat(1001) }))).toBeInstanceOf(
+			Errors.ValidationError,
+		);
 	});
 });
 
@@ -479,7 +765,13 @@ describe("seed import", () => {
 	const seed = {
 		capabilities: [{ identifier: C1, title: "Seeded capability" }],
 		processes: [
-			{ identifier: P1, domain: "Seed", title: "Seed billing", qualifiedIdentifier: "cenbii-procid-ubl::seed-billing", capabilities: ref(C1) },
+			{
+				identifier: P1,
+				domain: "Seed",
+				title: "Seed billing",
+				qualifiedIdentifier: "cenbii-procid-ubl::seed-billing",
+				capabilities: ref(C1),
+			},
 			{ identifier: P2, domain: "Seed", title: "Seed response", dependencies: ref(P1), documentTypes: ref(D1) },
 		],
 		documentTypes: [{ identifier: D1, title: "Seed invoice", processes: ref(P1) }],
@@ -510,8 +802,13 @@ describe("seed import", () => {
 
 	test("a changed seed record is updated in place, by identifier", async () => {
 		await call("importSeed", seed);
-		const changed = { ...seed, processes: [{ ...seed.processes[0], title: "Seed billing, renamed" }, seed.processes[1]] };
-		expect(await call("importSeed", changed)).toMatchObject({ processes: { created: 0, updated: 1, unchanged: 1 } });
+		const changed = {
+			...seed,
+			processes: [{ ...seed.processes[0], title: "Seed billing, renamed" }, seed.processes[1]],
+		};
+		expect(await call("importSeed", changed)).toMatchObject({
+			processes: { created: 0, updated: 1, unchanged: 1 },
+		});
 		expect(await call("getProcess", { identifier: P1 })).toMatchObject({ title: "Seed billing, renamed" });
 	});
 
@@ -546,19 +843,33 @@ describe("read cache", () => {
 	afterAll(() => cached.stop());
 
 	test("anonymous and authenticated answers are cached apart, and a change drops them", async () => {
-		const hidden = await cached.call<Process, object>("catalog.addProcess", { body: { domain: "D", title: "Cached hidden", visible: false } }, asAdmin);
-		const count = async (options: object) => (await cached.call<Process[], object>("catalog.streamProcesses", {}, options)).length;
+		const hidden = await cached.call<Process, object>(
+			"catalog.addProcess",
+			{ body: { domain: "D", title: "Cached hidden", visible: false } },
+			asAdmin,
+		);
+		const count = async (options: object) =>
+			(await cached.call<Process[], object>("catalog.streamProcesses", {}, options)).length;
 		expect(await count(anonymous)).toBe(0);
 		expect(await count({ meta: { user: SERVICE_PROVIDER } })).toBe(1);
 		expect(await count(anonymous)).toBe(0);
-		await cached.call("catalog.updateProcess", { identifier: hidden.identifier, body: { domain: "D", title: "Now visible", visible: true } }, asAdmin);
+		await cached.call(
+			"catalog.updateProcess",
+			{ identifier: hidden.identifier, body: { domain: "D", title: "Now visible", visible: true } },
+			asAdmin,
+		);
 		expect(await count(anonymous)).toBe(1);
-		expect(await cached.call<Process, object>("catalog.getProcess", { identifier: hidden.identifier }, anonymous)).toMatchObject({ title: "Now visible" });
+		expect(
+			await cached.call<Process, object>("catalog.getProcess", { identifier: hidden.identifier }, anonymous),
+		).toMatchObject({ title: "Now visible" });
 	});
 
 	test("answers are cached per query: a second query is not served the first one's answer", async () => {
 		await cached.call("catalog.addProcess", { body: { domain: "D", title: "Cached parcel" } }, asAdmin);
-		const titles = async (query: string) => (await cached.call<Process[], object>("catalog.streamProcesses", { query }, anonymous)).map((process) => process.title);
+		const titles = async (query: string) =>
+			(await cached.call<Process[], object>("catalog.streamProcesses", { query }, anonymous)).map(
+				(process) => process.title,
+			);
 		expect(await titles("parcel")).toEqual(["Cached parcel"]);
 		expect(await titles("now")).toEqual(["Now visible"]);
 		expect(await titles("parcel")).toEqual(["Cached parcel"]);

@@ -77,7 +77,11 @@ async function exported(dir: string): Promise<Record<string, unknown>[]> {
 /** A broker with the owning services on `dir` (for what no command does: bulk participants, a deleteDate). */
 async function withServices<T>(dir: string, work: (broker: ServiceBroker) => Promise<T>): Promise<T> {
 	process.env.DATA_DIR = dir;
-	const broker = createRegistryBroker({ env: { ...process.env, TRANSPORTER: "" }, services: ["accounts", "accessPoints", "catalog", "participants", "lookup"], overrides: { logger: false } });
+	const broker = createRegistryBroker({
+		env: { ...process.env, TRANSPORTER: "" },
+		services: ["accounts", "accessPoints", "catalog", "participants", "lookup"],
+		overrides: { logger: false },
+	});
 	await broker.start();
 	try {
 		return await work(broker);
@@ -90,7 +94,8 @@ describe("usage", () => {
 	test("--help answers 0 and names every command group; no command or an unknown one is a usage error (2)", async () => {
 		const help = await registry(dataDir("usage"), ["--help"]);
 		expect(help.code).toBe(0);
-		for (const command of ["accounts", "service-providers", "access-points", "seed", "lookup", "export", "import"]) expect(help.out).toContain(command);
+		for (const command of ["accounts", "service-providers", "access-points", "seed", "lookup", "export", "import"])
+			expect(help.out).toContain(command);
 		expect((await registry(dataDir("usage"), [])).code).toBe(2);
 		expect((await registry(dataDir("usage"), ["frobnicate"])).code).toBe(2);
 		const badRole = await registry(dataDir("usage"), ["accounts", "add", "x", "--role", "KING"]);
@@ -109,7 +114,11 @@ describe("on a seeded store", () => {
 		expect(seeded.err).toContain("participants: 4 created");
 	});
 
-	const accountLine = async (username: string) => (await exported(dir)).find((record) => record.type === "account" && record.username === username) as { passwordHash: string; disabled: boolean };
+	const accountLine = async (username: string) =>
+		(await exported(dir)).find((record) => record.type === "account" && record.username === username) as {
+			passwordHash: string;
+			disabled: boolean;
+		};
 
 	test("seed again changes nothing; a refused seed file lists its reasons and exits 1", async () => {
 		expect((await ok(dir, ["seed", DEMO])).err).toContain("participants: 0 created, 0 updated, 4 unchanged");
@@ -127,7 +136,11 @@ describe("on a seeded store", () => {
 		expect(added.err).not.toContain("ops-first-password");
 		expect(await verifyPassword("ops-first-password", (await accountLine("ops")).passwordHash)).toBe(true);
 
-		const listed = JSON.parse((await ok(dir, ["accounts", "list", "--json"])).out) as { username: string; disabled: boolean; passwordHash?: string }[];
+		const listed = JSON.parse((await ok(dir, ["accounts", "list", "--json"])).out) as {
+			username: string;
+			disabled: boolean;
+			passwordHash?: string;
+		}[];
 		expect(listed.map((account) => account.username)).toEqual(["admin", "app1", "authority", "ops", "sp1", "sp2"]);
 		expect(listed.every((account) => account.passwordHash === undefined)).toBe(true);
 		expect((await ok(dir, ["accounts", "list"])).out).toMatch(/^USERNAME\s+ROLE/);
@@ -138,19 +151,29 @@ describe("on a seeded store", () => {
 		const short = await registry(dir, ["accounts", "add", "ops2", "--role", "ADMIN"], "short\n");
 		expect(short.code).toBe(1);
 		expect(short.err).toContain("password");
-		const unlinked = await registry(dir, ["accounts", "add", "sp9", "--role", "SERVICE_PROVIDER"], "sp9-long-password\n");
+		const unlinked = await registry(
+			dir,
+			["accounts", "add", "sp9", "--role", "SERVICE_PROVIDER"],
+			"sp9-long-password\n",
+		);
 		expect(unlinked.code).toBe(1);
 		expect(unlinked.err).toContain("serviceProvider");
 		const noPassword = await registry(dir, ["accounts", "add", "ops3", "--role", "ADMIN"], "");
 		expect(noPassword.code).toBe(1);
-		const linked = await registry(dir, ["accounts", "add", "sp9", "--role", "SERVICE_PROVIDER", "--service-provider", DEMO_PROVIDER], "sp9-long-password\n");
+		const linked = await registry(
+			dir,
+			["accounts", "add", "sp9", "--role", "SERVICE_PROVIDER", "--service-provider", DEMO_PROVIDER],
+			"sp9-long-password\n",
+		);
 		expect(linked.code).toBe(0);
 
 		expect((await ok(dir, ["accounts", "disable", "ops"])).err).toContain("account ops disabled");
 		expect((await accountLine("ops")).disabled).toBe(true);
 		expect((await registry(dir, ["accounts", "disable", "nobody"])).code).toBe(1);
 
-		expect((await ok(dir, ["accounts", "reset-password", "ops"], "ops-second-password\n")).err).toContain("password of ops reset");
+		expect((await ok(dir, ["accounts", "reset-password", "ops"], "ops-second-password\n")).err).toContain(
+			"password of ops reset",
+		);
 		const hash = (await accountLine("ops")).passwordHash;
 		expect(await verifyPassword("ops-second-password", hash)).toBe(true);
 		expect(await verifyPassword("ops-first-password", hash)).toBe(false);
@@ -173,7 +196,12 @@ describe("on a seeded store", () => {
 			const input = terminal();
 			const out = new Capture();
 			const err = new Capture();
-			const done = runRegistry(["accounts", "add", username, "--role", "NETWORK_AUTHORITY"], { stdin: input, stdout: out, stderr: err, env: { ...process.env, TRANSPORTER: "" } });
+			const done = runRegistry(["accounts", "add", username, "--role", "NETWORK_AUTHORITY"], {
+				stdin: input,
+				stdout: out,
+				stderr: err,
+				env: { ...process.env, TRANSPORTER: "" },
+			});
 			await typeAfterPrompts(input, () => err.text, answers);
 			return { code: await done, err: err.text, rawMode: input.setRawMode.mock.calls };
 		};
@@ -194,18 +222,39 @@ describe("on a seeded store", () => {
 		const identifier = added.out.trim();
 		expect(identifier).toMatch(/^[0-9a-f-]{36}$/);
 		const fixed = "11111111-0000-4000-8000-0000000000ee";
-		expect((await ok(dir, ["service-providers", "add", "Zeta Faktura AS", "--identifier", fixed])).out.trim()).toBe(fixed);
+		expect((await ok(dir, ["service-providers", "add", "Zeta Faktura AS", "--identifier", fixed])).out.trim()).toBe(
+			fixed,
+		);
 		const taken = await registry(dir, ["service-providers", "add", "Again", "--identifier", fixed]);
 		expect(taken.code).toBe(1);
 		expect(taken.err).toContain("already exists");
-		const listed = JSON.parse((await ok(dir, ["service-providers", "list", "--json"])).out) as { identifier: string; title: string }[];
-		expect(listed.map((provider) => provider.title)).toEqual(["Aurora Faktura AS", "Fjordnett Fakturaservice AS", "Nordlys E-faktura AS", "Vidda Regnskapssystemer AS", "Zeta Faktura AS"]);
+		const listed = JSON.parse((await ok(dir, ["service-providers", "list", "--json"])).out) as {
+			identifier: string;
+			title: string;
+		}[];
+		expect(listed.map((provider) => provider.title)).toEqual([
+			"Aurora Faktura AS",
+			"Fjordnett Fakturaservice AS",
+			"Nordlys E-faktura AS",
+			"Vidda Regnskapssystemer AS",
+			"Zeta Faktura AS",
+		]);
 		expect(listed.find((provider) => provider.title === "Aurora Faktura AS")?.identifier).toBe(identifier);
 	});
 
 	test("access points: add a provider, add an access point, list both; an unknown provider or a bad URL is refused", async () => {
 		const provider = (
-			await ok(dir, ["access-points", "add-provider", "Aurora AP AS", "--contact-name", "Kari Nordmann", "--contact-email", "ap@aurora.example", "--contact-phone", "+47 22 33 44 55"])
+			await ok(dir, [
+				"access-points",
+				"add-provider",
+				"Aurora AP AS",
+				"--contact-name",
+				"Kari Nordmann",
+				"--contact-email",
+				"ap@aurora.example",
+				"--contact-phone",
+				"+47 22 33 44 55",
+			])
 		).out.trim();
 		const added = await ok(dir, [
 			"access-points",
@@ -223,30 +272,86 @@ describe("on a seeded store", () => {
 			"Peppol AP",
 		]);
 		const identifier = added.out.trim();
-		const accessPoints = JSON.parse((await ok(dir, ["access-points", "list", "--json"])).out) as { identifier: string; title: string; provider: { title: string }; endpoints: unknown[] }[];
+		const accessPoints = JSON.parse((await ok(dir, ["access-points", "list", "--json"])).out) as {
+			identifier: string;
+			title: string;
+			provider: { title: string };
+			endpoints: unknown[];
+		}[];
 		expect(accessPoints.find((accessPoint) => accessPoint.identifier === identifier)).toEqual({
 			identifier,
 			title: "Aurora AP production",
-			provider: { identifier: provider, title: "Aurora AP AS", contact: { name: "Kari Nordmann", email: "ap@aurora.example", phoneNumber: "+47 22 33 44 55" } },
-			endpoints: [{ url: "https://as4.aurora.example/as4", transportProfile: { title: "Peppol AS4 profile v2", value: "peppol-transport-as4-v2_0", certificateTypes: ["Peppol AP"] } }],
+			provider: {
+				identifier: provider,
+				title: "Aurora AP AS",
+				contact: { name: "Kari Nordmann", email: "ap@aurora.example", phoneNumber: "+47 22 33 44 55" },
+			},
+			endpoints: [
+				{
+					url: "https://as4.aurora.example/as4",
+					transportProfile: {
+						title: "Peppol AS4 profile v2",
+						value: "peppol-transport-as4-v2_0",
+						certificateTypes: ["Peppol AP"],
+					},
+				},
+			],
 		});
 		expect(accessPoints).toHaveLength(4);
-		const providers = JSON.parse((await ok(dir, ["access-points", "providers", "--json"])).out) as { title: string }[];
-		expect(providers.map((entry) => entry.title)).toEqual(["Aurora AP AS", "Fjordnett Drift AS", "Nordlys Aksesspunkt AS"]);
+		const providers = JSON.parse((await ok(dir, ["access-points", "providers", "--json"])).out) as {
+			title: string;
+		}[];
+		expect(providers.map((entry) => entry.title)).toEqual([
+			"Aurora AP AS",
+			"Fjordnett Drift AS",
+			"Nordlys Aksesspunkt AS",
+		]);
 
-		const unknown = await registry(dir, ["access-points", "add", "X", "--provider", "0f0f0f0f-0000-4000-8000-000000000000", "--url", "https://x.example", "--transport-profile", "p"]);
+		const unknown = await registry(dir, [
+			"access-points",
+			"add",
+			"X",
+			"--provider",
+			"0f0f0f0f-0000-4000-8000-000000000000",
+			"--url",
+			"https://x.example",
+			"--transport-profile",
+			"p",
+		]);
 		expect(unknown.code).toBe(1);
 		expect(unknown.err).toContain("provider");
-		const badUrl = await registry(dir, ["access-points", "add", "X", "--provider", provider, "--url", "not a url", "--transport-profile", "p"]);
+		const badUrl = await registry(dir, [
+			"access-points",
+			"add",
+			"X",
+			"--provider",
+			provider,
+			"--url",
+			"not a url",
+			"--transport-profile",
+			"p",
+		]);
 		expect(badUrl.code).toBe(1);
 		expect(badUrl.err).toContain("endpoints[0].url");
-		const badEmail = await registry(dir, ["access-points", "add-provider", "Y", "--contact-name", "N", "--contact-email", "nope", "--contact-phone", "+47 22 33 44 55"]);
+		const badEmail = await registry(dir, [
+			"access-points",
+			"add-provider",
+			"Y",
+			"--contact-name",
+			"N",
+			"--contact-email",
+			"nope",
+			"--contact-phone",
+			"+47 22 33 44 55",
+		]);
 		expect(badEmail.code).toBe(1);
 		expect(badEmail.err).toContain("contact.email");
 	});
 
 	test("lookup rebuild", async () => {
-		expect((await ok(dir, ["lookup", "rebuild"])).err).toContain("lookup rebuilt: 4 organization(s) from 4 participant(s)");
+		expect((await ok(dir, ["lookup", "rebuild"])).err).toContain(
+			"lookup rebuilt: 4 organization(s) from 4 participant(s)",
+		);
 	});
 });
 
@@ -268,7 +373,11 @@ describe("export and import", () => {
 				"participants.update",
 				{
 					qualifiedIdentifier: "iso6523-actorid-upis::0192:991825827",
-					body: { processes: [{ identifier: BILLING_PROCESS }], contact: { name: "Ingrid Berg", email: "ingrid@example.no", phoneNumber: "+47 22 33 44 55" }, deleteDate: "2099-12-31" },
+					body: {
+						processes: [{ identifier: BILLING_PROCESS }],
+						contact: { name: "Ingrid Berg", email: "ingrid@example.no", phoneNumber: "+47 22 33 44 55" },
+						deleteDate: "2099-12-31",
+					},
 				},
 				{ meta: { user } },
 			);
@@ -287,20 +396,45 @@ describe("export and import", () => {
 	test("the export has every record once, a type on each line, in type order; hashes, never passwords", () => {
 		const counts: Record<string, number> = {};
 		for (const record of records) counts[record.type as string] = (counts[record.type as string] ?? 0) + 1;
-		expect(counts).toEqual({ serviceProvider: 3, accessPointProvider: 2, accessPoint: 3, capability: 2, process: 12, documentType: 5, account: 6, participant: 4 + BULK });
-		const order = ["serviceProvider", "accessPointProvider", "accessPoint", "capability", "process", "documentType", "account", "participant"];
+		expect(counts).toEqual({
+			serviceProvider: 3,
+			accessPointProvider: 2,
+			accessPoint: 3,
+			capability: 2,
+			process: 12,
+			documentType: 5,
+			account: 6,
+			participant: 4 + BULK,
+		});
+		const order = [
+			"serviceProvider",
+			"accessPointProvider",
+			"accessPoint",
+			"capability",
+			"process",
+			"documentType",
+			"account",
+			"participant",
+		];
 		const positions = records.map((record) => order.indexOf(record.type as string));
 		expect(positions).toEqual([...positions].sort((a, b) => a - b));
 		const accounts = records.filter((record) => record.type === "account");
-		expect(accounts.every((account) => typeof account.passwordHash === "string" && account.password === undefined)).toBe(true);
-		expect(accounts.find((account) => account.username === "retired")).toMatchObject({ role: "ADMIN", disabled: true });
+		expect(
+			accounts.every((account) => typeof account.passwordHash === "string" && account.password === undefined),
+		).toBe(true);
+		expect(accounts.find((account) => account.username === "retired")).toMatchObject({
+			role: "ADMIN",
+			disabled: true,
+		});
 		expect(records.find((record) => record.identifier === "77777777-0000-4000-8000-000000000001")).toMatchObject({
 			type: "participant",
 			provider: { identifier: DEMO_PROVIDER, title: "Nordlys E-faktura AS" },
 			deleteDate: "2099-12-31",
 			processes: [{ identifier: BILLING_PROCESS }],
 		});
-		expect(new Set(records.filter((record) => record.type === "participant").map((record) => record.identifier)).size).toBe(4 + BULK);
+		expect(
+			new Set(records.filter((record) => record.type === "participant").map((record) => record.identifier)).size,
+		).toBe(4 + BULK);
 		expect(fs.existsSync(`${file}`)).toBe(true);
 	});
 
@@ -324,7 +458,9 @@ describe("export and import", () => {
 		expect((await ok(copy, ["export"])).out).toBe(fs.readFileSync(file, "utf8"));
 
 		const answer = await withServices(copy, (broker) =>
-			broker.call<{ identifier: string }[], object>("lookup.organizationProcesses", { qualifiedIdentifier: "iso6523-actorid-upis::0192:991825827" }),
+			broker.call<{ identifier: string }[], object>("lookup.organizationProcesses", {
+				qualifiedIdentifier: "iso6523-actorid-upis::0192:991825827",
+			}),
 		);
 		expect(answer.map((process) => process.identifier)).toEqual([BILLING_PROCESS]);
 		expect((await ok(copy, ["lookup", "rebuild"])).err).toContain(`from ${4 + BULK} participant(s)`);
@@ -332,7 +468,9 @@ describe("export and import", () => {
 
 	test("a file with bad lines is refused whole: every bad line by number, nothing changed", async () => {
 		const lines = fs.readFileSync(file, "utf8").trimEnd().split("\n");
-		const at = (type: string, nth = 0) => lines.map((line, index) => ({ line, index })).filter(({ line }) => line.includes(`"type":"${type}"`))[nth].index;
+		const at = (type: string, nth = 0) =>
+			lines.map((line, index) => ({ line, index })).filter(({ line }) => line.includes(`"type":"${type}"`))[nth]
+				.index;
 		const edit = (index: number, change: (record: Record<string, unknown>) => void) => {
 			const record = JSON.parse(lines[index]);
 			change(record);
@@ -349,7 +487,9 @@ describe("export and import", () => {
 		});
 		bad[participant + 1] = "organizationIdentifier";
 		const unknownProcess = at("participant", 20);
-		edit(unknownProcess, (record) => (record.processes as unknown[]).push({ identifier: "55555555-0000-4000-8000-0000000000ff" }));
+		edit(unknownProcess, (record) =>
+			(record.processes as unknown[]).push({ identifier: "55555555-0000-4000-8000-0000000000ff" }),
+		);
 		bad[unknownProcess + 1] = "no process 55555555-0000-4000-8000-0000000000ff";
 		const account = at("account", 1);
 		edit(account, (record) => {
@@ -371,7 +511,8 @@ describe("export and import", () => {
 		const refused = await registry(copy, ["import", badFile]);
 		expect(refused.code).toBe(1);
 		expect(refused.err).toContain("refused, nothing changed");
-		for (const [line, text] of Object.entries(bad)) expect(refused.err).toMatch(new RegExp(`line ${line}: [^\\n]*${text.replace(/[()[\]]/g, "\\$&")}`));
+		for (const [line, text] of Object.entries(bad))
+			expect(refused.err).toMatch(new RegExp(`line ${line}: [^\\n]*${text.replace(/[()[\]]/g, "\\$&")}`));
 		const reported = [...refused.err.matchAll(/line (\d+):/g)].map((match) => Number(match[1]));
 		expect([...new Set(reported)].sort((a, b) => a - b)).toEqual(
 			Object.keys(bad)
@@ -406,20 +547,33 @@ describe("the built CLI", () => {
 		expect(list.status).toBe(0);
 		expect(list.stdout.split("\n")[0]).toMatch(/^USERNAME\s+ROLE\s+PROVIDER\s+DISABLED$/);
 		expect(list.stdout).toMatch(/^sp1\s+SERVICE_PROVIDER\s+11111111-0000-4000-8000-000000000001\s+no$/m);
-		const unknown = spawnSync(process.execPath, [cli, "accounts", "disable", "nobody"], { env, encoding: "utf8", timeout: 60000 });
+		const unknown = spawnSync(process.execPath, [cli, "accounts", "disable", "nobody"], {
+			env,
+			encoding: "utf8",
+			timeout: 60000,
+		});
 		expect(unknown.status).toBe(1);
 		expect(unknown.stderr).toContain("registry: no account nobody; nothing changed");
 		expect(unknown.stderr).not.toMatch(/\s+at /);
 	});
 
 	test("the REPL without TRANSPORTER refuses (2): a one-process registry cannot be joined", () => {
-		const run = spawnSync(process.execPath, [path.join(ROOT, "dist", "cli", "repl.js")], { env, encoding: "utf8", timeout: 60000 });
+		const run = spawnSync(process.execPath, [path.join(ROOT, "dist", "cli", "repl.js")], {
+			env,
+			encoding: "utf8",
+			timeout: 60000,
+		});
 		expect(run.status).toBe(2);
 		expect(run.stderr).toContain("set TRANSPORTER");
 	});
 
 	test("npm run registry -- …", () => {
-		const run = spawnSync("npm", ["run", "--silent", "registry", "--", "service-providers", "list"], { cwd: ROOT, env, encoding: "utf8", timeout: 60000 });
+		const run = spawnSync("npm", ["run", "--silent", "registry", "--", "service-providers", "list"], {
+			cwd: ROOT,
+			env,
+			encoding: "utf8",
+			timeout: 60000,
+		});
 		expect(run.status).toBe(0);
 		expect(run.stdout).toContain("Nordlys E-faktura AS");
 	});

@@ -28,7 +28,16 @@ describe("generated client is current", () => {
 			const input = path.join(dir, "openapi.json");
 			const output = path.join(dir, "schema.d.ts");
 			fs.writeFileSync(input, openApiText());
-			execFileSync(process.execPath, [path.join(path.dirname(require.resolve("openapi-typescript/package.json")), "bin", "cli.js"), input, "--output", output], { cwd: ROOT, stdio: "pipe" });
+			execFileSync(
+				process.execPath,
+				[
+					path.join(path.dirname(require.resolve("openapi-typescript/package.json")), "bin", "cli.js"),
+					input,
+					"--output",
+					output,
+				],
+				{ cwd: ROOT, stdio: "pipe" },
+			);
 			const committed = fs.readFileSync(path.join(CLIENT, "schema.d.ts"), "utf8");
 			if (fs.readFileSync(output, "utf8") !== committed) throw new Error(REGENERATE);
 		} finally {
@@ -48,9 +57,11 @@ describe("media types come from the document and agree with the operations table
 			expect(entry).toBeUndefined(); // 204s and the transfer answer no body
 			return;
 		}
-		if (answers && operation.response) for (const mediaType of operation.mediaTypes) expect(entry.accept).toContain(mediaType);
+		if (answers && operation.response)
+			for (const mediaType of operation.mediaTypes) expect(entry.accept).toContain(mediaType);
 		// The Accept sent by default is the one the registry itself picks for a generic Accept.
-		if (answers) expect(entry.defaultAccept).toBe((group.find((other) => other.isDefault) ?? group[0]).mediaTypes[0]);
+		if (answers)
+			expect(entry.defaultAccept).toBe((group.find((other) => other.isDefault) ?? group[0]).mediaTypes[0]);
 		if (operation.body) expect(entry.contentType).toBe(operation.mediaTypes[0]);
 		else expect(entry.contentType).toBeUndefined();
 	});
@@ -66,10 +77,15 @@ describe("createRegistryClient", () => {
 
 	test("sends the operation's media type as Accept, and Basic credentials", async () => {
 		const registry = createRegistryClient("http://registry.test/", { username: "sp1", password: "pässword" });
-		await registry.GET("/rest/api/processes/{identifier}", { params: { path: { identifier: "55555555-0000-4000-8000-000000000001" } }, fetch: fakeFetch });
+		await registry.GET("/rest/api/processes/{identifier}", {
+			params: { path: { identifier: "55555555-0000-4000-8000-000000000001" } },
+			fetch: fakeFetch,
+		});
 		expect(seen[0].url).toBe("http://registry.test/rest/api/processes/55555555-0000-4000-8000-000000000001");
 		expect(seen[0].headers.get("Accept")).toBe("application/vnd.registry.processes.get.v1+json");
-		expect(seen[0].headers.get("Authorization")).toBe(`Basic ${Buffer.from("sp1:pässword", "utf8").toString("base64")}`);
+		expect(seen[0].headers.get("Authorization")).toBe(
+			`Basic ${Buffer.from("sp1:pässword", "utf8").toString("base64")}`,
+		);
 	});
 
 	test("a body goes with the operation's media type as Content-Type", async () => {
@@ -83,18 +99,28 @@ describe("createRegistryClient", () => {
 
 	test("several forms on one path: the paged one by default, the caller's Accept when given", async () => {
 		const registry = createRegistryClient("http://registry.test");
-		await registry.GET("/rest/api/participants", { params: { query: { sort: ["name", "registrationDate,DESC"], processes: true } }, fetch: fakeFetch });
+		await registry.GET("/rest/api/participants", {
+			params: { query: { sort: ["name", "registrationDate,DESC"], processes: true } },
+			fetch: fakeFetch,
+		});
 		expect(seen[0].headers.get("Accept")).toBe("application/vnd.registry.participants.find.v1+json");
 		expect(new URL(seen[0].url).search).toBe("?sort=name&sort=registrationDate%2CDESC&processes=true");
-		const stream = mediaTypesOf("GET" as HttpMethod, "/rest/api/participants").accept.find((mediaType) => mediaType.includes(".stream.")) as string;
+		const stream = mediaTypesOf("GET" as HttpMethod, "/rest/api/participants").accept.find((mediaType) =>
+			mediaType.includes(".stream."),
+		) as string;
 		await registry.GET("/rest/api/participants", { headers: { Accept: stream }, fetch: fakeFetch });
 		expect(seen[1].headers.get("Accept")).toBe("application/vnd.registry.participants.stream.v1+json");
 	});
 
 	test("qualified identifiers in paths are percent-encoded", async () => {
 		const registry = createRegistryClient("http://registry.test");
-		await registry.GET("/rest/api/organizations/{qualifiedIdentifier}/processes", { params: { path: { qualifiedIdentifier: "iso6523-actorid-upis::0192:991825827" } }, fetch: fakeFetch });
-		expect(seen[0].url).toBe("http://registry.test/rest/api/organizations/iso6523-actorid-upis%3A%3A0192%3A991825827/processes");
+		await registry.GET("/rest/api/organizations/{qualifiedIdentifier}/processes", {
+			params: { path: { qualifiedIdentifier: "iso6523-actorid-upis::0192:991825827" } },
+			fetch: fakeFetch,
+		});
+		expect(seen[0].url).toBe(
+			"http://registry.test/rest/api/organizations/iso6523-actorid-upis%3A%3A0192%3A991825827/processes",
+		);
 		expect(seen[0].headers.get("Accept")).toBe("application/vnd.registry.organizations.processes.v1+json");
 	});
 });
@@ -112,7 +138,11 @@ describe("docs/client-guide.md keeps up with the operations table", () => {
 					.slice(1, -1)
 					.map((cell) => cell.trim()),
 			);
-		const expected = OPERATIONS.map((operation) => [operation.summary, `\`${operation.method} ${API_BASE}${operation.path.replace(/:([A-Za-z]+)/g, "{$1}")}\``, operation.roles.join(", ")]);
+		const expected = OPERATIONS.map((operation) => [
+			operation.summary,
+			`\`${operation.method} ${API_BASE}${operation.path.replace(/:([A-Za-z]+)/g, "{$1}")}\``,
+			operation.roles.join(", "),
+		]);
 		expect(rows).toEqual(expected);
 	});
 

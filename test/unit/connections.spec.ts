@@ -10,7 +10,9 @@ import { natsConnectionOptions, redact, redisConnectionOptions } from "../../src
 
 describe("redact", () => {
 	test("masks the user information of every URL, keeps the addresses", () => {
-		expect(redact("nats://reg:p%40ss@nats-1:4222,nats://reg:p%40ss@nats-2:4222")).toBe("nats://***@nats-1:4222,nats://***@nats-2:4222");
+		expect(redact("nats://reg:p%40ss@nats-1:4222,nats://reg:p%40ss@nats-2:4222")).toBe(
+			"nats://***@nats-1:4222,nats://***@nats-2:4222",
+		);
 		expect(redact("redis://:secret@redis:6379/2")).toBe("redis://***@redis:6379/2");
 		expect(redact("failed: mongodb://u:p@mongo:27017/registry")).toBe("failed: mongodb://***@mongo:27017/registry");
 		expect(redact("nats://nats:4222")).toBe("nats://nats:4222");
@@ -20,13 +22,24 @@ describe("redact", () => {
 
 describe("NATS connection options", () => {
 	test("user and password from the URL (percent-decoded), or from NATS_USER/NATS_PASSWORD, which win", () => {
-		expect(natsConnectionOptions({ TRANSPORTER: "nats://reg:s%40cret@n1:4222,nats://n2:4222" })).toEqual({ servers: ["n1:4222", "n2:4222"], user: "reg", pass: "s@cret" });
-		expect(natsConnectionOptions({ TRANSPORTER: "nats://reg:old@n1:4222", NATS_USER: "other", NATS_PASSWORD: "new" })).toEqual({ servers: ["n1:4222"], user: "other", pass: "new" });
-		expect(natsConnectionOptions({ TRANSPORTER: "nats://n1:4222", NATS_TOKEN: "t0ken" })).toEqual({ servers: ["n1:4222"], token: "t0ken" });
+		expect(natsConnectionOptions({ TRANSPORTER: "nats://reg:s%40cret@n1:4222,nats://n2:4222" })).toEqual({
+			servers: ["n1:4222", "n2:4222"],
+			user: "reg",
+			pass: "s@cret",
+		});
+		expect(
+			natsConnectionOptions({ TRANSPORTER: "nats://reg:old@n1:4222", NATS_USER: "other", NATS_PASSWORD: "new" }),
+		).toEqual({ servers: ["n1:4222"], user: "other", pass: "new" });
+		expect(natsConnectionOptions({ TRANSPORTER: "nats://n1:4222", NATS_TOKEN: "t0ken" })).toEqual({
+			servers: ["n1:4222"],
+			token: "t0ken",
+		});
 	});
 
 	test("a malformed URL is refused without quoting it (it may hold a password)", () => {
-		expect(() => natsConnectionOptions({ TRANSPORTER: "nats://reg:p w@[bad" })).toThrow("TRANSPORTER is not a valid URL (its value is not shown");
+		expect(() => natsConnectionOptions({ TRANSPORTER: "nats://reg:p w@[bad" })).toThrow(
+			"TRANSPORTER is not a valid URL (its value is not shown",
+		);
 		expect(() => redisConnectionOptions("redis://:p w@[bad", {})).toThrow("CACHER is not a valid URL");
 		try {
 			natsConnectionOptions({ TRANSPORTER: "nats://reg:p w@[bad" });
@@ -36,7 +49,9 @@ describe("NATS connection options", () => {
 	});
 
 	test("one way to log in: two are refused, naming the variables and not their values", () => {
-		expect(() => natsConnectionOptions({ TRANSPORTER: "nats://n1:4222", NATS_TOKEN: "t0ken", NATS_USER: "reg" })).toThrow("set one of NATS_TOKEN, NATS_USER");
+		expect(() =>
+			natsConnectionOptions({ TRANSPORTER: "nats://n1:4222", NATS_TOKEN: "t0ken", NATS_USER: "reg" }),
+		).toThrow("set one of NATS_TOKEN, NATS_USER");
 	});
 
 	test("an NKey seed or a credentials file becomes an authenticator; a missing file names the variable", () => {
@@ -44,8 +59,16 @@ describe("NATS connection options", () => {
 		try {
 			const seed = path.join(dir, "seed");
 			fs.writeFileSync(seed, "SUACSSL3UAHUDXKFSNVUZRF5UHPMWZ6BFDTJ7M6USDXIEDNPPQYYYCU3VY\n");
-			expect(typeof natsConnectionOptions({ TRANSPORTER: "nats://n1:4222", NATS_NKEY_SEED_FILE: seed }).authenticator).toBe("function");
-			expect(() => natsConnectionOptions({ TRANSPORTER: "nats://n1:4222", NATS_CREDS_FILE: path.join(dir, "absent.creds") })).toThrow(/NATS_CREDS_FILE: cannot read .*absent\.creds \(ENOENT\)/);
+			expect(
+				typeof natsConnectionOptions({ TRANSPORTER: "nats://n1:4222", NATS_NKEY_SEED_FILE: seed })
+					.authenticator,
+			).toBe("function");
+			expect(() =>
+				natsConnectionOptions({
+					TRANSPORTER: "nats://n1:4222",
+					NATS_CREDS_FILE: path.join(dir, "absent.creds"),
+				}),
+			).toThrow(/NATS_CREDS_FILE: cannot read .*absent\.creds \(ENOENT\)/);
 		} finally {
 			fs.rmSync(dir, { recursive: true, force: true });
 		}
@@ -53,19 +76,38 @@ describe("NATS connection options", () => {
 
 	test("TLS from tls:// or the NATS_TLS_* files; a certificate needs its key", () => {
 		expect(natsConnectionOptions({ TRANSPORTER: "tls://n1:4222" }).tls).toEqual({});
-		expect(natsConnectionOptions({ TRANSPORTER: "nats://n1:4222", NATS_TLS_CA_FILE: "/ca.pem", NATS_TLS_CERT_FILE: "/c.pem", NATS_TLS_KEY_FILE: "/k.pem" }).tls).toEqual({
+		expect(
+			natsConnectionOptions({
+				TRANSPORTER: "nats://n1:4222",
+				NATS_TLS_CA_FILE: "/ca.pem",
+				NATS_TLS_CERT_FILE: "/c.pem",
+				NATS_TLS_KEY_FILE: "/k.pem",
+			}).tls,
+		).toEqual({
 			caFile: "/ca.pem",
 			certFile: "/c.pem",
 			keyFile: "/k.pem",
 		});
-		expect(() => natsConnectionOptions({ TRANSPORTER: "nats://n1:4222", NATS_TLS_CERT_FILE: "/c.pem" })).toThrow("NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together");
+		expect(() => natsConnectionOptions({ TRANSPORTER: "nats://n1:4222", NATS_TLS_CERT_FILE: "/c.pem" })).toThrow(
+			"NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together",
+		);
 	});
 });
 
 describe("Redis connection options", () => {
 	test("password (and ACL user) from the URL, or from REDIS_USERNAME/REDIS_PASSWORD, which win", () => {
-		expect(redisConnectionOptions("redis://:p%23w@r1:6380/2", {})).toEqual({ host: "r1", port: 6380, password: "p#w", db: 2 });
-		expect(redisConnectionOptions("redis://r1", { REDIS_USERNAME: "registry", REDIS_PASSWORD: "pw" })).toEqual({ host: "r1", port: 6379, username: "registry", password: "pw" });
+		expect(redisConnectionOptions("redis://:p%23w@r1:6380/2", {})).toEqual({
+			host: "r1",
+			port: 6380,
+			password: "p#w",
+			db: 2,
+		});
+		expect(redisConnectionOptions("redis://r1", { REDIS_USERNAME: "registry", REDIS_PASSWORD: "pw" })).toEqual({
+			host: "r1",
+			port: 6379,
+			username: "registry",
+			password: "pw",
+		});
 	});
 
 	test("TLS with rediss:// or a CA file (read from the file)", () => {
@@ -73,7 +115,9 @@ describe("Redis connection options", () => {
 		const dir = fs.mkdtempSync(path.join(os.tmpdir(), "registry-ca-"));
 		try {
 			fs.writeFileSync(path.join(dir, "ca.pem"), "CA");
-			expect(redisConnectionOptions("redis://r1", { REDIS_TLS_CA_FILE: path.join(dir, "ca.pem") }).tls).toEqual({ ca: Buffer.from("CA") });
+			expect(redisConnectionOptions("redis://r1", { REDIS_TLS_CA_FILE: path.join(dir, "ca.pem") }).tls).toEqual({
+				ca: Buffer.from("CA"),
+			});
 		} finally {
 			fs.rmSync(dir, { recursive: true, force: true });
 		}

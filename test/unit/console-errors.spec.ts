@@ -11,9 +11,22 @@ const refused = {
 	error: "Bad Request",
 	message: "Validation failed for object='addParticipantFormDTO'. Error count: 4",
 	errors: [
-		{ field: "contact.phoneNumber", code: "Phone", defaultMessage: "must be a valid phone number", objectName: "addParticipantFormDTO" },
-		{ field: "organizationIdentifier", code: "OrganizationNumber", defaultMessage: "must be a valid organization number for this ICD" },
-		{ field: "processes[1].identifier", code: "Restricted", defaultMessage: "the process is restricted (deprecated) and cannot be added" },
+		{
+			field: "contact.phoneNumber",
+			code: "Phone",
+			defaultMessage: "must be a valid phone number",
+			objectName: "addParticipantFormDTO",
+		},
+		{
+			field: "organizationIdentifier",
+			code: "OrganizationNumber",
+			defaultMessage: "must be a valid organization number for this ICD",
+		},
+		{
+			field: "processes[1].identifier",
+			code: "Restricted",
+			defaultMessage: "the process is restricted (deprecated) and cannot be added",
+		},
 		{ field: "processes[0]", code: "Dependency", defaultMessage: "a required dependency process is missing" },
 	],
 };
@@ -22,21 +35,32 @@ test("every field error lands at its form field; array entries at the list's fie
 	expect(fieldErrors(refused.errors)).toEqual({
 		"contact.phoneNumber": "Not a valid phone number (e.g. +47 22 33 44 55)",
 		organizationIdentifier: "Not a valid organization number for this ICD (the check digit does not match)",
-		processes: "This process is restricted (deprecated) and cannot be added; A process this one depends on is missing: add it too",
+		processes:
+			"This process is restricted (deprecated) and cannot be added; A process this one depends on is missing: add it too",
 	});
 	expect(formFieldOf("processes[12].identifier")).toBe("processes");
 	expect(formFieldOf("contact.email")).toBe("contact.email");
 });
 
 test("a code the console has no words for falls back to the registry's default message, then to the code", () => {
-	expect(fieldErrors([{ field: "title", code: "SomethingNew", defaultMessage: "is odd" }])).toEqual({ title: "is odd" });
+	expect(fieldErrors([{ field: "title", code: "SomethingNew", defaultMessage: "is odd" }])).toEqual({
+		title: "is odd",
+	});
 	expect(fieldErrors([{ field: "title", code: "SomethingNew" }])).toEqual({ title: "SomethingNew" });
 	expect(fieldErrors(undefined)).toEqual({});
 });
 
 test("a 400 with errors[] says fields need attention and carries them; other statuses carry none", () => {
-	expect(describeFailure(400, refused)).toEqual({ status: 400, message: "Some fields need attention.", fields: fieldErrors(refused.errors) });
-	expect(describeFailure(400, { message: "Unreadable JSON" })).toEqual({ status: 400, message: "Unreadable JSON", fields: {} });
+	expect(describeFailure(400, refused)).toEqual({
+		status: 400,
+		message: "Some fields need attention.",
+		fields: fieldErrors(refused.errors),
+	});
+	expect(describeFailure(400, { message: "Unreadable JSON" })).toEqual({
+		status: 400,
+		message: "Unreadable JSON",
+		fields: {},
+	});
 	expect(describeFailure(409, { message: "account x already exists", errors: refused.errors }).fields).toEqual({});
 });
 
@@ -45,15 +69,26 @@ test("401, 403, 412 and 503 are said plainly; 404 and 409 keep the registry's me
 	expect(describeFailure(403, {}).message).toBe("Your role may not do this.");
 	expect(describeFailure(412, {}).message).toMatch(/^Someone else changed this record/);
 	expect(describeFailure(503, undefined).message).toMatch(/not available/);
-	expect(describeFailure(404, { message: "participant x cannot be found" }).message).toBe("participant x cannot be found");
+	expect(describeFailure(404, { message: "participant x cannot be found" }).message).toBe(
+		"participant x cannot be found",
+	);
 	expect(describeFailure(409, { message: "a job is running" }).message).toBe("a job is running");
 	expect(describeFailure(418, "not json").message).toBe("The registry answered 418.");
 });
 
 test("a 429 tells how long to wait, from Retry-After in seconds or as a date", () => {
-	expect(describeFailure(429, {}, "37")).toEqual({ status: 429, message: "Too many attempts. Try again in 37 seconds.", retryAfterSeconds: 37, fields: {} });
+	expect(describeFailure(429, {}, "37")).toEqual({
+		status: 429,
+		message: "Too many attempts. Try again in 37 seconds.",
+		retryAfterSeconds: 37,
+		fields: {},
+	});
 	expect(describeFailure(429, {}, "1").message).toBe("Too many attempts. Try again in 1 second.");
-	expect(describeFailure(429, {}, null)).toEqual({ status: 429, message: "Too many attempts. Try again later.", fields: {} });
+	expect(describeFailure(429, {}, null)).toEqual({
+		status: 429,
+		message: "Too many attempts. Try again later.",
+		fields: {},
+	});
 	const now = Date.parse("2026-01-01T00:00:00Z");
 	expect(retryAfterSeconds("Thu, 01 Jan 2026 00:01:30 GMT", now)).toBe(90);
 	expect(retryAfterSeconds("soon", now)).toBeUndefined();

@@ -68,7 +68,9 @@ describe("CredentialCache", () => {
 	test("a verification that throws reaches every waiting request and leaves nothing behind", async () => {
 		const cache = new CredentialCache<string>(() => 60_000);
 		const failing = () => Promise.reject(new Error("accounts unavailable"));
-		await expect(Promise.all([cache.verify("key", failing), cache.verify("key", failing)])).rejects.toThrow("accounts unavailable");
+		await expect(Promise.all([cache.verify("key", failing), cache.verify("key", failing)])).rejects.toThrow(
+			"accounts unavailable",
+		);
 		expect(cache.get("key")).toBeUndefined();
 		expect(await cache.verify("key", async () => "sp1")).toBe("sp1");
 	});
@@ -102,15 +104,28 @@ describe("CredentialCache", () => {
 	test("a request whose remembered credential is near its end is answered at once and renews it in the background, once", async () => {
 		jest.useFakeTimers({ doNotFake: ["nextTick", "setImmediate", "queueMicrotask"] });
 		try {
-			const caller: Caller = { username: "sp1", role: "SERVICE_PROVIDER", serviceProvider: "11111111-0000-4000-8000-000000000001" } as Caller;
+			const caller: Caller = {
+				username: "sp1",
+				role: "SERVICE_PROVIDER",
+				serviceProvider: "11111111-0000-4000-8000-000000000001",
+			} as Caller;
 			let verifications = 0;
 			const cache = new CredentialCache<VerifiedCredential>(() => 10_000);
-			const throttle = new LoginThrottle(new MemoryCounters(), { userMaxFailures: 10, addressMaxFailures: 200, windowSeconds: 300, lockoutSeconds: 300, maxLockoutSeconds: 3600 });
+			const throttle = new LoginThrottle(new MemoryCounters(), {
+				userMaxFailures: 10,
+				addressMaxFailures: 200,
+				windowSeconds: 300,
+				lockoutSeconds: 300,
+				maxLockoutSeconds: 3600,
+			});
 			const authenticator = new Authenticator(cache, throttle, async () => {
 				verifications++;
 				return caller;
 			});
-			const req = { headers: { authorization: `Basic ${Buffer.from("sp1:sp1-demo-password").toString("base64")}` }, socket: {} } as unknown as IncomingMessage;
+			const req = {
+				headers: { authorization: `Basic ${Buffer.from("sp1:sp1-demo-password").toString("base64")}` },
+				socket: {},
+			} as unknown as IncomingMessage;
 			expect(await authenticator.authenticate(req, "127.0.0.1")).toEqual(caller);
 			expect(verifications).toBe(1);
 			jest.setSystemTime(Date.now() + 9_000);

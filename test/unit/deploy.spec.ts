@@ -73,7 +73,9 @@ const k8sServices = ofKind("Service");
 /** The registry's ConfigMaps (those its Deployments read with envFrom); nats.yaml's config file is not one. */
 const configMaps = ofKind("ConfigMap").filter((map) =>
 	ofKind("Deployment").some((deployment) =>
-		(deployment.spec.template.spec.containers as Obj[]).some((container) => ((container.envFrom ?? []) as Obj[]).some((source) => source.configMapRef?.name === map.metadata.name)),
+		(deployment.spec.template.spec.containers as Obj[]).some((container) =>
+			((container.envFrom ?? []) as Obj[]).some((source) => source.configMapRef?.name === map.metadata.name),
+		),
 	),
 );
 const secrets = ofKind("Secret");
@@ -91,7 +93,9 @@ function containersOf(deployment: Obj): Obj[] {
 }
 
 function k8sServicesEnv(deployment: Obj): string[] {
-	return containersOf(deployment).flatMap((container) => servicesOf(((container.env ?? []) as Obj[]).find((entry) => entry.name === "SERVICES")?.value));
+	return containersOf(deployment).flatMap((container) =>
+		servicesOf(((container.env ?? []) as Obj[]).find((entry) => entry.name === "SERVICES")?.value),
+	);
 }
 
 function matches(selector: Record<string, string>, labels: Record<string, string>): boolean {
@@ -113,7 +117,9 @@ describe("deployment files agree with the code", () => {
 
 	describe("services", () => {
 		it.each(Object.keys(SERVICE_SCHEMAS))("service %s is run by some compose container (SERVICES)", (name) => {
-			const runners = longRunning.filter(([, service]) => servicesOf(composeEnv(service).SERVICES).includes(name));
+			const runners = longRunning.filter(([, service]) =>
+				servicesOf(composeEnv(service).SERVICES).includes(name),
+			);
 			expect(runners.map(([container]) => container)).not.toHaveLength(0);
 		});
 
@@ -123,7 +129,10 @@ describe("deployment files agree with the code", () => {
 		});
 
 		it("every SERVICES list in compose and k8s names only known services", () => {
-			const lists = [...longRunning.map(([, service]) => servicesOf(composeEnv(service).SERVICES)), ...deployments.map(k8sServicesEnv)];
+			const lists = [
+				...longRunning.map(([, service]) => servicesOf(composeEnv(service).SERVICES)),
+				...deployments.map(k8sServicesEnv),
+			];
 			for (const list of lists) {
 				expect(list.length).toBeGreaterThan(0);
 				for (const name of list) expect(Object.keys(SERVICE_SCHEMAS)).toContain(name);
@@ -131,9 +140,12 @@ describe("deployment files agree with the code", () => {
 		});
 
 		it("the gateway runs the lookup in-process in compose and in k8s (api,lookup)", () => {
-			const composeGateways = longRunning.filter(([, service]) => servicesOf(composeEnv(service).SERVICES).includes("api"));
+			const composeGateways = longRunning.filter(([, service]) =>
+				servicesOf(composeEnv(service).SERVICES).includes("api"),
+			);
 			const k8sGateways = deployments.filter((deployment) => k8sServicesEnv(deployment).includes("api"));
-			for (const [, service] of composeGateways) expect(servicesOf(composeEnv(service).SERVICES)).toContain("lookup");
+			for (const [, service] of composeGateways)
+				expect(servicesOf(composeEnv(service).SERVICES)).toContain("lookup");
 			for (const deployment of k8sGateways) expect(k8sServicesEnv(deployment)).toContain("lookup");
 			expect(composeGateways.length + k8sGateways.length).toBeGreaterThanOrEqual(2);
 		});
@@ -149,7 +161,11 @@ describe("deployment files agree with the code", () => {
 		});
 
 		it("every variable set in a k8s container env is declared in ENV_VARS", () => {
-			const names = deployments.flatMap((deployment) => containersOf(deployment).flatMap((container) => ((container.env ?? []) as Obj[]).map((entry) => entry.name as string)));
+			const names = deployments.flatMap((deployment) =>
+				containersOf(deployment).flatMap((container) =>
+					((container.env ?? []) as Obj[]).map((entry) => entry.name as string),
+				),
+			);
 			expect(names.filter((name) => !allowed(name))).toEqual([]);
 		});
 
@@ -161,7 +177,10 @@ describe("deployment files agree with the code", () => {
 
 		it("every key of the k8s Secret stringData is declared in ENV_VARS", () => {
 			expect(secrets.length).toBeGreaterThan(0);
-			const names = secrets.flatMap((secret) => [...Object.keys(secret.stringData ?? {}), ...Object.keys(secret.data ?? {})]);
+			const names = secrets.flatMap((secret) => [
+				...Object.keys(secret.stringData ?? {}),
+				...Object.keys(secret.data ?? {}),
+			]);
 			expect(names).toContain("MONGO_URI");
 			expect(names.filter((name) => !allowed(name))).toEqual([]);
 		});
@@ -195,10 +214,13 @@ describe("deployment files agree with the code", () => {
 				.map((match) => [match[1], match[2].trim()]),
 		);
 
-		it.each(ENV_VARS.map((variable) => [variable.name, variable.default]))("ENV_VARS entry %s is documented in docs/operations.md with its default", (name, fallback) => {
-			expect(rows.has(name)).toBe(true);
-			expect(rows.get(name)).toBe(fallback === "" ? "(unset)" : `\`${fallback}\``);
-		});
+		it.each(ENV_VARS.map((variable) => [variable.name, variable.default]))(
+			"ENV_VARS entry %s is documented in docs/operations.md with its default",
+			(name, fallback) => {
+				expect(rows.has(name)).toBe(true);
+				expect(rows.get(name)).toBe(fallback === "" ? "(unset)" : `\`${fallback}\``);
+			},
+		);
 
 		it("the environment table of docs/operations.md names no undeclared variable", () => {
 			expect([...rows.keys()].filter((name) => !DECLARED.has(name))).toEqual([]);
@@ -216,22 +238,28 @@ describe("deployment files agree with the code", () => {
 					expect(container.readinessProbe?.httpGet?.path).toBe("/health/ready");
 					expect(ports).toContain(portNumber(container, container.livenessProbe.httpGet.port));
 					expect(ports).toContain(portNumber(container, container.readinessProbe.httpGet.port));
-					if (container.startupProbe) expect(ports).toContain(portNumber(container, container.startupProbe.httpGet.port));
+					if (container.startupProbe)
+						expect(ports).toContain(portNumber(container, container.startupProbe.httpGet.port));
 				}
 			},
 		);
 
-		it.each(deployments.map((deployment) => [deployment.metadata.name, deployment]))("Deployment %s sets resource requests and limits (cpu and memory)", (_name, deployment) => {
-			for (const container of containersOf(deployment as Obj)) {
-				for (const kind of ["requests", "limits"]) {
-					expect(container.resources?.[kind]?.cpu).toBeDefined();
-					expect(container.resources?.[kind]?.memory).toBeDefined();
+		it.each(deployments.map((deployment) => [deployment.metadata.name, deployment]))(
+			"Deployment %s sets resource requests and limits (cpu and memory)",
+			(_name, deployment) => {
+				for (const container of containersOf(deployment as Obj)) {
+					for (const kind of ["requests", "limits"]) {
+						expect(container.resources?.[kind]?.cpu).toBeDefined();
+						expect(container.resources?.[kind]?.memory).toBeDefined();
+					}
 				}
-			}
-		});
+			},
+		);
 
 		it("every Deployment uses the same image, registry/participant-registry:0.1.0", () => {
-			const images = deployments.flatMap((deployment) => containersOf(deployment).map((container) => container.image));
+			const images = deployments.flatMap((deployment) =>
+				containersOf(deployment).map((container) => container.image),
+			);
 			expect(new Set(images)).toEqual(new Set([IMAGE]));
 		});
 
@@ -244,9 +272,13 @@ describe("deployment files agree with the code", () => {
 					expect(container.securityContext?.readOnlyRootFilesystem).toBe(true);
 					const port = ((container.env ?? []) as Obj[]).find((entry) => entry.name === "PORT")?.value;
 					expect(Number(port)).toBe(3000);
-					const dataMount = ((container.volumeMounts ?? []) as Obj[]).find((mount) => mount.mountPath === "/data");
+					const dataMount = ((container.volumeMounts ?? []) as Obj[]).find(
+						(mount) => mount.mountPath === "/data",
+					);
 					expect(dataMount).toBeDefined();
-					const volume = ((pod.volumes ?? []) as Obj[]).find((candidate) => candidate.name === dataMount!.name);
+					const volume = ((pod.volumes ?? []) as Obj[]).find(
+						(candidate) => candidate.name === dataMount!.name,
+					);
 					expect(volume?.emptyDir).toBeDefined();
 				}
 			},
@@ -257,23 +289,32 @@ describe("deployment files agree with the code", () => {
 			(_name, deployment) => {
 				const pod = (deployment as Obj).spec.template.spec;
 				expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(30);
-				for (const container of containersOf(deployment as Obj)) expect(container.lifecycle?.preStop).toBeDefined();
+				for (const container of containersOf(deployment as Obj))
+					expect(container.lifecycle?.preStop).toBeDefined();
 			},
 		);
 
-		it.each(deployments.map((deployment) => [deployment.metadata.name, deployment]))("Deployment %s selector matches its pod template labels", (_name, deployment) => {
-			const spec = (deployment as Obj).spec;
-			expect(matches(spec.selector.matchLabels, spec.template.metadata.labels)).toBe(true);
-		});
+		it.each(deployments.map((deployment) => [deployment.metadata.name, deployment]))(
+			"Deployment %s selector matches its pod template labels",
+			(_name, deployment) => {
+				const spec = (deployment as Obj).spec;
+				expect(matches(spec.selector.matchLabels, spec.template.metadata.labels)).toBe(true);
+			},
+		);
 
 		it.each(deployments.map((deployment) => [deployment.metadata.name, deployment]))(
 			"Deployment %s has a Service whose selector picks its pods and whose targetPort matches the containerPort",
 			(_name, deployment) => {
 				const spec = (deployment as Obj).spec;
 				const container = containersOf(deployment as Obj)[0];
-				const service = k8sServices.find((candidate) => candidate.spec?.selector && matches(candidate.spec.selector, spec.template.metadata.labels));
+				const service = k8sServices.find(
+					(candidate) =>
+						candidate.spec?.selector && matches(candidate.spec.selector, spec.template.metadata.labels),
+				);
 				expect(service).toBeDefined();
-				const targets = ((service!.spec.ports ?? []) as Obj[]).map((port) => portNumber(container, port.targetPort ?? port.port));
+				const targets = ((service!.spec.ports ?? []) as Obj[]).map((port) =>
+					portNumber(container, port.targetPort ?? port.port),
+				);
 				const containerPorts = ((container.ports ?? []) as Obj[]).map((port) => port.containerPort);
 				expect(targets.length).toBeGreaterThan(0);
 				for (const target of targets) expect(containerPorts).toContain(target);
@@ -295,7 +336,9 @@ describe("deployment files agree with the code", () => {
 		});
 
 		it("the gateway+lookup Deployment and the standalone lookup Deployment each have an HPA on CPU 70%", () => {
-			const scaled = hpas.map((hpa) => deployments.find((deployment) => deployment.metadata.name === hpa.spec.scaleTargetRef.name)!);
+			const scaled = hpas.map((hpa) =>
+				deployments.find((deployment) => deployment.metadata.name === hpa.spec.scaleTargetRef.name)!,
+			);
 			const servicesLists = scaled.map((deployment) => k8sServicesEnv(deployment).sort().join(","));
 			expect(servicesLists).toEqual(expect.arrayContaining(["api,lookup", "lookup"]));
 			for (const hpa of hpas) {
@@ -306,7 +349,9 @@ describe("deployment files agree with the code", () => {
 
 		it("each PodDisruptionBudget selects the pods of an existing Deployment (gateway and lookup, minAvailable 1)", () => {
 			const selected = pdbs.map((pdb) => {
-				const targets = deployments.filter((deployment) => matches(pdb.spec.selector.matchLabels, deployment.spec.template.metadata.labels));
+				const targets = deployments.filter((deployment) =>
+					matches(pdb.spec.selector.matchLabels, deployment.spec.template.metadata.labels),
+				);
 				expect(targets).toHaveLength(1);
 				expect(pdb.spec.minAvailable).toBe(1);
 				return k8sServicesEnv(targets[0]).sort().join(",");
@@ -324,9 +369,17 @@ describe("deployment files agree with the code", () => {
 	describe("k8s credentials and network policy (issue 23)", () => {
 		const podLabels = (workload: Obj): Record<string, string> => workload.spec.template.metadata.labels;
 		const selecting = (labels: Record<string, string>, type: string) =>
-			networkPolicies.filter((policy) => (policy.spec.policyTypes as string[]).includes(type) && matches(policy.spec.podSelector?.matchLabels ?? {}, labels));
+			networkPolicies.filter(
+				(policy) =>
+					(policy.spec.policyTypes as string[]).includes(type) &&
+					matches(policy.spec.podSelector?.matchLabels ?? {}, labels),
+			);
 		/** The ports of `type` rules of the policies selecting `labels` whose peers match `peer`. */
-		const allowedPorts = (labels: Record<string, string>, type: "ingress" | "egress", peer: (entry: Obj | undefined) => boolean): number[] =>
+		const allowedPorts = (
+			labels: Record<string, string>,
+			type: "ingress" | "egress",
+			peer: (entry: Obj | undefined) => boolean,
+		): number[] =>
 			selecting(labels, type === "ingress" ? "Ingress" : "Egress").flatMap((policy) =>
 				((policy.spec[type] ?? []) as Obj[])
 					.filter((rule) => {
@@ -335,8 +388,10 @@ describe("deployment files agree with the code", () => {
 					})
 					.flatMap((rule) => ((rule.ports ?? []) as Obj[]).map((port) => Number(port.port))),
 			);
-		const fromNamespace = (name: string) => (entry: Obj | undefined) => entry?.namespaceSelector?.matchLabels?.["kubernetes.io/metadata.name"] === name;
-		const toPods = (labels: Record<string, string>) => (entry: Obj | undefined) => entry !== undefined && !entry.namespaceSelector && matches(entry.podSelector?.matchLabels ?? {}, labels);
+		const fromNamespace = (name: string) => (entry: Obj | undefined) =>
+			entry?.namespaceSelector?.matchLabels?.["kubernetes.io/metadata.name"] === name;
+		const toPods = (labels: Record<string, string>) => (entry: Obj | undefined) =>
+			entry !== undefined && !entry.namespaceSelector && matches(entry.podSelector?.matchLabels ?? {}, labels);
 		const registryPods = deployments.map((deployment) => [deployment.metadata.name, deployment] as const);
 		const natsSet = statefulSets.find((set) => set.metadata.name === "nats");
 		const redisSet = statefulSets.find((set) => set.metadata.name === "redis");
@@ -345,49 +400,79 @@ describe("deployment files agree with the code", () => {
 			for (const map of configMaps) {
 				for (const [name, value] of Object.entries((map.data ?? {}) as Record<string, string>)) {
 					expect({ name, secret: SECRET_VARS.has(name) }).toEqual({ name, secret: false });
-					expect({ name, credentialsInUrl: URL_WITH_CREDENTIALS.test(String(value)) }).toEqual({ name, credentialsInUrl: false });
+					expect({ name, credentialsInUrl: URL_WITH_CREDENTIALS.test(String(value)) }).toEqual({
+						name,
+						credentialsInUrl: false,
+					});
 				}
 			}
 		});
 
 		it("the Secret carries the NATS and Redis credentials, as placeholders only", () => {
-			const data = Object.assign({}, ...secrets.map((secret) => secret.stringData ?? {})) as Record<string, string>;
-			expect(Object.keys(data)).toEqual(expect.arrayContaining(["NATS_USER", "NATS_PASSWORD", "REDIS_PASSWORD", "MONGO_URI"]));
-			for (const name of ["NATS_PASSWORD", "REDIS_PASSWORD", "MONGO_URI"]) expect(data[name]).toContain("CHANGE-ME");
+			const data = Object.assign({}, ...secrets.map((secret) => secret.stringData ?? {})) as Record<
+				string,
+				string
+			>;
+			expect(Object.keys(data)).toEqual(
+				expect.arrayContaining(["NATS_USER", "NATS_PASSWORD", "REDIS_PASSWORD", "MONGO_URI"]),
+			);
+			for (const name of ["NATS_PASSWORD", "REDIS_PASSWORD", "MONGO_URI"])
+				expect(data[name]).toContain("CHANGE-ME");
 		});
 
 		it("NATS and Redis run with authentication from the Secret", () => {
 			expect(natsSet && redisSet).toBeTruthy();
-			const natsConfig = ofKind("ConfigMap").find((map) => map.metadata.name === "nats-config")?.data?.["nats.conf"] as string;
+			const natsConfig = ofKind("ConfigMap").find((map) => map.metadata.name === "nats-config")?.data?.[
+				"nats.conf"
+			] as string;
 			expect(natsConfig).toMatch(/authorization\s*{[^}]*user:\s*\$NATS_USER[^}]*password:\s*\$NATS_PASSWORD/s);
 			expect(natsConfig).toMatch(/jetstream/);
-			const fromSecret = (set: Obj, name: string) => containersOf(set)[0].env.find((entry: Obj) => entry.name === name)?.valueFrom?.secretKeyRef?.name as string | undefined;
+			const fromSecret = (set: Obj, name: string) =>
+				containersOf(set)[0].env.find((entry: Obj) => entry.name === name)?.valueFrom?.secretKeyRef?.name as
+					string | undefined;
 			expect(fromSecret(natsSet!, "NATS_PASSWORD")).toBe("registry-secrets");
 			expect(fromSecret(redisSet!, "REDIS_PASSWORD")).toBe("registry-secrets");
 			expect(containersOf(redisSet!)[0].args.join(" ")).toContain("--requirepass $(REDIS_PASSWORD)");
 		});
 
 		it("a default-deny policy selects every pod of the namespace, for ingress and egress", () => {
-			const denyAll = networkPolicies.find((policy) => Object.keys(policy.spec.podSelector ?? {}).length === 0 || Object.keys(policy.spec.podSelector.matchLabels ?? {}).length === 0);
+			const denyAll = networkPolicies.find(
+				(policy) =>
+					Object.keys(policy.spec.podSelector ?? {}).length === 0 ||
+					Object.keys(policy.spec.podSelector.matchLabels ?? {}).length === 0,
+			);
 			expect(denyAll).toBeDefined();
-			const all = networkPolicies.filter((policy) => Object.keys(policy.spec.podSelector?.matchLabels ?? {}).length === 0 && !policy.spec.ingress && !policy.spec.egress);
-			expect(all.flatMap((policy) => policy.spec.policyTypes)).toEqual(expect.arrayContaining(["Ingress", "Egress"]));
+			const all = networkPolicies.filter(
+				(policy) =>
+					Object.keys(policy.spec.podSelector?.matchLabels ?? {}).length === 0 &&
+					!policy.spec.ingress &&
+					!policy.spec.egress,
+			);
+			expect(all.flatMap((policy) => policy.spec.policyTypes)).toEqual(
+				expect.arrayContaining(["Ingress", "Egress"]),
+			);
 		});
 
-		it.each(registryPods)("Deployment %s may reach NATS:4222, Redis:6379 and MongoDB:27017, and Prometheus may scrape its metrics port", (_name, deployment) => {
-			const labels = podLabels(deployment);
-			expect(allowedPorts(labels, "egress", toPods(podLabels(natsSet!)))).toContain(4222);
-			expect(allowedPorts(labels, "egress", toPods(podLabels(redisSet!)))).toContain(6379);
-			expect(allowedPorts(labels, "egress", (entry) => entry === undefined)).toContain(27017);
-			const metricsPort = Number(deployment.spec.template.metadata.annotations["prometheus.io/port"]);
-			expect(allowedPorts(labels, "ingress", fromNamespace("monitoring"))).toContain(metricsPort);
-		});
+		it.each(registryPods)(
+			"Deployment %s may reach NATS:4222, Redis:6379 and MongoDB:27017, and Prometheus may scrape its metrics port",
+			(_name, deployment) => {
+				const labels = podLabels(deployment);
+				expect(allowedPorts(labels, "egress", toPods(podLabels(natsSet!)))).toContain(4222);
+				expect(allowedPorts(labels, "egress", toPods(podLabels(redisSet!)))).toContain(6379);
+				expect(allowedPorts(labels, "egress", (entry) => entry === undefined)).toContain(27017);
+				const metricsPort = Number(deployment.spec.template.metadata.annotations["prometheus.io/port"]);
+				expect(allowedPorts(labels, "ingress", fromNamespace("monitoring"))).toContain(metricsPort);
+			},
+		);
 
-		it.each(registryPods)("Deployment %s takes the API from the ingress controller only if it runs the gateway", (_name, deployment) => {
-			const fromIngress = allowedPorts(podLabels(deployment), "ingress", fromNamespace("ingress-nginx"));
-			if (k8sServicesEnv(deployment).includes("api")) expect(fromIngress).toContain(3000);
-			else expect(fromIngress).toEqual([]);
-		});
+		it.each(registryPods)(
+			"Deployment %s takes the API from the ingress controller only if it runs the gateway",
+			(_name, deployment) => {
+				const fromIngress = allowedPorts(podLabels(deployment), "ingress", fromNamespace("ingress-nginx"));
+				if (k8sServicesEnv(deployment).includes("api")) expect(fromIngress).toContain(3000);
+				else expect(fromIngress).toEqual([]);
+			},
+		);
 
 		it("NATS and Redis take connections from the registry's pods only", () => {
 			const registry = podLabels(deployments[0]);
@@ -396,7 +481,13 @@ describe("deployment files agree with the code", () => {
 				[redisSet!, 6379],
 			] as const) {
 				expect(allowedPorts(podLabels(set), "ingress", toPods(registry))).toContain(port);
-				expect(allowedPorts(podLabels(set), "ingress", (entry) => entry === undefined || fromNamespace("ingress-nginx")(entry))).toEqual([]);
+				expect(
+					allowedPorts(
+						podLabels(set),
+						"ingress",
+						(entry) => entry === undefined || fromNamespace("ingress-nginx")(entry),
+					),
+				).toEqual([]);
 			}
 		});
 	});
@@ -413,9 +504,16 @@ describe("deployment files agree with the code", () => {
 		it("every long-running registry container has a healthcheck and waits for its infrastructure to be healthy", () => {
 			expect(longRunning.length).toBeGreaterThanOrEqual(Object.keys(SERVICE_SCHEMAS).length);
 			for (const [name, service] of longRunning) {
-				expect({ name, healthcheck: Boolean(service.healthcheck?.test) && !service.healthcheck?.disable }).toEqual({ name, healthcheck: true });
+				expect({
+					name,
+					healthcheck: Boolean(service.healthcheck?.test) && !service.healthcheck?.disable,
+				}).toEqual({ name, healthcheck: true });
 				for (const infrastructure of ["nats", "redis", "mongo"]) {
-					expect({ name, infrastructure, condition: service.depends_on?.[infrastructure]?.condition }).toEqual({
+					expect({
+						name,
+						infrastructure,
+						condition: service.depends_on?.[infrastructure]?.condition,
+					}).toEqual({
 						name,
 						infrastructure,
 						condition: "service_healthy",
@@ -444,7 +542,12 @@ describe("deployment files agree with the code", () => {
 			expect((services.redis.command as string[]).join(" ")).toMatch(/--requirepass \S+/);
 			for (const [name, service] of registryContainers) {
 				const environment = composeEnv(service);
-				expect({ name, credentials: ["NATS_USER", "NATS_PASSWORD", "REDIS_PASSWORD"].every((variable) => Boolean(environment[variable])) }).toEqual({ name, credentials: true });
+				expect({
+					name,
+					credentials: ["NATS_USER", "NATS_PASSWORD", "REDIS_PASSWORD"].every((variable) =>
+						Boolean(environment[variable]),
+					),
+				}).toEqual({ name, credentials: true });
 			}
 		});
 

@@ -16,6 +16,13 @@ describe("rejectedValue (decisions §8)", () => {
 		["an object as its JSON text", { a: 1 }, '{"a":1}'],
 	])("%s", (_what, value, expected) => {
 		expect(rejectedValueText(value)).toBe(expected);
-		expect(fieldError("processFormDTO", { field: "title", code: "Type", defaultMessage: "must be a string", rejectedValue: value }).rejectedValue).toBe(expected);
+		expect(
+			fieldError("processFormDTO", {
+				field: "title",
+				code: "Type",
+				defaultMessage: "must be a string",
+				rejectedValue: value,
+			}).rejectedValue,
+		).toBe(expected);
 	});
 });

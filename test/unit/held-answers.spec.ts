@@ -12,7 +12,11 @@ import { OPERATIONS } from "../../src/contract/operations";
 
 const lookup = OPERATIONS.find((operation) => operation.id === "findOrganizationProcesses")!;
 const read = OPERATIONS.find((operation) => operation.id === "getParticipantByQualifiedIdentifier")!;
-const sp: Caller = { username: "sp1", role: "SERVICE_PROVIDER", serviceProvider: "11111111-0000-4000-8000-000000000001" };
+const sp: Caller = {
+	username: "sp1",
+	role: "SERVICE_PROVIDER",
+	serviceProvider: "11111111-0000-4000-8000-000000000001",
+};
 const ORGANIZATION = "iso6523-actorid-upis::0192:991825827";
 
 describe("answer bodies", () => {
@@ -42,12 +46,16 @@ describe("answer bodies", () => {
 describe("held answers", () => {
 	test("the lookup is held per visibility and organization, a participant read per provider and organization", () => {
 		const held = new HeldAnswers({ lookups: 10, participantReads: 10 });
-		expect(held.slotOf(lookup, null, parsePathValues({ qualifiedIdentifier: ORGANIZATION }))?.key).not.toBe(held.slotOf(lookup, sp, parsePathValues({ qualifiedIdentifier: ORGANIZATION }))?.key);
-		expect(held.slotOf(lookup, null, parsePathValues({ qualifiedIdentifier: ORGANIZATION.toUpperCase() }))?.key).toBe(
-			held.slotOf(lookup, null, parsePathValues({ qualifiedIdentifier: ORGANIZATION }))?.key,
+		expect(held.slotOf(lookup, null, parsePathValues({ qualifiedIdentifier: ORGANIZATION }))?.key).not.toBe(
+			held.slotOf(lookup, sp, parsePathValues({ qualifiedIdentifier: ORGANIZATION }))?.key,
 		);
+		expect(
+			held.slotOf(lookup, null, parsePathValues({ qualifiedIdentifier: ORGANIZATION.toUpperCase() }))?.key,
+		).toBe(held.slotOf(lookup, null, parsePathValues({ qualifiedIdentifier: ORGANIZATION }))?.key);
 		expect(held.slotOf(read, sp, parsePathValues({ participant: ORGANIZATION }))?.kind).toBe("participantRead");
-		expect(held.slotOf(read, { username: "admin", role: "ADMIN" }, parsePathValues({ participant: ORGANIZATION }))).toBeNull();
+		expect(
+			held.slotOf(read, { username: "admin", role: "ADMIN" }, parsePathValues({ participant: ORGANIZATION })),
+		).toBeNull();
 		expect(
 			held.slotOf(
 				OPERATIONS.find((operation) => operation.id === "findProcesses")!,
@@ -71,9 +79,14 @@ describe("held answers", () => {
 	test("each notice forgets what it touches and nothing else", () => {
 		const held = new HeldAnswers({ lookups: 10, participantReads: 10 });
 		const anonymous = held.slotOf(lookup, null, parsePathValues({ qualifiedIdentifier: ORGANIZATION }))!;
-		const other = held.slotOf(lookup, null, parsePathValues({ qualifiedIdentifier: "iso6523-actorid-upis::0192:923609016" }))!;
+		const other = held.slotOf(
+			lookup,
+			null,
+			parsePathValues({ qualifiedIdentifier: "iso6523-actorid-upis::0192:923609016" }),
+		)!;
 		const mine = held.slotOf(read, sp, parsePathValues({ participant: ORGANIZATION }))!;
-		const fill = () => [anonymous, other, mine].forEach((slot) => held.settle(slot, held.begin(slot), { parts: ["x"] }));
+		const fill = () =>
+			[anonymous, other, mine].forEach((slot) => held.settle(slot, held.begin(slot), { parts: ["x"] }));
 		fill();
 		held.lookupChanged("0192:991825827");
 		expect([held.get(anonymous), held.get(other), held.get(mine)].map(Boolean)).toEqual([false, true, true]);
@@ -92,7 +105,13 @@ describe("held answers", () => {
 
 	test("is bounded: the oldest filled goes first", () => {
 		const held = new HeldAnswers({ lookups: 2, participantReads: 2 });
-		const slots = ["991825827", "923609016", "986252932"].map((number) => held.slotOf(lookup, null, parsePathValues({ qualifiedIdentifier: `iso6523-actorid-upis::0192:${number}` }))!);
+		const slots = ["991825827", "923609016", "986252932"].map((number) =>
+			held.slotOf(
+				lookup,
+				null,
+				parsePathValues({ qualifiedIdentifier: `iso6523-actorid-upis::0192:${number}` }),
+			)!,
+		);
 		for (const slot of slots) held.settle(slot, held.begin(slot), { parts: ["x"] });
 		expect(slots.map((slot) => Boolean(held.get(slot)))).toEqual([false, true, true]);
 	});

@@ -2,15 +2,21 @@ import { isValidNorwegianOrganizationNumber, parseParticipantIdentifier } from "
 
 describe("participant qualified identifiers (decisions §5)", () => {
 	test("splits scheme, ICD and organization identifier, folding case for the key", () => {
-		expect(parseParticipantIdentifier("iso6523-actorid-upis::0088:ABC123")).toEqual({ icd: "0088", organizationIdentifier: "ABC123", organizationKey: "0088:abc123" });
+		expect(parseParticipantIdentifier("iso6523-actorid-upis::0088:ABC123")).toEqual({
+			icd: "0088",
+			organizationIdentifier: "ABC123",
+			organizationKey: "0088:abc123",
+		});
 	});
 
-	test.each(["0192:991825827", "iso6523-actorid-upis:0192:991825827", "iso6523-actorid-upis::01920:1", `iso6523-actorid-upis::0192:${"1".repeat(36)}`])(
-		"%p is not a participant identifier",
-		(value) => {
-			expect(parseParticipantIdentifier(value)).toBeNull();
-		},
-	);
+	test.each([
+		"0192:991825827",
+		"iso6523-actorid-upis:0192:991825827",
+		"iso6523-actorid-upis::01920:1",
+		`iso6523-actorid-upis::0192:${"1".repeat(36)}`,
+	])("%p is not a participant identifier", (value) => {
+		expect(parseParticipantIdentifier(value)).toBeNull();
+	});
 });
 
 describe("Norwegian organization numbers (ICD 0192, MOD11)", () => {

@@ -8,7 +8,11 @@ import path from "node:path";
 const ROOT = path.resolve(__dirname, "../..");
 
 function run(tool: string, args: string[]): { status: number | null; output: string } {
-	const result = spawnSync(path.join(ROOT, "node_modules/.bin", tool), args, { cwd: ROOT, encoding: "utf8", timeout: 120_000 });
+	const result = spawnSync(path.join(ROOT, "node_modules/.bin", tool), args, {
+		cwd: ROOT,
+		encoding: "utf8",
+		timeout: 120_000,
+	});
 	return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
 

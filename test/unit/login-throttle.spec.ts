@@ -2,7 +2,13 @@ import { MemoryCounters } from "../../services/api/counters";
 import { LoginThrottle } from "../../services/api/login-throttle";
 import { RateLimiter } from "../../services/api/rate-limit";
 
-const settings = { userMaxFailures: 3, addressMaxFailures: 5, windowSeconds: 300, lockoutSeconds: 300, maxLockoutSeconds: 3600 };
+const settings = {
+	userMaxFailures: 3,
+	addressMaxFailures: 5,
+	windowSeconds: 300,
+	lockoutSeconds: 300,
+	maxLockoutSeconds: 3600,
+};
 
 describe("failed-login throttling (decisions §3)", () => {
 	test("a username is locked after the maximum failures, for right and wrong attempts alike", async () => {
@@ -43,7 +49,8 @@ describe("failed-login throttling (decisions §3)", () => {
 			const waits: number[] = [];
 			// Lockouts of 300, 600, 1200, 2400, 3600, 3600, 3600 s: 3 h 20 min, longer than the level's 2 h.
 			for (let lockout = 0; lockout < 7; lockout++) {
-				for (let attempt = 0; attempt < settings.userMaxFailures; attempt++) await throttle.recordFailure("mallory", `10.9.${lockout}.${attempt}`);
+				for (let attempt = 0; attempt < settings.userMaxFailures; attempt++)
+					await throttle.recordFailure("mallory", `10.9.${lockout}.${attempt}`);
 				const wait = await throttle.retryAfter("mallory", "10.9.255.1");
 				waits.push(wait);
 				jest.advanceTimersByTime(wait * 1000 + 1000);
@@ -51,7 +58,8 @@ describe("failed-login throttling (decisions §3)", () => {
 			expect(waits).toEqual([300, 600, 1200, 2400, 3600, 3600, 3600]);
 			// A quiet spell of twice the longest lockout: the next lockout is the first one again.
 			jest.advanceTimersByTime(settings.maxLockoutSeconds * 2 * 1000 + 1000);
-			for (let attempt = 0; attempt < settings.userMaxFailures; attempt++) await throttle.recordFailure("mallory", `10.8.0.${attempt}`);
+			for (let attempt = 0; attempt < settings.userMaxFailures; attempt++)
+				await throttle.recordFailure("mallory", `10.8.0.${attempt}`);
 			expect(await throttle.retryAfter("mallory", "10.9.255.1")).toBe(300);
 		} finally {
 			jest.useRealTimers();
@@ -62,7 +70,9 @@ describe("failed-login throttling (decisions §3)", () => {
 describe("a lock is known without asking the store", () => {
 	test("a lock this gateway set, or heard of, is known in memory; an unknown one is not", async () => {
 		const announced: [string, number][] = [];
-		const throttle = new LoginThrottle(new MemoryCounters(), settings, (key, seconds) => announced.push([key, seconds]));
+		const throttle = new LoginThrottle(new MemoryCounters(), settings, (key, seconds) =>
+			announced.push([key, seconds]),
+		);
 		for (let attempt = 0; attempt < 3; attempt++) await throttle.recordFailure("alice", "10.0.0.1");
 		expect(throttle.knownWait(throttle.digest("alice"), throttle.digest("10.0.0.2"))).toBeGreaterThan(290);
 		expect(announced).toEqual([[`user:${throttle.digest("alice")}`, 300]]);

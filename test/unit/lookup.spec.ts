@@ -51,7 +51,11 @@ const recordCalls: Middleware = {
 
 /** The registry's own broker configuration (validator, memory cacher, in-process channels), plus the call recorder. */
 function newBroker(services: string[]): ServiceBroker {
-	return createRegistryBroker({ env: { DATA_DIR: process.env.DATA_DIR }, services, overrides: { logger: false, middlewares: [channelsMiddleware({}), recordCalls] } });
+	return createRegistryBroker({
+		env: { DATA_DIR: process.env.DATA_DIR },
+		services,
+		overrides: { logger: false, middlewares: [channelsMiddleware({}), recordCalls] },
+	});
 }
 
 let broker: ServiceBroker;
@@ -83,7 +87,19 @@ async function eventually<T>(probe: () => Promise<T>, accept: (value: T) => bool
 }
 
 function add(user: Caller, organization: string, processes: string[]): Promise<Participant> {
-	return call<Participant>(broker, "participants.add", { body: { icd: "0088", organizationIdentifier: organization, processes: processes.map((identifier) => ({ identifier })), contact } }, user);
+	return call<Participant>(
+		broker,
+		"participants.add",
+		{
+			body: {
+				icd: "0088",
+				organizationIdentifier: organization,
+				processes: processes.map((identifier) => ({ identifier })),
+				contact,
+			},
+		},
+		user,
+	);
 }
 
 const ids = (processes: Process[]) => processes.map((process) => process.identifier).sort();
@@ -113,7 +129,11 @@ describe("organization processes", () => {
 
 	test("an organization with no participant is 404 with the organization message", async () => {
 		const error = await lookup(qid("000000000")).catch((caught) => caught);
-		expect(error).toMatchObject({ code: 404, type: "NotFoundException", message: `organization for qualified identifier ${qid("000000000")} cannot be found` });
+		expect(error).toMatchObject({
+			code: 404,
+			type: "NotFoundException",
+			message: `organization for qualified identifier ${qid("000000000")} cannot be found`,
+		});
 	});
 
 	test("anonymous callers never see a hidden process; an organization holding only hidden ones answers []", async () => {
@@ -134,7 +154,15 @@ describe("participant changes reach the lookup", () => {
 		const organization = newOrganization();
 		const participant = await add(sp1, organization, [BILLING]);
 		expect(ids(await lookup(participant.qualifiedIdentifier))).toEqual([BILLING]);
-		await call(broker, "participants.update", { qualifiedIdentifier: participant.qualifiedIdentifier, body: { processes: [{ identifier: ORDERING }], contact } }, sp1);
+		await call(
+			broker,
+			"participants.update",
+			{
+				qualifiedIdentifier: participant.qualifiedIdentifier,
+				body: { processes: [{ identifier: ORDERING }], contact },
+			},
+			sp1,
+		);
 		expect(ids(await lookup(participant.qualifiedIdentifier))).toEqual([ORDERING]);
 		await call(broker, "participants.delete", { qualifiedIdentifier: participant.qualifiedIdentifier }, sp1);
 		expect(await lookupStatus(participant.qualifiedIdentifier)).toBe(404);
@@ -143,7 +171,12 @@ describe("participant changes reach the lookup", () => {
 	test("a transfer keeps the organization's processes", async () => {
 		const organization = newOrganization();
 		const participant = await add(sp1, organization, [BILLING]);
-		await call(broker, "participants.transfer", { qualifiedIdentifier: participant.qualifiedIdentifier, serviceProviderIdentifier: SP2 }, sp1);
+		await call(
+			broker,
+			"participants.transfer",
+			{ qualifiedIdentifier: participant.qualifiedIdentifier, serviceProviderIdentifier: SP2 },
+			sp1,
+		);
 		expect(ids(await lookup(participant.qualifiedIdentifier))).toEqual([BILLING]);
 	});
 
@@ -152,10 +185,14 @@ describe("participant changes reach the lookup", () => {
 		const change = { participant: "p-apply", organizationKey, processes: [BILLING], version: 2, deleted: false };
 		expect(await call(broker, "lookup.apply", change)).toEqual({ applied: true });
 		expect(await call(broker, "lookup.apply", change)).toEqual({ applied: false });
-		expect(await call(broker, "lookup.apply", { ...change, version: 1, processes: [ORDERING] })).toEqual({ applied: false });
+		expect(await call(broker, "lookup.apply", { ...change, version: 1, processes: [ORDERING] })).toEqual({
+			applied: false,
+		});
 		const path = qid(organizationKey.slice(5), "0088");
 		expect(ids(await lookup(path))).toEqual([BILLING]);
-		expect(await call(broker, "lookup.apply", { ...change, version: 3, processes: [], deleted: true })).toEqual({ applied: true });
+		expect(await call(broker, "lookup.apply", { ...change, version: 3, processes: [], deleted: true })).toEqual({
+			applied: true,
+		});
 		expect(await lookupStatus(path)).toBe(404);
 		expect(await call(broker, "lookup.apply", { ...change, version: 2 })).toEqual({ applied: false });
 		expect(await lookupStatus(path)).toBe(404);
@@ -163,8 +200,15 @@ describe("participant changes reach the lookup", () => {
 
 	test("a change published on the durable channel is applied by the lookup", async () => {
 		const organization = newOrganization();
-		const send = (broker as unknown as { sendToChannel(name: string, payload: unknown): Promise<void> }).sendToChannel;
-		await send.call(broker, PARTICIPANTS_CHANGED, { participant: "p-channel", organizationKey: `0088:${organization}`, processes: [ORDERING], version: 1, deleted: false });
+		const send = (broker as unknown as { sendToChannel(name: string, payload: unknown): Promise<void> })
+			.sendToChannel;
+		await send.call(broker, PARTICIPANTS_CHANGED, {
+			participant: "p-channel",
+			organizationKey: `0088:${organization}`,
+			processes: [ORDERING],
+			version: 1,
+			deleted: false,
+		});
 		const status = await eventually(
 			() => lookupStatus(qid(organization, "0088")),
 			(value) => value === 200,
@@ -180,10 +224,20 @@ describe("catalog changes reach the lookup at once", () => {
 		await lookup(NORDLYS);
 		const form = processForm(original);
 		try {
-			await call(broker, "catalog.updateProcess", { identifier: INVOICE_RESPONSE, body: { ...form, title: "Invoice response, renamed" } }, admin);
+			await call(
+				broker,
+				"catalog.updateProcess",
+				{ identifier: INVOICE_RESPONSE, body: { ...form, title: "Invoice response, renamed" } },
+				admin,
+			);
 			const renamed = (await lookup(NORDLYS)).find((process) => process.identifier === INVOICE_RESPONSE);
 			expect(renamed?.title).toBe("Invoice response, renamed");
-			await call(broker, "catalog.updateProcess", { identifier: INVOICE_RESPONSE, body: { ...form, visible: false } }, admin);
+			await call(
+				broker,
+				"catalog.updateProcess",
+				{ identifier: INVOICE_RESPONSE, body: { ...form, visible: false } },
+				admin,
+			);
 			expect(ids(await lookup(NORDLYS))).toEqual([BILLING]);
 			expect(ids(await lookup(NORDLYS, sp2))).toEqual([BILLING, INVOICE_RESPONSE]);
 		} finally {
@@ -198,7 +252,9 @@ describe("hot path", () => {
 	// the lookup itself answers from its own read model, one keyed read per call.
 	test("an answer makes no call to another service, only one read of the lookup's own model", async () => {
 		await lookup(NORDLYS);
-		const service = broker.getLocalService("lookup") as unknown as { collections: { organizationProcesses: { get: (...args: unknown[]) => unknown } } };
+		const service = broker.getLocalService("lookup") as unknown as {
+			collections: { organizationProcesses: { get: (...args: unknown[]) => unknown } };
+		};
 		const reads = jest.spyOn(service.collections.organizationProcesses, "get");
 		calls.length = 0;
 		for (let i = 0; i < 50; i++) await lookup(NORDLYS);
@@ -267,7 +323,10 @@ describe("channel adapter (src/platform/channels.ts)", () => {
 	});
 
 	test("with nats:// it is JetStream: the namespace in the stream names, a durable consumer from the first kept change", () => {
-		const adapter = channelsAdapter({ TRANSPORTER: "nats://user:s%40cret@nats-1:4222,nats://nats-2:4222", NAMESPACE: "prod.eu" });
+		const adapter = channelsAdapter({
+			TRANSPORTER: "nats://user:s%40cret@nats-1:4222,nats://nats-2:4222",
+			NAMESPACE: "prod.eu",
+		});
 		expect(adapter.type).toBe("NATS");
 		expect(adapter.options).toMatchObject({
 			prefix: "registry-prod_eu",

@@ -38,7 +38,11 @@ function countsOf(broker: ServiceBroker): string[] {
 	return text
 		.split("\n")
 		.filter((line) => /^moleculer_(request|event_received)_/.test(line))
-		.filter((line) => !/_time(_bucket|_min|_max|_mean|_variance|_stddev|_sum)?[{ ]/.test(line) || /_time_count[{ ]/.test(line))
+		.filter(
+			(line) =>
+				!/_time(_bucket|_min|_max|_mean|_variance|_stddev|_sum)?[{ ]/.test(line) ||
+				/_time_count[{ ]/.test(line),
+		)
 		.sort();
 }
 
@@ -53,7 +57,10 @@ async function exercise(broker: ServiceBroker): Promise<void> {
 
 test("request and event series equal moleculer's own Metrics middleware's", async () => {
 	const ours = createRegistryBroker({ services: [], overrides: { logger: false, nodeID: "metrics-probe" } });
-	const stock = createRegistryBroker({ services: [], overrides: { logger: false, nodeID: "metrics-probe", internalMiddlewares: true, middlewares: [] } });
+	const stock = createRegistryBroker({
+		services: [],
+		overrides: { logger: false, nodeID: "metrics-probe", internalMiddlewares: true, middlewares: [] },
+	});
 	for (const broker of [ours, stock]) {
 		broker.createService(probe);
 		await broker.start();
@@ -62,7 +69,11 @@ test("request and event series equal moleculer's own Metrics middleware's", asyn
 		await exercise(ours);
 		await exercise(stock);
 		const expected = countsOf(stock);
-		expect(expected.some((line) => line.startsWith('moleculer_event_received_total{service="probe",group="listeners",event="probe.heard"'))).toBe(true);
+		expect(
+			expected.some((line) =>
+				line.startsWith('moleculer_event_received_total{service="probe",group="listeners",event="probe.heard"'),
+			),
+		).toBe(true);
 		expect(expected.some((line) => line.startsWith("moleculer_request_error_total{"))).toBe(true);
 		expect(countsOf(ours)).toEqual(expected);
 	} finally {

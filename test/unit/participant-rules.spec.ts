@@ -9,7 +9,13 @@ import {
 	type ProcessRuleInput,
 } from "../../services/participants/rules";
 import { calendarDate } from "../../src/contract/dates";
-import { applyChange, hasParticipants, organizationAnswer, organizationProcessIds, rebuildModels } from "../../services/lookup/read-model";
+import {
+	applyChange,
+	hasParticipants,
+	organizationAnswer,
+	organizationProcessIds,
+	rebuildModels,
+} from "../../services/lookup/read-model";
 import { KeyedMutex } from "../../src/platform/keyed-mutex";
 import { CachedResolver } from "../../services/participants/resolver";
 import type { Process } from "../../src/contract/model";
@@ -26,13 +32,23 @@ function facts(identifier: string, extra: Partial<ProcessFacts> = {}): ProcessFa
 
 const KNOWN = new Map<string, ProcessFacts>([
 	[BILLING, facts(BILLING)],
-	[ORDERING, facts(ORDERING, { dependencies: [{ identifier: BILLING, qualifiedIdentifier: "cenbii-procid-ubl::billing" }] })],
+	[
+		ORDERING,
+		facts(ORDERING, { dependencies: [{ identifier: BILLING, qualifiedIdentifier: "cenbii-procid-ubl::billing" }] }),
+	],
 	[LEGACY, facts(LEGACY, { restricted: true })],
 	[NORWAY_ONLY, facts(NORWAY_ONLY, { requiredICDs: ["0192"] })],
 ]);
 
 function check(input: Partial<ProcessRuleInput>) {
-	return processViolations({ icd: "0192", requested: [], known: KNOWN, current: [], heldByOthers: new Set(), ...input });
+	return processViolations({
+		icd: "0192",
+		requested: [],
+		known: KNOWN,
+		current: [],
+		heldByOthers: new Set(),
+		...input,
+	});
 }
 
 describe("participant process rules (decisions §6)", () => {
@@ -41,26 +57,41 @@ describe("participant process rules (decisions §6)", () => {
 	});
 
 	it("an unknown process is an Exists violation on processes[i].identifier", () => {
-		expect(check({ requested: [BILLING, UNKNOWN] })).toEqual([expect.objectContaining({ field: "processes[1].identifier", code: "Exists", rejectedValue: UNKNOWN, bindingFailure: false })]);
+		expect(check({ requested: [BILLING, UNKNOWN] })).toEqual([
+			expect.objectContaining({
+				field: "processes[1].identifier",
+				code: "Exists",
+				rejectedValue: UNKNOWN,
+				bindingFailure: false,
+			}),
+		]);
 	});
 
 	it("a process listed twice is a Unique violation", () => {
-		expect(check({ requested: [BILLING, BILLING] })).toEqual([expect.objectContaining({ field: "processes[1].identifier", code: "Unique" })]);
+		expect(check({ requested: [BILLING, BILLING] })).toEqual([
+			expect.objectContaining({ field: "processes[1].identifier", code: "Unique" }),
+		]);
 	});
 
 	it("a participant whose ICD is not in requiredICDs cannot add the process", () => {
-		expect(check({ icd: "0007", requested: [NORWAY_ONLY] })).toEqual([expect.objectContaining({ field: "processes[0].identifier", code: "RequiredICD" })]);
+		expect(check({ icd: "0007", requested: [NORWAY_ONLY] })).toEqual([
+			expect.objectContaining({ field: "processes[0].identifier", code: "RequiredICD" }),
+		]);
 		expect(check({ icd: "0192", requested: [NORWAY_ONLY] })).toEqual([]);
 	});
 
 	it("a restricted process cannot be newly added, but one the participant holds may stay", () => {
-		expect(check({ requested: [LEGACY] })).toEqual([expect.objectContaining({ field: "processes[0].identifier", code: "Restricted" })]);
+		expect(check({ requested: [LEGACY] })).toEqual([
+			expect.objectContaining({ field: "processes[0].identifier", code: "Restricted" }),
+		]);
 		expect(check({ requested: [LEGACY], current: [LEGACY] })).toEqual([]);
 	});
 
 	it("a missing dependency is a Dependency violation that names the dependency", () => {
 		const [violation] = check({ requested: [ORDERING] });
-		expect(violation).toEqual(expect.objectContaining({ field: "processes[0].identifier", code: "Dependency", rejectedValue: ORDERING }));
+		expect(violation).toEqual(
+			expect.objectContaining({ field: "processes[0].identifier", code: "Dependency", rejectedValue: ORDERING }),
+		);
 		expect(violation.defaultMessage).toContain("cenbii-procid-ubl::billing");
 	});
 
@@ -72,7 +103,9 @@ describe("participant process rules (decisions §6)", () => {
 describe("organization identifiers (decisions §5)", () => {
 	it("ICD 0192 needs a valid MOD11 organization number", () => {
 		expect(organizationViolations("0192", "991825827")).toEqual([]);
-		expect(organizationViolations("0192", "991825828")).toEqual([expect.objectContaining({ field: "organizationIdentifier", code: "OrganizationNumber" })]);
+		expect(organizationViolations("0192", "991825828")).toEqual([
+			expect.objectContaining({ field: "organizationIdentifier", code: "OrganizationNumber" }),
+		]);
 		expect(organizationViolations("0192", "12345")).toHaveLength(1);
 	});
 
@@ -91,8 +124,12 @@ describe("dates", () => {
 		expect(deleteDateViolations(null, "2026-11-22")).toEqual([]);
 		expect(deleteDateViolations(undefined, "2026-11-22")).toEqual([]);
 		expect(deleteDateViolations("2026-11-23", "2026-11-22")).toEqual([]);
-		expect(deleteDateViolations("2026-11-22", "2026-11-22")).toEqual([expect.objectContaining({ field: "deleteDate", code: "Future" })]);
-		expect(deleteDateViolations("2026-02-30", "2026-01-01")).toEqual([expect.objectContaining({ field: "deleteDate", code: "Pattern" })]);
+		expect(deleteDateViolations("2026-11-22", "2026-11-22")).toEqual([
+			expect.objectContaining({ field: "deleteDate", code: "Future" }),
+		]);
+		expect(deleteDateViolations("2026-02-30", "2026-01-01")).toEqual([
+			expect.objectContaining({ field: "deleteDate", code: "Pattern" }),
+		]);
 	});
 
 	it("a participant is due for the sweeper once its deleteDate has arrived", () => {
@@ -104,16 +141,24 @@ describe("dates", () => {
 
 describe("participant query (decisions §7)", () => {
 	it("icd:organizationIdentifier is read as an organization key, case-folded", () => {
-		expect(readParticipantQuery("0192:ABC123")).toEqual(expect.objectContaining({ organizationKey: "0192:abc123" }));
+		expect(readParticipantQuery("0192:ABC123")).toEqual(
+			expect.objectContaining({ organizationKey: "0192:abc123" }),
+		);
 	});
 
 	it("a single value may be an organization identifier, and is also kept as a name word", () => {
-		expect(readParticipantQuery("991825827")).toEqual({ organizationIdentifier: "991825827", words: ["991825827"] });
+		expect(readParticipantQuery("991825827")).toEqual({
+			organizationIdentifier: "991825827",
+			words: ["991825827"],
+		});
 	});
 
 	it("words split on + and spaces", () => {
 		expect(readParticipantQuery("Acme+Nordic  Trading")).toEqual({ words: ["Acme", "Nordic", "Trading"] });
-		expect(readParticipantQuery("Acme+Nordic")).toEqual({ organizationIdentifier: "Acme+Nordic", words: ["Acme", "Nordic"] });
+		expect(readParticipantQuery("Acme+Nordic")).toEqual({
+			organizationIdentifier: "Acme+Nordic",
+			words: ["Acme", "Nordic"],
+		});
 		expect(readParticipantQuery("Acme Nordic")).toEqual({ words: ["Acme", "Nordic"] });
 	});
 
@@ -129,12 +174,21 @@ describe("participant query (decisions §7)", () => {
 
 describe("process changes of an update", () => {
 	it("lists the claims to take and to release", () => {
-		expect(processChanges([BILLING, LEGACY], [BILLING, ORDERING])).toEqual({ added: [ORDERING], removed: [LEGACY] });
+		expect(processChanges([BILLING, LEGACY], [BILLING, ORDERING])).toEqual({
+			added: [ORDERING],
+			removed: [LEGACY],
+		});
 	});
 });
 
 describe("lookup read model", () => {
-	const change = (participant: string, version: number, processes: string[], deleted = false) => ({ participant, organizationKey: "0192:991825827", processes, version, deleted });
+	const change = (participant: string, version: number, processes: string[], deleted = false) => ({
+		participant,
+		organizationKey: "0192:991825827",
+		processes,
+		version,
+		deleted,
+	});
 
 	it("keeps only the latest version per participant, so a redelivered or late change is a no-op", () => {
 		const first = applyChange(null, change("p1", 2, [BILLING]));
@@ -186,7 +240,10 @@ describe("lookup read model", () => {
 			[BILLING, process(BILLING, true, "b")],
 			[ORDERING, process(ORDERING, false, "a")],
 		]);
-		expect(organizationAnswer([BILLING, ORDERING, UNKNOWN], catalog, false).map((p) => p.identifier)).toEqual([ORDERING, BILLING]);
+		expect(organizationAnswer([BILLING, ORDERING, UNKNOWN], catalog, false).map((p) => p.identifier)).toEqual([
+			ORDERING,
+			BILLING,
+		]);
 		const anonymous = organizationAnswer([BILLING, ORDERING], catalog, true);
 		expect(anonymous.map((p) => p.identifier)).toEqual([BILLING]);
 		expect(anonymous[0].documentTypes.map((documentType) => documentType.identifier)).toEqual(["dt1"]);
@@ -215,7 +272,9 @@ describe("cached resolver", () => {
 
 describe("CachedResolver.known", () => {
 	it("answers only when every record is held, and never after a clear()", async () => {
-		const resolver = new CachedResolver<{ identifier: string }>(async (ids) => ids.map((identifier) => ({ identifier })));
+		const resolver = new CachedResolver<{ identifier: string }>(async (ids) =>
+			ids.map((identifier) => ({ identifier })),
+		);
 		expect(resolver.known(["a"])).toBeNull();
 		await resolver.resolve(["a", "b"]);
 		expect([...(resolver.known(["a", "b", "a"]) ?? new Map()).keys()]).toEqual(["a", "b"]);
@@ -238,7 +297,11 @@ describe("keyed mutex", () => {
 				if (fail) throw new Error(name);
 				return name;
 			};
-		const results = await Promise.allSettled([mutex.run("k", task("a", true)), mutex.run("k", task("b")), mutex.run("other", task("c"))]);
+		const results = await Promise.allSettled([
+			mutex.run("k", task("a", true)),
+			mutex.run("k", task("b")),
+			mutex.run("other", task("c")),
+		]);
 		expect(results.map((result) => result.status)).toEqual(["rejected", "fulfilled", "fulfilled"]);
 		expect(log.indexOf("end a")).toBeLessThan(log.indexOf("start b"));
 	});

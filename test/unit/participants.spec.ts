@@ -49,10 +49,22 @@ function add(user: Caller, body: object): Promise<Participant> {
 }
 
 function addOrganization(user: Caller, processes: string[], extra: object = {}): Promise<Participant> {
-	return add(user, { icd: "0192", organizationIdentifier: organizationNumber(), name: "Testfirma AS", processes: refs(...processes), contact, ...extra });
+	return add(user, {
+		icd: "0192",
+		organizationIdentifier: organizationNumber(),
+		name: "Testfirma AS",
+		processes: refs(...processes),
+		contact,
+		...extra,
+	});
 }
 
-async function failure(promise: Promise<unknown>): Promise<{ code: number; type: string; message: string; data?: { violations?: { field: string; code: string; defaultMessage: string }[] } }> {
+async function failure(promise: Promise<unknown>): Promise<{
+	code: number;
+	type: string;
+	message: string;
+	data?: { violations?: { field: string; code: string; defaultMessage: string }[] };
+}> {
 	try {
 		await promise;
 	} catch (error) {
@@ -61,14 +73,23 @@ async function failure(promise: Promise<unknown>): Promise<{ code: number; type:
 	throw new Error("expected the call to fail");
 }
 
-function internals(): Service & { collections: Record<string, { find(query: object): Promise<Record<string, unknown>[]>; count(query?: object): Promise<number> }> } {
+function internals(): Service & {
+	collections: Record<
+		string,
+		{ find(query: object): Promise<Record<string, unknown>[]>; count(query?: object): Promise<number> }
+	>;
+} {
 	return broker.getLocalService("participants") as never;
 }
 
 beforeAll(async () => {
 	process.env.DATA_DIR = ":memory:";
 	// The registry's own broker configuration (validator, memory cacher, channels), in memory.
-	broker = createRegistryBroker({ env: { DATA_DIR: ":memory:" }, services: ["catalog", "accounts", "accessPoints", "participants", "lookup"], overrides: { logger: false } });
+	broker = createRegistryBroker({
+		env: { DATA_DIR: ":memory:" },
+		services: ["catalog", "accounts", "accessPoints", "participants", "lookup"],
+		overrides: { logger: false },
+	});
 	await broker.start();
 	await importSeed(broker, demoSeed());
 });
@@ -77,7 +98,13 @@ afterAll(() => broker.stop());
 describe("add", () => {
 	test("a service provider adds a participant: 201 body with dates, provider and resolved processes", async () => {
 		const number = organizationNumber();
-		const participant = await add(sp1, { icd: "0192", organizationIdentifier: number, name: "Solskinn AS", processes: refs(BILLING, ORDERING), contact });
+		const participant = await add(sp1, {
+			icd: "0192",
+			organizationIdentifier: number,
+			name: "Solskinn AS",
+			processes: refs(BILLING, ORDERING),
+			contact,
+		});
 		expect(participant).toMatchObject({
 			qualifiedIdentifier: qid("0192", number),
 			icd: "0192",
@@ -91,31 +118,51 @@ describe("add", () => {
 		expect(participant.lastModificationDate).toBe(participant.registrationDate);
 		expect(participant).not.toHaveProperty("deleteDate");
 		expect(participant.processes?.map((process) => process.identifier)).toEqual([BILLING, ORDERING]);
-		expect(participant.processes?.[0]).toMatchObject({ title: "Peppol BIS Billing 3.0", restricted: false, visible: true });
+		expect(participant.processes?.[0]).toMatchObject({
+			title: "Peppol BIS Billing 3.0",
+			restricted: false,
+			visible: true,
+		});
 	});
 
 	test("a service provider adding an organization it already has gets 409", async () => {
 		const first = await addOrganization(sp1, [CATALOGUE]);
-		const again = await failure(add(sp1, { icd: "0192", organizationIdentifier: first.organizationIdentifier, processes: [], contact }));
+		const again = await failure(
+			add(sp1, { icd: "0192", organizationIdentifier: first.organizationIdentifier, processes: [], contact }),
+		);
 		expect(again).toMatchObject({ code: 409, type: "ConflictException" });
 	});
 
 	test("the organization identifier is compared case-insensitively", async () => {
 		const first = await add(sp1, { icd: "0088", organizationIdentifier: "ABC-Case-1", processes: [], contact });
 		expect(first.organizationIdentifier).toBe("ABC-Case-1");
-		expect(await failure(add(sp1, { icd: "0088", organizationIdentifier: "abc-case-1", processes: [], contact }))).toMatchObject({ code: 409 });
+		expect(
+			await failure(add(sp1, { icd: "0088", organizationIdentifier: "abc-case-1", processes: [], contact })),
+		).toMatchObject({ code: 409 });
 	});
 
 	test("a process already registered for the organization by another provider is 409 naming the process", async () => {
 		const first = await addOrganization(sp1, [BILLING]);
-		const error = await failure(add(sp2, { icd: "0192", organizationIdentifier: first.organizationIdentifier, processes: refs(BILLING), contact }));
+		const error = await failure(
+			add(sp2, {
+				icd: "0192",
+				organizationIdentifier: first.organizationIdentifier,
+				processes: refs(BILLING),
+				contact,
+			}),
+		);
 		expect(error).toMatchObject({ code: 409, type: "ConflictException" });
 		expect(error.message).toContain(BILLING);
 	});
 
 	test("another provider may register the same organization for other processes", async () => {
 		const first = await addOrganization(sp1, [BILLING]);
-		const second = await add(sp2, { icd: "0192", organizationIdentifier: first.organizationIdentifier, processes: refs(ORDERING), contact });
+		const second = await add(sp2, {
+			icd: "0192",
+			organizationIdentifier: first.organizationIdentifier,
+			processes: refs(ORDERING),
+			contact,
+		});
 		expect(second.provider?.identifier).toBe(SP2);
 	});
 
@@ -131,23 +178,38 @@ describe("add", () => {
 	});
 
 	test("a participant whose ICD is not in a process's requiredICDs gets a RequiredICD error", async () => {
-		const error = await failure(add(sp1, { icd: "0007", organizationIdentifier: "5560360793", processes: refs(EHF_ORDERING), contact }));
-		expect(error.data?.violations).toEqual([expect.objectContaining({ field: "processes[0].identifier", code: "RequiredICD" })]);
+		const error = await failure(
+			add(sp1, { icd: "0007", organizationIdentifier: "5560360793", processes: refs(EHF_ORDERING), contact }),
+		);
+		expect(error.data?.violations).toEqual([
+			expect.objectContaining({ field: "processes[0].identifier", code: "RequiredICD" }),
+		]);
 	});
 
 	test("ICD 0192 needs a valid MOD11 organization number", async () => {
-		const error = await failure(add(sp1, { icd: "0192", organizationIdentifier: "991825828", processes: [], contact }));
-		expect(error.data?.violations).toEqual([expect.objectContaining({ field: "organizationIdentifier", code: "OrganizationNumber" })]);
+		const error = await failure(
+			add(sp1, { icd: "0192", organizationIdentifier: "991825828", processes: [], contact }),
+		);
+		expect(error.data?.violations).toEqual([
+			expect.objectContaining({ field: "organizationIdentifier", code: "OrganizationNumber" }),
+		]);
 	});
 
 	test("a dependency held by another participant of the same organization satisfies the rule", async () => {
 		const first = await addOrganization(sp1, [BILLING]);
-		const second = await add(sp2, { icd: "0192", organizationIdentifier: first.organizationIdentifier, processes: refs(INVOICE_RESPONSE), contact });
+		const second = await add(sp2, {
+			icd: "0192",
+			organizationIdentifier: first.organizationIdentifier,
+			processes: refs(INVOICE_RESPONSE),
+			contact,
+		});
 		expect(second.processes?.map((process) => process.identifier)).toEqual([INVOICE_RESPONSE]);
 	});
 
 	test("a missing contact fails the form validation on the contact field", async () => {
-		const error = await failure(add(sp1, { icd: "0192", organizationIdentifier: organizationNumber(), processes: [] }));
+		const error = await failure(
+			add(sp1, { icd: "0192", organizationIdentifier: organizationNumber(), processes: [] }),
+		);
 		expect(error).toMatchObject({ type: "VALIDATION_ERROR" });
 		expect(JSON.stringify(error.data)).toContain("body.contact");
 	});
@@ -159,14 +221,22 @@ describe("add", () => {
 
 describe("get and processes", () => {
 	test("a qualified identifier means the caller's own participant for that organization", async () => {
-		const participant = await call<Participant>("participants.get", { qualifiedIdentifier: qid("0192", "991825827") }, sp1);
+		const participant = await call<Participant>(
+			"participants.get",
+			{ qualifiedIdentifier: qid("0192", "991825827") },
+			sp1,
+		);
 		expect(participant).toMatchObject({ identifier: NORDLYS, provider: { identifier: SP1 } });
 		expect(participant.processes?.map((process) => process.identifier)).toEqual([BILLING, INVOICE_RESPONSE]);
 	});
 
 	test("the scheme and organization identifier of the path are compared case-insensitively", async () => {
 		const created = await add(sp1, { icd: "0088", organizationIdentifier: "MixedCase-7", processes: [], contact });
-		const found = await call<Participant>("participants.get", { qualifiedIdentifier: "ISO6523-ACTORID-UPIS::0088:mixedcase-7" }, sp1);
+		const found = await call<Participant>(
+			"participants.get",
+			{ qualifiedIdentifier: "ISO6523-ACTORID-UPIS::0088:mixedcase-7" },
+			sp1,
+		);
 		expect(found.identifier).toBe(created.identifier);
 	});
 
@@ -179,13 +249,18 @@ describe("get and processes", () => {
 	test("another provider's participant by UUID is 404, as if absent", async () => {
 		const error = await failure(call("participants.get", { identifier: NORDLYS }, sp2));
 		expect(error).toMatchObject({ code: 404, type: "NotFoundException" });
-		const absent = await failure(call("participants.get", { identifier: "77777777-0000-4000-8000-0000000000ff" }, sp2));
+		const absent = await failure(
+			call("participants.get", { identifier: "77777777-0000-4000-8000-0000000000ff" }, sp2),
+		);
 		expect(absent.message.replace("77777777-0000-4000-8000-0000000000ff", NORDLYS)).toBe(error.message);
 	});
 
 	test("ADMIN and NETWORK_AUTHORITY read any participant by UUID", async () => {
 		for (const user of [admin, authority]) {
-			expect(await call<Participant>("participants.get", { identifier: NORDLYS }, user)).toMatchObject({ identifier: NORDLYS, provider: { identifier: SP1 } });
+			expect(await call<Participant>("participants.get", { identifier: NORDLYS }, user)).toMatchObject({
+				identifier: NORDLYS,
+				provider: { identifier: SP1 },
+			});
 		}
 	});
 
@@ -193,7 +268,9 @@ describe("get and processes", () => {
 		const processes = await call<Process[]>("participants.processes", { identifier: NORDLYS }, authority);
 		expect(processes.map((process) => process.identifier)).toEqual([BILLING, INVOICE_RESPONSE]);
 		expect(processes[1].dependencies).toEqual([expect.objectContaining({ identifier: BILLING })]);
-		expect(await failure(call("participants.processes", { identifier: NORDLYS }, sp2))).toMatchObject({ code: 404 });
+		expect(await failure(call("participants.processes", { identifier: NORDLYS }, sp2))).toMatchObject({
+			code: 404,
+		});
 	});
 
 	test("an access point provider gets 403", async () => {
@@ -206,7 +283,11 @@ describe("update", () => {
 	test("update replaces contact and processes and moves lastModificationDate", async () => {
 		const created = await addOrganization(sp1, [BILLING, ORDERING]);
 		const newContact = { name: "Ola", email: "ola@example.no", phoneNumber: "+4791234567" };
-		const updated = await call<Participant>("participants.update", { qualifiedIdentifier: created.qualifiedIdentifier, body: { processes: refs(MLR), contact: newContact } }, sp1);
+		const updated = await call<Participant>(
+			"participants.update",
+			{ qualifiedIdentifier: created.qualifiedIdentifier, body: { processes: refs(MLR), contact: newContact } },
+			sp1,
+		);
 		expect(updated.contact).toEqual(newContact);
 		expect(updated.processes?.map((process) => process.identifier)).toEqual([MLR]);
 		expect(updated.registrationDate).toBe(created.registrationDate);
@@ -215,17 +296,44 @@ describe("update", () => {
 
 	test("a process released by an update can be registered by another provider", async () => {
 		const created = await addOrganization(sp1, [BILLING]);
-		await call("participants.update", { qualifiedIdentifier: created.qualifiedIdentifier, body: { processes: [], contact } }, sp1);
-		const other = await add(sp2, { icd: "0192", organizationIdentifier: created.organizationIdentifier, processes: refs(BILLING), contact });
+		await call(
+			"participants.update",
+			{ qualifiedIdentifier: created.qualifiedIdentifier, body: { processes: [], contact } },
+			sp1,
+		);
+		const other = await add(sp2, {
+			icd: "0192",
+			organizationIdentifier: created.organizationIdentifier,
+			processes: refs(BILLING),
+			contact,
+		});
 		expect(other.processes?.map((process) => process.identifier)).toEqual([BILLING]);
 	});
 
 	test("an update cannot take a process another provider holds for the organization", async () => {
 		const created = await addOrganization(sp1, [BILLING]);
-		const other = await add(sp2, { icd: "0192", organizationIdentifier: created.organizationIdentifier, processes: refs(ORDERING), contact });
-		const error = await failure(call("participants.update", { qualifiedIdentifier: other.qualifiedIdentifier, body: { processes: refs(ORDERING, BILLING), contact } }, sp2));
+		const other = await add(sp2, {
+			icd: "0192",
+			organizationIdentifier: created.organizationIdentifier,
+			processes: refs(ORDERING),
+			contact,
+		});
+		const error = await failure(
+			call(
+				"participants.update",
+				{
+					qualifiedIdentifier: other.qualifiedIdentifier,
+					body: { processes: refs(ORDERING, BILLING), contact },
+				},
+				sp2,
+			),
+		);
 		expect(error).toMatchObject({ code: 409 });
-		const unchanged = await call<Participant>("participants.get", { qualifiedIdentifier: other.qualifiedIdentifier }, sp2);
+		const unchanged = await call<Participant>(
+			"participants.get",
+			{ qualifiedIdentifier: other.qualifiedIdentifier },
+			sp2,
+		);
 		expect(unchanged.processes?.map((process) => process.identifier)).toEqual([ORDERING]);
 	});
 
@@ -235,9 +343,17 @@ describe("update", () => {
 		const created = await addOrganization(sp1, [DESPATCH]);
 		// Deprecate DESPATCH after the participant took it.
 		const process = await call<Process>("catalog.getProcess", { identifier: DESPATCH }, admin);
-		await call("catalog.updateProcess", { identifier: DESPATCH, body: { ...processForm(process), restricted: true } }, admin);
+		await call(
+			"catalog.updateProcess",
+			{ identifier: DESPATCH, body: { ...processForm(process), restricted: true } },
+			admin,
+		);
 		try {
-			const kept = await call<Participant>("participants.update", { qualifiedIdentifier: created.qualifiedIdentifier, body: { processes: refs(DESPATCH), contact } }, sp1);
+			const kept = await call<Participant>(
+				"participants.update",
+				{ qualifiedIdentifier: created.qualifiedIdentifier, body: { processes: refs(DESPATCH), contact } },
+				sp1,
+			);
 			expect(kept.processes?.[0]).toMatchObject({ identifier: DESPATCH, restricted: true });
 			const other = await failure(addOrganization(sp1, [DESPATCH]));
 			expect(other.data?.violations).toEqual([expect.objectContaining({ code: "Restricted" })]);
@@ -247,21 +363,51 @@ describe("update", () => {
 	});
 
 	test("another provider's organization cannot be updated: 404", async () => {
-		const error = await failure(call("participants.update", { qualifiedIdentifier: qid("0192", "991825827"), body: { processes: [], contact } }, sp2));
+		const error = await failure(
+			call(
+				"participants.update",
+				{ qualifiedIdentifier: qid("0192", "991825827"), body: { processes: [], contact } },
+				sp2,
+			),
+		);
 		expect(error).toMatchObject({ code: 404 });
 	});
 
 	test("a deleteDate in the past or today is a validation error; a future one is answered", async () => {
 		const created = await addOrganization(sp1, []);
 		const today = calendarDate(new Date());
-		const refused = await failure(call("participants.update", { qualifiedIdentifier: created.qualifiedIdentifier, body: { processes: [], contact, deleteDate: today } }, sp1));
+		const refused = await failure(
+			call(
+				"participants.update",
+				{
+					qualifiedIdentifier: created.qualifiedIdentifier,
+					body: { processes: [], contact, deleteDate: today },
+				},
+				sp1,
+			),
+		);
 		expect(refused.data?.violations).toEqual([expect.objectContaining({ field: "deleteDate", code: "Future" })]);
 		const tomorrow = calendarDate(new Date(Date.now() + 86400000));
-		const scheduled = await call<Participant>("participants.update", { qualifiedIdentifier: created.qualifiedIdentifier, body: { processes: [], contact, deleteDate: tomorrow } }, sp1);
+		const scheduled = await call<Participant>(
+			"participants.update",
+			{
+				qualifiedIdentifier: created.qualifiedIdentifier,
+				body: { processes: [], contact, deleteDate: tomorrow },
+			},
+			sp1,
+		);
 		expect(scheduled.deleteDate).toBe(tomorrow);
-		const kept = await call<Participant>("participants.update", { qualifiedIdentifier: created.qualifiedIdentifier, body: { processes: [], contact } }, sp1);
+		const kept = await call<Participant>(
+			"participants.update",
+			{ qualifiedIdentifier: created.qualifiedIdentifier, body: { processes: [], contact } },
+			sp1,
+		);
 		expect(kept.deleteDate).toBe(tomorrow);
-		const cleared = await call<Participant>("participants.update", { qualifiedIdentifier: created.qualifiedIdentifier, body: { processes: [], contact, deleteDate: null } }, sp1);
+		const cleared = await call<Participant>(
+			"participants.update",
+			{ qualifiedIdentifier: created.qualifiedIdentifier, body: { processes: [], contact, deleteDate: null } },
+			sp1,
+		);
 		expect(cleared).not.toHaveProperty("deleteDate");
 	});
 
@@ -269,7 +415,16 @@ describe("update", () => {
 		const created = await addOrganization(sp1, []);
 		const names = Array.from({ length: 20 }, (_, index) => `Contact ${index}`);
 		const results = await Promise.all(
-			names.map((name) => call<Participant>("participants.update", { qualifiedIdentifier: created.qualifiedIdentifier, body: { processes: [], contact: { ...contact, name } } }, sp1)),
+			names.map((name) =>
+				call<Participant>(
+					"participants.update",
+					{
+						qualifiedIdentifier: created.qualifiedIdentifier,
+						body: { processes: [], contact: { ...contact, name } },
+					},
+					sp1,
+				),
+			),
 		);
 		expect(results).toHaveLength(20);
 		const [doc] = await internals().collections.participants.find({ filter: { identifier: created.identifier } });
@@ -282,11 +437,27 @@ describe("scheduled deletion", () => {
 	test("the sweeper removes a participant once its deleteDate has arrived, and releases its processes", async () => {
 		const created = await addOrganization(sp1, [SELF_BILLING]);
 		const tomorrow = calendarDate(new Date(Date.now() + 86400000));
-		await call("participants.update", { qualifiedIdentifier: created.qualifiedIdentifier, body: { processes: refs(SELF_BILLING), contact, deleteDate: tomorrow } }, sp1);
+		await call(
+			"participants.update",
+			{
+				qualifiedIdentifier: created.qualifiedIdentifier,
+				body: { processes: refs(SELF_BILLING), contact, deleteDate: tomorrow },
+			},
+			sp1,
+		);
 		expect(await call("participants.sweep", {})).toEqual({ removed: 0 });
 		expect(await call("participants.sweep", { today: tomorrow })).toEqual({ removed: 1 });
-		expect(await failure(call("participants.get", { identifier: created.identifier }, admin))).toMatchObject({ code: 404 });
-		await expect(add(sp2, { icd: "0192", organizationIdentifier: created.organizationIdentifier, processes: refs(SELF_BILLING), contact })).resolves.toBeDefined();
+		expect(await failure(call("participants.get", { identifier: created.identifier }, admin))).toMatchObject({
+			code: 404,
+		});
+		await expect(
+			add(sp2, {
+				icd: "0192",
+				organizationIdentifier: created.organizationIdentifier,
+				processes: refs(SELF_BILLING),
+				contact,
+			}),
+		).resolves.toBeDefined();
 	});
 });
 
@@ -294,20 +465,30 @@ describe("delete", () => {
 	test("delete by qualified identifier removes the participant: then 404", async () => {
 		const created = await addOrganization(sp1, [BILLING]);
 		await call("participants.delete", { qualifiedIdentifier: created.qualifiedIdentifier }, sp1);
-		expect(await failure(call("participants.get", { qualifiedIdentifier: created.qualifiedIdentifier }, sp1))).toMatchObject({ code: 404 });
-		expect(await failure(call("participants.delete", { qualifiedIdentifier: created.qualifiedIdentifier }, sp1))).toMatchObject({ code: 404 });
+		expect(
+			await failure(call("participants.get", { qualifiedIdentifier: created.qualifiedIdentifier }, sp1)),
+		).toMatchObject({ code: 404 });
+		expect(
+			await failure(call("participants.delete", { qualifiedIdentifier: created.qualifiedIdentifier }, sp1)),
+		).toMatchObject({ code: 404 });
 	});
 
 	test("ADMIN deletes any participant by UUID; NETWORK_AUTHORITY may not", async () => {
 		const created = await addOrganization(sp2, []);
-		expect(await failure(call("participants.delete", { identifier: created.identifier }, authority))).toMatchObject({ code: 403 });
+		expect(await failure(call("participants.delete", { identifier: created.identifier }, authority))).toMatchObject(
+			{ code: 403 },
+		);
 		await call("participants.delete", { identifier: created.identifier }, admin);
-		expect(await failure(call("participants.get", { identifier: created.identifier }, admin))).toMatchObject({ code: 404 });
+		expect(await failure(call("participants.get", { identifier: created.identifier }, admin))).toMatchObject({
+			code: 404,
+		});
 	});
 
 	test("a service provider deleting another's participant by UUID gets 404 and nothing changes", async () => {
 		expect(await failure(call("participants.delete", { identifier: HAVBLIKK }, sp1))).toMatchObject({ code: 404 });
-		expect(await call<Participant>("participants.get", { identifier: HAVBLIKK }, admin)).toMatchObject({ identifier: HAVBLIKK });
+		expect(await call<Participant>("participants.get", { identifier: HAVBLIKK }, admin)).toMatchObject({
+			identifier: HAVBLIKK,
+		});
 	});
 
 	test("two racing deletes of one participant: one succeeds, the other is 404", async () => {
@@ -317,45 +498,99 @@ describe("delete", () => {
 			call("participants.delete", { qualifiedIdentifier: created.qualifiedIdentifier }, sp1),
 		]);
 		expect(results.map((result) => result.status).sort()).toEqual(["fulfilled", "rejected"]);
-		expect(((results.find((result) => result.status === "rejected") as PromiseRejectedResult).reason as { code: number }).code).toBe(404);
+		expect(
+			(
+				(results.find((result) => result.status === "rejected") as PromiseRejectedResult).reason as {
+					code: number;
+				}
+			).code,
+		).toBe(404);
 	});
 });
 
 describe("transfer", () => {
 	test("a transfer moves the participant to the named provider and moves lastModificationDate", async () => {
 		const created = await addOrganization(sp1, [BILLING]);
-		const answer = await call("participants.transfer", { qualifiedIdentifier: created.qualifiedIdentifier, serviceProviderIdentifier: SP3 }, sp1);
+		const answer = await call(
+			"participants.transfer",
+			{ qualifiedIdentifier: created.qualifiedIdentifier, serviceProviderIdentifier: SP3 },
+			sp1,
+		);
 		expect(answer).toBeUndefined();
-		expect(await failure(call("participants.get", { qualifiedIdentifier: created.qualifiedIdentifier }, sp1))).toMatchObject({ code: 404 });
-		const moved = await call<Participant>("participants.get", { qualifiedIdentifier: created.qualifiedIdentifier }, sp3);
-		expect(moved).toMatchObject({ identifier: created.identifier, provider: { identifier: SP3, title: "Vidda Regnskapssystemer AS" } });
+		expect(
+			await failure(call("participants.get", { qualifiedIdentifier: created.qualifiedIdentifier }, sp1)),
+		).toMatchObject({ code: 404 });
+		const moved = await call<Participant>(
+			"participants.get",
+			{ qualifiedIdentifier: created.qualifiedIdentifier },
+			sp3,
+		);
+		expect(moved).toMatchObject({
+			identifier: created.identifier,
+			provider: { identifier: SP3, title: "Vidda Regnskapssystemer AS" },
+		});
 		expect(moved.lastModificationDate).toBe(calendarDate(new Date()));
 		expect(moved.processes?.map((process) => process.identifier)).toEqual([BILLING]);
 	});
 
 	test("a transfer to the caller's own provider is 400", async () => {
-		const error = await failure(call("participants.transfer", { qualifiedIdentifier: qid("0192", "991825827"), serviceProviderIdentifier: SP1 }, sp1));
+		const error = await failure(
+			call(
+				"participants.transfer",
+				{ qualifiedIdentifier: qid("0192", "991825827"), serviceProviderIdentifier: SP1 },
+				sp1,
+			),
+		);
 		expect(error).toMatchObject({ code: 400 });
 	});
 
 	test("a transfer to an unknown provider is 404", async () => {
-		const error = await failure(call("participants.transfer", { qualifiedIdentifier: qid("0192", "991825827"), serviceProviderIdentifier: "11111111-0000-4000-8000-0000000000ff" }, sp1));
+		const error = await failure(
+			call(
+				"participants.transfer",
+				{
+					qualifiedIdentifier: qid("0192", "991825827"),
+					serviceProviderIdentifier: "11111111-0000-4000-8000-0000000000ff",
+				},
+				sp1,
+			),
+		);
 		expect(error).toMatchObject({ code: 404, type: "NotFoundException" });
 	});
 
 	test("a transfer to a provider that already has the organization is 409", async () => {
 		const first = await addOrganization(sp1, [BILLING]);
-		await add(sp2, { icd: "0192", organizationIdentifier: first.organizationIdentifier, processes: refs(ORDERING), contact });
-		const error = await failure(call("participants.transfer", { qualifiedIdentifier: first.qualifiedIdentifier, serviceProviderIdentifier: SP2 }, sp1));
+		await add(sp2, {
+			icd: "0192",
+			organizationIdentifier: first.organizationIdentifier,
+			processes: refs(ORDERING),
+			contact,
+		});
+		const error = await failure(
+			call(
+				"participants.transfer",
+				{ qualifiedIdentifier: first.qualifiedIdentifier, serviceProviderIdentifier: SP2 },
+				sp1,
+			),
+		);
 		expect(error).toMatchObject({ code: 409, type: "ConflictException" });
 	});
 
 	test("the transfer's audit record names both providers", async () => {
 		const created = await addOrganization(sp1, []);
-		await call("participants.transfer", { qualifiedIdentifier: created.qualifiedIdentifier, serviceProviderIdentifier: SP2 }, sp1);
+		await call(
+			"participants.transfer",
+			{ qualifiedIdentifier: created.qualifiedIdentifier, serviceProviderIdentifier: SP2 },
+			sp1,
+		);
 		const records = await internals().collections.auditOutbox.find({});
-		const record = records.find((candidate) => candidate.resourceId === created.identifier && candidate.operation === "transferParticipant");
-		expect(record).toMatchObject({ resource: "participant", actor: { username: "sp1", role: "SERVICE_PROVIDER", serviceProvider: SP1 } });
+		const record = records.find(
+			(candidate) => candidate.resourceId === created.identifier && candidate.operation === "transferParticipant",
+		);
+		expect(record).toMatchObject({
+			resource: "participant",
+			actor: { username: "sp1", role: "SERVICE_PROVIDER", serviceProvider: SP1 },
+		});
 		expect((record?.serviceProviders as string[]).sort()).toEqual([SP1, SP2].sort());
 		expect(record?.before).toMatchObject({ serviceProvider: SP1 });
 		expect(record?.after).toMatchObject({ serviceProvider: SP2 });
@@ -376,7 +611,11 @@ describe("find and stream", () => {
 		const [item] = await call<Participant[]>("participants.stream", { query: "991825827" }, sp1);
 		expect(item.provider).toEqual({ identifier: SP1, title: "Nordlys E-faktura AS" });
 		expect(item).not.toHaveProperty("processes");
-		const [withProcesses] = await call<Participant[]>("participants.stream", { query: "991825827", processes: true }, sp1);
+		const [withProcesses] = await call<Participant[]>(
+			"participants.stream",
+			{ query: "991825827", processes: true },
+			sp1,
+		);
 		expect(withProcesses.processes?.map((process) => process.identifier)).toEqual([BILLING, INVOICE_RESPONSE]);
 	});
 
@@ -412,9 +651,20 @@ describe("find and stream", () => {
 		const pageRequest = { page: 1, size: 2, sort: [{ field: "name", direction: "desc" }] };
 		const page = await call<Page<Participant>>("participants.find", { pageRequest }, admin);
 		const all = await call<Participant[]>("participants.stream", {}, admin);
-		expect(page).toMatchObject({ number: 1, size: 2, numberOfElements: 2, totalElements: all.length, first: false, sort: { sorted: true, unsorted: false, empty: false } });
+		expect(page).toMatchObject({
+			number: 1,
+			size: 2,
+			numberOfElements: 2,
+			totalElements: all.length,
+			first: false,
+			sort: { sorted: true, unsorted: false, empty: false },
+		});
 		expect(page.pageable).toMatchObject({ pageNumber: 1, pageSize: 2, offset: 2 });
-		const first = await call<Page<Participant>>("participants.find", { pageRequest: { ...pageRequest, page: 0 } }, admin);
+		const first = await call<Page<Participant>>(
+			"participants.find",
+			{ pageRequest: { ...pageRequest, page: 0 } },
+			admin,
+		);
 		const names = [...first.content, ...page.content].map((participant) => (participant.name ?? "").toLowerCase());
 		expect(names).toEqual([...names].sort().reverse());
 	});
@@ -432,7 +682,10 @@ describe("internal actions", () => {
 		const paged: string[] = [];
 		let after: string | undefined;
 		for (;;) {
-			const page = await call<{ participant: string }[]>("participants.organizationProcessSets", { ...(after ? { after } : {}), limit: 3 });
+			const page = await call<{ participant: string }[]>("participants.organizationProcessSets", {
+				...(after ? { after } : {}),
+				limit: 3,
+			});
 			paged.push(...page.map((set) => set.participant));
 			if (page.length < 3) break;
 			after = page[page.length - 1].participant;
@@ -446,20 +699,44 @@ describe("internal actions", () => {
 		const error = await failure(
 			call("participants.importSeed", {
 				participants: [
-					{ serviceProvider: SP3, icd: "0192", organizationIdentifier: fresh, processes: refs(CATALOGUE), contact },
-					{ serviceProvider: SP3, icd: "0192", organizationIdentifier: "991825827", processes: refs(BILLING), contact },
-					{ serviceProvider: "11111111-0000-4000-8000-0000000000ff", icd: "0192", organizationIdentifier: fresh, processes: [], contact },
+					{
+						serviceProvider: SP3,
+						icd: "0192",
+						organizationIdentifier: fresh,
+						processes: refs(CATALOGUE),
+						contact,
+					},
+					{
+						serviceProvider: SP3,
+						icd: "0192",
+						organizationIdentifier: "991825827",
+						processes: refs(BILLING),
+						contact,
+					},
+					{
+						serviceProvider: "11111111-0000-4000-8000-0000000000ff",
+						icd: "0192",
+						organizationIdentifier: fresh,
+						processes: [],
+						contact,
+					},
 				],
 			}),
 		);
 		expect(error).toMatchObject({ code: 400 });
 		const reasons = (error.data as unknown as { reasons: { path: string; message: string }[] }).reasons;
-		expect(reasons.map((reason) => reason.path)).toEqual(["participants[1].processes[0].identifier", "participants[2].serviceProvider"]);
+		expect(reasons.map((reason) => reason.path)).toEqual([
+			"participants[1].processes[0].identifier",
+			"participants[2].serviceProvider",
+		]);
 		expect(await internals().collections.participants.count()).toBe(before);
 	});
 
 	test("importing the demo seed again changes nothing", async () => {
-		const result = await call<{ participants: { created: number; updated: number; unchanged: number } }>("participants.importSeed", { participants: demoSeed().participants });
+		const result = await call<{ participants: { created: number; updated: number; unchanged: number } }>(
+			"participants.importSeed",
+			{ participants: demoSeed().participants },
+		);
 		expect(result.participants).toEqual({ created: 0, updated: 0, unchanged: 4 });
 	});
 });
@@ -479,7 +756,9 @@ describe("change outbox", () => {
 			channels.sendToChannel = original;
 		}
 		const waiting = await outbox.find({});
-		expect(waiting.map((entry) => (entry.change as { participant: string }).participant)).toEqual([created.identifier]);
+		expect(waiting.map((entry) => (entry.change as { participant: string }).participant)).toEqual([
+			created.identifier,
+		]);
 
 		const published: unknown[] = [];
 		channels.sendToChannel = async (name, payload) => {
@@ -491,7 +770,9 @@ describe("change outbox", () => {
 		} finally {
 			channels.sendToChannel = original;
 		}
-		expect(published).toEqual([expect.objectContaining({ participant: created.identifier, version: 1, deleted: false })]);
+		expect(published).toEqual([
+			expect.objectContaining({ participant: created.identifier, version: 1, deleted: false }),
+		]);
 		expect(await outbox.count()).toBe(0);
 	});
 
@@ -505,7 +786,11 @@ describe("catalog changes", () => {
 	test("a renamed process shows in participant answers at once", async () => {
 		const process = await call<Process>("catalog.getProcess", { identifier: BILLING }, admin);
 		await call<Participant>("participants.get", { identifier: NORDLYS }, admin); // warm the resolution cache
-		await call("catalog.updateProcess", { identifier: BILLING, body: { ...processForm(process), title: "Billing renamed" } }, admin);
+		await call(
+			"catalog.updateProcess",
+			{ identifier: BILLING, body: { ...processForm(process), title: "Billing renamed" } },
+			admin,
+		);
 		try {
 			const participant = await call<Participant>("participants.get", { identifier: NORDLYS }, admin);
 			expect(participant.processes?.[0].title).toBe("Billing renamed");

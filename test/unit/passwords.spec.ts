@@ -2,7 +2,13 @@
  * Password hashing (decisions §3): scrypt with a per-user salt, constant-time checks, and
  * an unknown user costing as much as a wrong password.
  */
-import { hashPassword, isPasswordHash, spendVerificationTime, verifyPassword, SCRYPT_DEFAULTS } from "../../src/platform/passwords";
+import {
+	hashPassword,
+	isPasswordHash,
+	spendVerificationTime,
+	verifyPassword,
+	SCRYPT_DEFAULTS,
+} from "../../src/platform/passwords";
 
 let hash: string;
 beforeAll(async () => {
@@ -11,7 +17,12 @@ beforeAll(async () => {
 
 test("a hash is encoded as scrypt$N$r$p$salt$hash with the current parameters", () => {
 	const [scheme, N, r, p, salt, digest] = hash.split("$");
-	expect([scheme, Number(N), Number(r), Number(p)]).toEqual(["scrypt", SCRYPT_DEFAULTS.N, SCRYPT_DEFAULTS.r, SCRYPT_DEFAULTS.p]);
+	expect([scheme, Number(N), Number(r), Number(p)]).toEqual([
+		"scrypt",
+		SCRYPT_DEFAULTS.N,
+		SCRYPT_DEFAULTS.r,
+		SCRYPT_DEFAULTS.p,
+	]);
 	expect(Buffer.from(salt, "base64url")).toHaveLength(SCRYPT_DEFAULTS.saltLength);
 	expect(Buffer.from(digest, "base64url")).toHaveLength(SCRYPT_DEFAULTS.keyLength);
 	expect(isPasswordHash(hash)).toBe(true);
@@ -35,7 +46,12 @@ test("a tampered or malformed hash never verifies", async () => {
 	flipped[0] ^= 1;
 	const tampered = [...parts.slice(0, 5), flipped.toString("base64url")].join("$");
 	expect(await verifyPassword("correct horse battery staple", tampered)).toBe(false);
-	for (const bad of ["", "plain", "scrypt$1$8$1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA", `bcrypt$${parts.slice(1).join("$")}`]) {
+	for (const bad of [
+		"",
+		"plain",
+		"scrypt$1$8$1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA",
+		`bcrypt$${parts.slice(1).join("$")}`,
+	]) {
 		expect(isPasswordHash(bad)).toBe(false);
 		expect(await verifyPassword("correct horse battery staple", bad)).toBe(false);
 	}

@@ -14,10 +14,19 @@ import { demoSeed } from "../support/registry";
 const SP1 = "11111111-0000-4000-8000-000000000001";
 const BILLING = "55555555-0000-4000-8000-000000000001";
 const sp1: Caller = { username: "sp1", role: "SERVICE_PROVIDER", serviceProvider: SP1 };
-const accessPointProvider: Caller = { username: "app1", role: "ACCESS_POINT_PROVIDER", accessPointProvider: "22222222-0000-4000-8000-000000000001" };
+const accessPointProvider: Caller = {
+	username: "app1",
+	role: "ACCESS_POINT_PROVIDER",
+	accessPointProvider: "22222222-0000-4000-8000-000000000001",
+};
 const authority: Caller = { username: "authority", role: "NETWORK_AUTHORITY" };
 const contact = { name: "Kari Nordmann", email: "kari@example.no", phoneNumber: "+47 22 33 44 55" };
-const form = (organizationIdentifier: string) => ({ icd: "0088", organizationIdentifier, processes: [{ identifier: BILLING }], contact });
+const form = (organizationIdentifier: string) => ({
+	icd: "0088",
+	organizationIdentifier,
+	processes: [{ identifier: BILLING }],
+	contact,
+});
 
 let broker: ServiceBroker;
 
@@ -31,7 +40,11 @@ async function failure(promise: Promise<unknown>): Promise<{ code: number; type:
 }
 
 beforeAll(async () => {
-	broker = createRegistryBroker({ env: { DATA_DIR: ":memory:" }, services: ["catalog", "accounts", "accessPoints", "participants", "lookup"], overrides: { logger: false } });
+	broker = createRegistryBroker({
+		env: { DATA_DIR: ":memory:" },
+		services: ["catalog", "accounts", "accessPoints", "participants", "lookup"],
+		overrides: { logger: false },
+	});
 	await broker.start();
 	await importSeed(broker, demoSeed());
 });
@@ -40,33 +53,66 @@ afterAll(() => broker.stop());
 test("an action's roles are the union of the roles of the operations that call it", () => {
 	const roles = actionRoles();
 	// participants.get: SERVICE_PROVIDER by qualified identifier, the readers by UUID.
-	expect([...(roles.get("participants.get") ?? [])].sort()).toEqual(["ADMIN", "NETWORK_AUTHORITY", "SERVICE_PROVIDER"]);
+	expect([...(roles.get("participants.get") ?? [])].sort()).toEqual([
+		"ADMIN",
+		"NETWORK_AUTHORITY",
+		"SERVICE_PROVIDER",
+	]);
 	expect([...(roles.get("participants.delete") ?? [])].sort()).toEqual(["ADMIN", "SERVICE_PROVIDER"]);
 	expect(new Set(roles.keys())).toEqual(new Set(OPERATIONS.map((operation) => operation.action)));
 	expect(roles.has("participants.organizationProcessSets")).toBe(false);
 });
 
 test("without a caller, an action no anonymous operation calls answers 401 AuthenticationException, before validating anything", async () => {
-	expect(await failure(broker.call("participants.add", { body: form("910000001") }))).toMatchObject({ code: 401, type: "AuthenticationException" });
-	expect(await failure(broker.call("participants.add", { body: "not a form" }))).toMatchObject({ code: 401, type: "AuthenticationException" });
-	expect(await failure(broker.call("participants.find", {}, { meta: { user: null } }))).toMatchObject({ code: 401, type: "AuthenticationException" });
+	expect(await failure(broker.call("participants.add", { body: form("910000001") }))).toMatchObject({
+		code: 401,
+		type: "AuthenticationException",
+	});
+	expect(await failure(broker.call("participants.add", { body: "not a form" }))).toMatchObject({
+		code: 401,
+		type: "AuthenticationException",
+	});
+	expect(await failure(broker.call("participants.find", {}, { meta: { user: null } }))).toMatchObject({
+		code: 401,
+		type: "AuthenticationException",
+	});
 });
 
 test("a caller whose role no operation of the action allows answers 403 AccessDeniedException, and nothing changes", async () => {
-	expect(await failure(broker.call("participants.add", { body: form("910000002") }, { meta: { user: authority } }))).toMatchObject({ code: 403, type: "AccessDeniedException" });
-	expect(await failure(broker.call("participants.find", {}, { meta: { user: accessPointProvider } }))).toMatchObject({ code: 403, type: "AccessDeniedException" });
+	expect(
+		await failure(broker.call("participants.add", { body: form("910000002") }, { meta: { user: authority } })),
+	).toMatchObject({ code: 403, type: "AccessDeniedException" });
+	expect(await failure(broker.call("participants.find", {}, { meta: { user: accessPointProvider } }))).toMatchObject({
+		code: 403,
+		type: "AccessDeniedException",
+	});
 	// A claimed role that is not a caller's role, or no role at all, is no better.
 	for (const user of [{ username: "x", role: "ANONYMOUS" }, { username: "x", role: ["ADMIN"] }, "ADMIN"]) {
-		expect(await failure(broker.call("participants.find", {}, { meta: { user } }))).toMatchObject({ code: 403, type: "AccessDeniedException" });
+		expect(await failure(broker.call("participants.find", {}, { meta: { user } }))).toMatchObject({
+			code: 403,
+			type: "AccessDeniedException",
+		});
 	}
-	const found = await broker.call<{ content: Participant[] }, object>("participants.find", { query: "910000002" }, { meta: { user: authority } });
+	const found = await broker.call<{ content: Participant[] }, object>(
+		"participants.find",
+		{ query: "910000002" },
+		{ meta: { user: authority } },
+	);
 	expect(found.content).toEqual([]);
 });
 
 test("with an allowed role the action runs", async () => {
-	const added = await broker.call<Participant, object>("participants.add", { body: form("910000003") }, { meta: { user: sp1 } });
+	const added = await broker.call<Participant, object>(
+		"participants.add",
+		{ body: form("910000003") },
+		{ meta: { user: sp1 } },
+	);
 	expect(added).toMatchObject({ organizationIdentifier: "910000003", provider: { identifier: SP1 } });
-	const found = await broker.call<{ content: Participant[] }, object>("participants.find", { query: "910000003" }, { meta: { user: authority } });
+	const found = await broker.call<{ content: Participant[] }, object>(
+		"participants.find",
+		{ query: "910000003" },
+		{ meta: { user: authority } },
+	);
 	expect(found.content.map((participant) => participant.identifier)).toEqual([added.identifier]);
 });
 

@@ -28,13 +28,24 @@ type Json = Record<string, any>;
 interface ParticipantsInternals {
 	store: Store;
 	settings: Json;
-	collections: Record<string, { get(identifier: string): Promise<Json | null>; replace(doc: Json, expectedVersion?: number): Promise<Json>; count(query?: object): Promise<number> }>;
+	collections: Record<
+		string,
+		{
+			get(identifier: string): Promise<Json | null>;
+			replace(doc: Json, expectedVersion?: number): Promise<Json>;
+			count(query?: object): Promise<number>;
+		}
+	>;
 	jobCheck: { start(intervalMs: number): void };
 }
 
 async function startBroker(dataDir: string, seed: boolean): Promise<ServiceBroker> {
 	process.env.DATA_DIR = dataDir;
-	const broker = createRegistryBroker({ env: { DATA_DIR: dataDir }, services: ["catalog", "accounts", "accessPoints", "participants", "lookup"], overrides: { logger: false } });
+	const broker = createRegistryBroker({
+		env: { DATA_DIR: dataDir },
+		services: ["catalog", "accounts", "accessPoints", "participants", "lookup"],
+		overrides: { logger: false },
+	});
 	await broker.start();
 	if (seed) await importSeed(broker, demoSeed());
 	return broker;
@@ -116,12 +127,20 @@ describe("a job whose runner is gone", () => {
 	test("is marked INTERRUPTED by the next start, which then runs", async () => {
 		const dead = "0190d000-0000-7000-8000-000000000001";
 		await orphan(broker, dead, new Date(Date.now() - 3_600_000));
-		const started = await call<Json>(broker, "startProcessReplacement", { body: { from: BILLING, to: ORDERING, dryRun: true } });
+		const started = await call<Json>(broker, "startProcessReplacement", {
+			body: { from: BILLING, to: ORDERING, dryRun: true },
+		});
 		expect(started).toMatchObject({ state: "RUNNING", dryRun: true, startedBy: "admin" });
 
 		const interrupted = await job(broker, dead);
-		expect(interrupted).toMatchObject({ state: "INTERRUPTED", progress: { total: 10, done: 4 }, counts: { replaced: 4 } });
-		expect(interrupted.failure.message).toMatch(/node node-that-died\) stopped sending heartbeats.*Start the job again/);
+		expect(interrupted).toMatchObject({
+			state: "INTERRUPTED",
+			progress: { total: 10, done: 4 },
+			counts: { replaced: 4 },
+		});
+		expect(interrupted.failure.message).toMatch(
+			/node node-that-died\) stopped sending heartbeats.*Start the job again/,
+		);
 		expect(interrupted.finishedDate).toEqual(expect.any(String));
 
 		expect(await ended(broker, started.identifier)).toMatchObject({ state: "SUCCEEDED" });
@@ -131,7 +150,9 @@ describe("a job whose runner is gone", () => {
 	test("a live job keeps its lock (409); the periodic check interrupts it once its heartbeat is old", async () => {
 		const live = "0190d000-0000-7000-8000-000000000002";
 		await orphan(broker, live, new Date());
-		const refused = await failure(call(broker, "startProcessReplacement", { body: { from: BILLING, to: ORDERING, dryRun: true } }));
+		const refused = await failure(
+			call(broker, "startProcessReplacement", { body: { from: BILLING, to: ORDERING, dryRun: true } }),
+		);
 		expect(refused).toMatchObject({ code: 409, type: "ConflictException" });
 		expect(refused.message).toContain(live);
 		expect(await call(broker, "interruptStaleJobs", {})).toEqual({ interrupted: 0 });
@@ -140,7 +161,13 @@ describe("a job whose runner is gone", () => {
 		// Its process dies: no more heartbeats. The periodic check (here every 20 ms) finds it.
 		const jobs = internals(broker).collections.processReplacementJobs;
 		const doc = (await jobs.get(live)) as Json;
-		await jobs.replace({ ...doc, heartbeat: new Date(Date.now() - internals(broker).settings.jobStaleAfterMs - 1000).toISOString() }, doc.version);
+		await jobs.replace(
+			{
+				...doc,
+				heartbeat: new Date(Date.now() - internals(broker).settings.jobStaleAfterMs - 1000).toISOString(),
+			},
+			doc.version,
+		);
 		internals(broker).jobCheck.start(20);
 		const interrupted = await until(
 			() => job(broker, live),
@@ -149,7 +176,9 @@ describe("a job whose runner is gone", () => {
 		expect(interrupted.state).toBe("INTERRUPTED");
 		expect(await internals(broker).collections.jobLocks.count()).toBe(0);
 
-		const again = await call<Json>(broker, "startProcessReplacement", { body: { from: BILLING, to: ORDERING, dryRun: true } });
+		const again = await call<Json>(broker, "startProcessReplacement", {
+			body: { from: BILLING, to: ORDERING, dryRun: true },
+		});
 		expect((await ended(broker, again.identifier)).state).toBe("SUCCEEDED");
 	});
 });
@@ -173,7 +202,9 @@ describe("a graceful shutdown", () => {
 			expect(interrupted).toMatchObject({ state: "INTERRUPTED", progress: { done: 0 }, counts: { replaced: 0 } });
 			expect(interrupted.failure.message).toMatch(/graceful shutdown/);
 			expect(await internals(second).collections.jobLocks.count()).toBe(0);
-			const again = await call<Json>(second, "startProcessReplacement", { body: { from: BILLING, to: ORDERING, dryRun: true } });
+			const again = await call<Json>(second, "startProcessReplacement", {
+				body: { from: BILLING, to: ORDERING, dryRun: true },
+			});
 			expect((await ended(second, again.identifier)).state).toBe("SUCCEEDED");
 		} finally {
 			await second.stop();

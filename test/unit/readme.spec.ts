@@ -34,11 +34,19 @@ describe("README", () => {
 					.slice(1, -1)
 					.map((cell) => cell.trim()),
 			)
-			.filter((cells) => cells.length === 3 && /^(application|text)\//.test(cells[2]) && cells[2] !== "application/json");
+			.filter(
+				(cells) =>
+					cells.length === 3 && /^(application|text)\//.test(cells[2]) && cells[2] !== "application/json",
+			);
 		const documented = new Set(rows.flatMap((cells) => cells[2].match(/(application|text)\/[a-z0-9.+-]+/g) ?? []));
-		const spellings = (cells: string[]) => cells[2].match(/`([a-z.-]+)`/g)?.map((word) => `application/vnd.registry.${word.replace(/`/g, "")}.v1+json`) ?? [];
+		const spellings = (cells: string[]) =>
+			cells[2]
+				.match(/`([a-z.-]+)`/g)
+				?.map((word) => `application/vnd.registry.${word.replace(/`/g, "")}.v1+json`) ?? [];
 		rows.forEach((cells) => spellings(cells).forEach((mediaType) => documented.add(mediaType)));
-		expect([...documented].sort()).toEqual([...new Set(OPERATIONS.flatMap((operation) => operation.mediaTypes))].sort());
+		expect([...documented].sort()).toEqual(
+			[...new Set(OPERATIONS.flatMap((operation) => operation.mediaTypes))].sort(),
+		);
 	});
 
 	test("the configuration table lists every environment variable the code reads", () => {

@@ -66,7 +66,11 @@ async function registryContents(broker: ServiceBroker) {
 		serviceProviders: await broker.call<ServiceProvider[]>("accounts.listServiceProviders"),
 		accessPoints: (await broker.call<Page<unknown>, object>("accessPoints.find", everything)).totalElements,
 		processes: (await broker.call<Process[]>("catalog.allProcesses")).length,
-		documentTypes: (await broker.call<Page<unknown>, object>("catalog.findDocumentTypes", everything, { meta: { user: { username: "t", role: "ADMIN" } } })).totalElements,
+		documentTypes: (
+			await broker.call<Page<unknown>, object>("catalog.findDocumentTypes", everything, {
+				meta: { user: { username: "t", role: "ADMIN" } },
+			})
+		).totalElements,
 	};
 }
 
@@ -79,7 +83,9 @@ describe("validateSeed", () => {
 		const processes = DEMO.processes ?? [];
 		expect(processes.filter((process) => process.restricted)).toHaveLength(1);
 		expect(processes.filter((process) => process.visible === false)).toHaveLength(1);
-		expect(processes.find((process) => process.alias === "Invoice response")?.dependencies).toEqual([{ identifier: "55555555-0000-4000-8000-000000000001" }]);
+		expect(processes.find((process) => process.alias === "Invoice response")?.dependencies).toEqual([
+			{ identifier: "55555555-0000-4000-8000-000000000001" },
+		]);
 		expect(processes.some((process) => (process.requiredICDs ?? []).length > 0)).toBe(true);
 		expect((DEMO.accounts ?? []).map((account) => [account.username, account.role])).toEqual([
 			["sp1", "SERVICE_PROVIDER"],
@@ -88,12 +94,20 @@ describe("validateSeed", () => {
 			["admin", "ADMIN"],
 			["authority", "NETWORK_AUTHORITY"],
 		]);
-		expect((DEMO.participants ?? []).map((participant) => participant.organizationIdentifier)).toEqual(["991825827", "923609016", "986252932", "745707327"]);
+		expect((DEMO.participants ?? []).map((participant) => participant.organizationIdentifier)).toEqual([
+			"991825827",
+			"923609016",
+			"986252932",
+			"745707327",
+		]);
 	});
 
 	test("a bad file gets every reason, each with the path of what is wrong", () => {
 		const reasons = validateSeed({
-			serviceProviders: [{ identifier: "11111111-0000-4000-8000-000000000001", title: "One" }, { title: "No identifier" }],
+			serviceProviders: [
+				{ identifier: "11111111-0000-4000-8000-000000000001", title: "One" },
+				{ title: "No identifier" },
+			],
 			accessPoints: [{ identifier: "not-a-uuid", title: "AP", provider: UNKNOWN, endpoints: [] }],
 			capabilities: "not a list",
 			processes: [
@@ -103,11 +117,23 @@ describe("validateSeed", () => {
 					qualifiedIdentifier: "cenbii-procid-ubl::x",
 					dependencies: [{ identifier: "55555555-0000-4000-8000-000000000001" }],
 				},
-				{ identifier: "55555555-0000-4000-8000-000000000001", domain: "D", qualifiedIdentifier: "CENBII-PROCID-UBL::X", colour: "blue" },
+				{
+					identifier: "55555555-0000-4000-8000-000000000001",
+					domain: "D",
+					qualifiedIdentifier: "CENBII-PROCID-UBL::X",
+					colour: "blue",
+				},
 			],
-			documentTypes: [{ identifier: "66666666-0000-4000-8000-000000000001", title: "", processes: [{ identifier: UNKNOWN }] }],
+			documentTypes: [
+				{ identifier: "66666666-0000-4000-8000-000000000001", title: "", processes: [{ identifier: UNKNOWN }] },
+			],
 			accounts: [
-				{ username: "sp", password: "long-enough-password", role: "SERVICE_PROVIDER", serviceProvider: UNKNOWN },
+				{
+					username: "sp",
+					password: "long-enough-password",
+					role: "SERVICE_PROVIDER",
+					serviceProvider: UNKNOWN,
+				},
 				{ username: "admin", password: "long-enough-password", role: "ADMIN", accessPointProvider: UNKNOWN },
 				{ username: "sp", role: "ADMIN" },
 			],
@@ -145,11 +171,21 @@ describe("validateSeed", () => {
 		);
 		expect(reasons.find((reason) => reason.path === "processes[1]")?.message).toMatch(/colour/);
 		expect(reasons.find((reason) => reason.path === "extras")?.message).toMatch(/unknown section/);
-		expect(reasons.find((reason) => reason.path === "processes[0].dependencies[0].identifier")?.message).toMatch(/itself/);
+		expect(reasons.find((reason) => reason.path === "processes[0].dependencies[0].identifier")?.message).toMatch(
+			/itself/,
+		);
 	});
 
 	test("references may name records the registry already holds", () => {
-		const file = { processes: [{ identifier: "55555555-0000-4000-8000-0000000000f1", domain: "D", dependencies: [{ identifier: UNKNOWN }] }] };
+		const file = {
+			processes: [
+				{
+					identifier: "55555555-0000-4000-8000-0000000000f1",
+					domain: "D",
+					dependencies: [{ identifier: UNKNOWN }],
+				},
+			],
+		};
 		expect(referencesOutside(file).processes).toEqual([UNKNOWN]);
 		expect(validateSeed(file)).toHaveLength(1);
 		expect(validateSeed(file, { processes: [UNKNOWN] })).toEqual([]);
@@ -176,12 +212,23 @@ describe("importSeed", () => {
 				participants: { created: 4 },
 			});
 			expect(handed).toEqual([{ participants: DEMO.participants }]);
-			expect(await broker.call("accounts.authenticate", { username: "sp1", password: "sp1-demo-password" })).toMatchObject({ role: "SERVICE_PROVIDER" });
-			const billing = await broker.call<Process, object>("catalog.getProcess", { identifier: "55555555-0000-4000-8000-000000000001" });
-			expect(billing.documentTypes.map((documentType) => documentType.identifier)).toEqual(["66666666-0000-4000-8000-000000000001", "66666666-0000-4000-8000-000000000002"]);
+			expect(
+				await broker.call("accounts.authenticate", { username: "sp1", password: "sp1-demo-password" }),
+			).toMatchObject({ role: "SERVICE_PROVIDER" });
+			const billing = await broker.call<Process, object>("catalog.getProcess", {
+				identifier: "55555555-0000-4000-8000-000000000001",
+			});
+			expect(billing.documentTypes.map((documentType) => documentType.identifier)).toEqual([
+				"66666666-0000-4000-8000-000000000001",
+				"66666666-0000-4000-8000-000000000002",
+			]);
 
-			const second = (await importSeed(broker, withoutParticipants(DEMO))) as Record<string, { created: number; updated: number }>;
-			for (const [section, counts] of Object.entries(second)) expect([section, counts.created + counts.updated]).toEqual([section, 0]);
+			const second = (await importSeed(broker, withoutParticipants(DEMO))) as Record<
+				string,
+				{ created: number; updated: number }
+			>;
+			for (const [section, counts] of Object.entries(second))
+				expect([section, counts.created + counts.updated]).toEqual([section, 0]);
 		} finally {
 			await broker.stop();
 		}
@@ -192,12 +239,35 @@ describe("importSeed", () => {
 		try {
 			const bad = {
 				...DEMO,
-				accounts: [...(DEMO.accounts ?? []), { username: "orphan", password: "orphan-password", role: "SERVICE_PROVIDER", serviceProvider: UNKNOWN }],
-				documentTypes: [...(DEMO.documentTypes ?? []), { identifier: "66666666-0000-4000-8000-0000000000ff", title: "Bad link", processes: [{ identifier: UNKNOWN }] }],
+				accounts: [
+					...(DEMO.accounts ?? []),
+					{
+						username: "orphan",
+						password: "orphan-password",
+						role: "SERVICE_PROVIDER",
+						serviceProvider: UNKNOWN,
+					},
+				],
+				documentTypes: [
+					...(DEMO.documentTypes ?? []),
+					{
+						identifier: "66666666-0000-4000-8000-0000000000ff",
+						title: "Bad link",
+						processes: [{ identifier: UNKNOWN }],
+					},
+				],
 			};
 			const reasons = await refusal(importSeed(broker, bad));
-			expect(reasons.map((reason) => reason.path)).toEqual(["documentTypes[5].processes[0].identifier", "accounts[5].serviceProvider"]);
-			expect(await registryContents(broker)).toEqual({ serviceProviders: [], accessPoints: 0, processes: 0, documentTypes: 0 });
+			expect(reasons.map((reason) => reason.path)).toEqual([
+				"documentTypes[5].processes[0].identifier",
+				"accounts[5].serviceProvider",
+			]);
+			expect(await registryContents(broker)).toEqual({
+				serviceProviders: [],
+				accessPoints: 0,
+				processes: 0,
+				documentTypes: 0,
+			});
 			expect(handed).toEqual([]);
 		} finally {
 			await broker.stop();
@@ -208,10 +278,31 @@ describe("importSeed", () => {
 		const { broker } = await startBroker();
 		try {
 			await importSeed(broker, withoutParticipants(DEMO));
-			const later = { processes: [{ identifier: "55555555-0000-4000-8000-0000000000f1", domain: "Invoicing", dependencies: [{ identifier: "55555555-0000-4000-8000-000000000001" }] }] };
+			const later = {
+				processes: [
+					{
+						identifier: "55555555-0000-4000-8000-0000000000f1",
+						domain: "Invoicing",
+						dependencies: [{ identifier: "55555555-0000-4000-8000-000000000001" }],
+					},
+				],
+			};
 			expect(await importSeed(broker, later)).toMatchObject({ processes: { created: 1 } });
-			const reasons = await refusal(importSeed(broker, { accounts: [{ username: "x", password: "long-enough-password", role: "SERVICE_PROVIDER", serviceProvider: UNKNOWN }] }));
-			expect(reasons).toEqual([{ path: "accounts[0].serviceProvider", message: expect.stringContaining(UNKNOWN) }]);
+			const reasons = await refusal(
+				importSeed(broker, {
+					accounts: [
+						{
+							username: "x",
+							password: "long-enough-password",
+							role: "SERVICE_PROVIDER",
+							serviceProvider: UNKNOWN,
+						},
+					],
+				}),
+			);
+			expect(reasons).toEqual([
+				{ path: "accounts[0].serviceProvider", message: expect.stringContaining(UNKNOWN) },
+			]);
 		} finally {
 			await broker.stop();
 		}
@@ -221,7 +312,9 @@ describe("importSeed", () => {
 		const { broker } = await startBroker({ participants: false });
 		try {
 			const reasons = await refusal(importSeed(broker, DEMO));
-			expect(reasons).toEqual([{ path: "participants", message: expect.stringContaining("participants.importSeed") }]);
+			expect(reasons).toEqual([
+				{ path: "participants", message: expect.stringContaining("participants.importSeed") },
+			]);
 			expect((await registryContents(broker)).processes).toBe(0);
 		} finally {
 			await broker.stop();
@@ -235,7 +328,10 @@ describe("npm run seed", () => {
 
 	function capture() {
 		const lines = { out: [] as string[], error: [] as string[] };
-		return { lines, output: { out: (line: string) => lines.out.push(line), error: (line: string) => lines.error.push(line) } };
+		return {
+			lines,
+			output: { out: (line: string) => lines.out.push(line), error: (line: string) => lines.error.push(line) },
+		};
 	}
 
 	test("imports the demo file into the configured store, and a second run reports nothing changed", async () => {

@@ -67,7 +67,16 @@ function peopleSpec(suffix: string): ModelSpec {
 }
 
 function person(identifier: string, patch: Partial<Person> = {}): Person {
-	return { identifier, name: `Person ${identifier}`, country: "NO", code: identifier, age: 30, active: true, tags: [], ...patch };
+	return {
+		identifier,
+		name: `Person ${identifier}`,
+		country: "NO",
+		code: identifier,
+		age: 30,
+		active: true,
+		tags: [],
+		...patch,
+	};
 }
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -115,10 +124,21 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 		});
 
 		test("insert, get, getMany", async () => {
-			const inserted = await people.insert(person("a", { version: 7, extra: { $where: "1", "a.b": { $gt: "" }, list: [1, "x", null] }, org: { code: "X1" } }));
+			const inserted = await people.insert(
+				person("a", {
+					version: 7,
+					extra: { $where: "1", "a.b": { $gt: "" }, list: [1, "x", null] },
+					org: { code: "X1" },
+				}),
+			);
 			expect(inserted.version).toBe(1);
 			const read = await people.get("a");
-			expect(read).toEqual({ ...person("a"), version: 1, extra: { $where: "1", "a.b": { $gt: "" }, list: [1, "x", null] }, org: { code: "X1" } });
+			expect(read).toEqual({
+				...person("a"),
+				version: 1,
+				extra: { $where: "1", "a.b": { $gt: "" }, list: [1, "x", null] },
+				org: { code: "X1" },
+			});
 			expect(await people.get("missing")).toBeNull();
 			await people.insert(person("b"));
 			await people.insert(person("c"));
@@ -153,19 +173,29 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 		});
 
 		test("unique indexes → DuplicateKey with the index name", async () => {
-			await people.insert(person("a", { email: "Ann@Example.org", country: "NO", code: "1", aliases: ["x", "y"] }));
+			await people.insert(
+				person("a", { email: "Ann@Example.org", country: "NO", code: "1", aliases: ["x", "y"] }),
+			);
 			const primary = await rejection(people.insert(person("a", { code: "2" })));
 			expect(primary).toBeInstanceOf(DuplicateKey);
 			expect(primary).toMatchObject({ collection: spec.collection, index: "identifier" });
 			// case-insensitive uniqueness on a caseInsensitive field
-			expect(await rejection(people.insert(person("b", { email: "ann@EXAMPLE.org", code: "2" })))).toMatchObject({ index: "email_unique" });
+			expect(await rejection(people.insert(person("b", { email: "ann@EXAMPLE.org", code: "2" })))).toMatchObject({
+				index: "email_unique",
+			});
 			// compound
-			expect(await rejection(people.insert(person("c", { country: "NO", code: "1" })))).toMatchObject({ index: "country_code" });
+			expect(await rejection(people.insert(person("c", { country: "NO", code: "1" })))).toMatchObject({
+				index: "country_code",
+			});
 			await people.insert(person("c", { country: "SE", code: "1" }));
 			// unique over the values of a stringArray
-			expect(await rejection(people.insert(person("d", { aliases: ["z", "y"] })))).toMatchObject({ index: "alias_unique" });
+			expect(await rejection(people.insert(person("d", { aliases: ["z", "y"] })))).toMatchObject({
+				index: "alias_unique",
+			});
 			// replace hits it too, and leaves the document as it was
-			const replaced = await rejection(people.replace({ ...person("c", { country: "SE", code: "1" }), email: "ANN@example.org" }));
+			const replaced = await rejection(
+				people.replace({ ...person("c", { country: "SE", code: "1" }), email: "ANN@example.org" }),
+			);
 			expect(replaced).toBeInstanceOf(DuplicateKey);
 			expect(replaced).toMatchObject({ index: "email_unique" });
 			expect(await people.get("c")).toMatchObject({ version: 1 });
@@ -180,13 +210,80 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 		describe("with data", () => {
 			beforeEach(async () => {
 				await store.batch([
-					{ kind: "insert", collection: spec.collection, doc: person("p1", { name: "Bøgh Hansen", age: 20, country: "NO", tags: ["Peppol", "AP"], since: "2020-01-01", email: "b@x.no" }) },
-					{ kind: "insert", collection: spec.collection, doc: person("p2", { name: "anna Or", age: 35, country: "SE", active: false, tags: ["peppol"], since: "2021-06-30" }) },
-					{ kind: "insert", collection: spec.collection, doc: person("p3", { name: "Oracle Corp", age: 35, country: "DK", tags: [], since: "2022-02-02" }) },
-					{ kind: "insert", collection: spec.collection, doc: person("p4", { name: "Smith-Jones Ltd", age: 50, country: "NO", tags: ["SMP"], since: "2023-03-03" }) },
-					{ kind: "insert", collection: spec.collection, doc: person("p5", { name: "100% Pure AS", age: 35, country: "FI", tags: ["ap"] }) },
-					{ kind: "insert", collection: spec.collection, doc: person("p6", { name: "Where House", age: 61, country: "NO", active: false, tags: ["x"], since: "2019-12-31" }) },
-					{ kind: "insert", collection: spec.collection, doc: person("p7", { name: "BØRGE bo", age: 18, country: "IS", tags: ["AP", "x"], since: "2024-01-01" }) },
+					{
+						kind: "insert",
+						collection: spec.collection,
+						doc: person("p1", {
+							name: "Bøgh Hansen",
+							age: 20,
+							country: "NO",
+							tags: ["Peppol", "AP"],
+							since: "2020-01-01",
+							email: "b@x.no",
+						}),
+					},
+					{
+						kind: "insert",
+						collection: spec.collection,
+						doc: person("p2", {
+							name: "anna Or",
+							age: 35,
+							country: "SE",
+							active: false,
+							tags: ["peppol"],
+							since: "2021-06-30",
+						}),
+					},
+					{
+						kind: "insert",
+						collection: spec.collection,
+						doc: person("p3", {
+							name: "Oracle Corp",
+							age: 35,
+							country: "DK",
+							tags: [],
+							since: "2022-02-02",
+						}),
+					},
+					{
+						kind: "insert",
+						collection: spec.collection,
+						doc: person("p4", {
+							name: "Smith-Jones Ltd",
+							age: 50,
+							country: "NO",
+							tags: ["SMP"],
+							since: "2023-03-03",
+						}),
+					},
+					{
+						kind: "insert",
+						collection: spec.collection,
+						doc: person("p5", { name: "100% Pure AS", age: 35, country: "FI", tags: ["ap"] }),
+					},
+					{
+						kind: "insert",
+						collection: spec.collection,
+						doc: person("p6", {
+							name: "Where House",
+							age: 61,
+							country: "NO",
+							active: false,
+							tags: ["x"],
+							since: "2019-12-31",
+						}),
+					},
+					{
+						kind: "insert",
+						collection: spec.collection,
+						doc: person("p7", {
+							name: "BØRGE bo",
+							age: 18,
+							country: "IS",
+							tags: ["AP", "x"],
+							since: "2024-01-01",
+						}),
+					},
 				]);
 			});
 
@@ -209,7 +306,10 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 				];
 				for (const filter of filters) {
 					const [first] = await people.find({ filter: filter as never, limit: 1 });
-					expect({ filter, found: (await people.findOne(filter as never))?.identifier ?? null }).toEqual({ filter, found: first?.identifier ?? null });
+					expect({ filter, found: (await people.findOne(filter as never))?.identifier ?? null }).toEqual({
+						filter,
+						found: first?.identifier ?? null,
+					});
 				}
 				// The same errors as find's, however often a shape was asked before.
 				await expect(people.findOne({ nope: "x" } as never)).rejects.toThrow(/undeclared field/);
@@ -218,7 +318,8 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 			});
 
 			test("filters: eq (case-insensitive when declared), in, ranges, ne, stringArray contains", async () => {
-				const find = async (filter: Record<string, unknown>) => ids(await people.find({ filter: filter as never, sort: [] }));
+				const find = async (filter: Record<string, unknown>) =>
+					ids(await people.find({ filter: filter as never, sort: [] }));
 				expect(await find({ country: "NO" })).toEqual(["p1", "p4", "p6"]);
 				expect(await find({ country: "no" })).toEqual([]);
 				expect(await find({ name: "ORACLE CORP" })).toEqual(["p3"]);
@@ -247,9 +348,13 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 			test("filters refuse undeclared fields and operator objects", async () => {
 				await expect(people.find({ filter: { secret: "x" } as never })).rejects.toThrow(/undeclared/);
 				await expect(people.find({ filter: { country: { $gt: "" } } as never })).rejects.toThrow(/operator/);
-				await expect(people.find({ filter: { country: { in: [{ $ne: 1 }] } } as never })).rejects.toThrow(TypeError);
+				await expect(people.find({ filter: { country: { in: [{ $ne: 1 }] } } as never })).rejects.toThrow(
+					TypeError,
+				);
 				await expect(people.find({ filter: { country: ["NO"] } as never })).rejects.toThrow(TypeError);
-				await expect(people.find({ sort: [{ field: "secret", direction: "asc" }] })).rejects.toThrow(/undeclared/);
+				await expect(people.find({ sort: [{ field: "secret", direction: "asc" }] })).rejects.toThrow(
+					/undeclared/,
+				);
 				// a hostile value is only ever a value
 				expect(await people.find({ filter: { country: "' OR 1=1 --" } })).toEqual([]);
 				expect(await people.find({ filter: { name: "$where" } })).toEqual([]);
@@ -266,14 +371,48 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 						}),
 					),
 				).toEqual(["p6", "p4", "p3", "p5", "p2", "p1", "p7"]);
-				expect(ids(await people.find({ sort: [{ field: "age", direction: "asc" }] }))).toEqual(["p7", "p1", "p2", "p3", "p5", "p4", "p6"]);
-				expect(ids(await people.find({ sort: [{ field: "age", direction: "desc" }] }))).toEqual(["p6", "p4", "p2", "p3", "p5", "p1", "p7"]);
+				expect(ids(await people.find({ sort: [{ field: "age", direction: "asc" }] }))).toEqual([
+					"p7",
+					"p1",
+					"p2",
+					"p3",
+					"p5",
+					"p4",
+					"p6",
+				]);
+				expect(ids(await people.find({ sort: [{ field: "age", direction: "desc" }] }))).toEqual([
+					"p6",
+					"p4",
+					"p2",
+					"p3",
+					"p5",
+					"p1",
+					"p7",
+				]);
 				// case-insensitive sort on a caseInsensitive field
-				expect(ids(await people.find({ sort: [{ field: "name", direction: "asc" }] }))).toEqual(["p5", "p2", "p1", "p7", "p3", "p4", "p6"]);
+				expect(ids(await people.find({ sort: [{ field: "name", direction: "asc" }] }))).toEqual([
+					"p5",
+					"p2",
+					"p1",
+					"p7",
+					"p3",
+					"p4",
+					"p6",
+				]);
 				// NULL sorts first ascending, last descending
 				expect(ids(await people.find({ sort: [{ field: "since", direction: "asc" }] }))[0]).toBe("p5");
-				expect(ids(await people.find({ sort: [{ field: "since", direction: "desc" }] })).slice(-1)).toEqual(["p5"]);
-				expect(ids(await people.find({ sort: [{ field: "identifier", direction: "desc" }] }))).toEqual(["p7", "p6", "p5", "p4", "p3", "p2", "p1"]);
+				expect(ids(await people.find({ sort: [{ field: "since", direction: "desc" }] })).slice(-1)).toEqual([
+					"p5",
+				]);
+				expect(ids(await people.find({ sort: [{ field: "identifier", direction: "desc" }] }))).toEqual([
+					"p7",
+					"p6",
+					"p5",
+					"p4",
+					"p3",
+					"p2",
+					"p1",
+				]);
 			});
 
 			test("offset and limit", async () => {
@@ -311,7 +450,9 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 				expect(await search("jones")).toEqual(["p4"]);
 				expect(await search("smith-jo")).toEqual(["p4"]);
 				expect(await search("  ")).toEqual(["p1", "p2", "p3", "p4", "p5", "p6", "p7"]);
-				expect(ids(await people.find({ words: ["or"], sort: [{ field: "age", direction: "asc" }], limit: 1 }))).toEqual(["p2"]);
+				expect(
+					ids(await people.find({ words: ["or"], sort: [{ field: "age", direction: "asc" }], limit: 1 })),
+				).toEqual(["p2"]);
 			});
 
 			test("words: hostile input is matched literally and never throws", async () => {
@@ -343,7 +484,12 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 				const error = await rejection(
 					store.batch([
 						{ kind: "insert", collection: spec.collection, doc: person("n1", { email: "n1@x.no" }) },
-						{ kind: "replace", collection: spec.collection, doc: person("p2", { name: "Changed" }), expectedVersion: 1 },
+						{
+							kind: "replace",
+							collection: spec.collection,
+							doc: person("p2", { name: "Changed" }),
+							expectedVersion: 1,
+						},
 						{ kind: "upsert", collection: spec.collection, doc: person("p3", { name: "Changed too" }) },
 						{ kind: "delete", collection: spec.collection, identifier: "p4" },
 						{ kind: "deleteWhere", collection: spec.collection, filter: { country: "IS" } },
@@ -373,7 +519,11 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 
 				await store.batch([
 					{ kind: "insert", collection: spec.collection, doc: person("n1", { name: "Newcomer" }) },
-					{ kind: "replace", collection: spec.collection, doc: { ...person("n1"), name: "Newcomer Renamed" } as Person },
+					{
+						kind: "replace",
+						collection: spec.collection,
+						doc: { ...person("n1"), name: "Newcomer Renamed" } as Person,
+					},
 					{ kind: "delete", collection: spec.collection, identifier: "p4", expectedVersion: 1 },
 					{ kind: "deleteWhere", collection: spec.collection, filter: { country: "IS" } },
 				]);
@@ -381,13 +531,21 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 				expect(await people.get("p4")).toBeNull();
 				expect(await people.get("p7")).toBeNull();
 				expect(ids(await people.find({ words: ["renamed"] }))).toEqual(["n1"]);
-				await expect(store.batch([{ kind: "insert", collection: "nope", doc: person("x") }])).rejects.toThrow(/not declared/);
+				await expect(store.batch([{ kind: "insert", collection: "nope", doc: person("x") }])).rejects.toThrow(
+					/not declared/,
+				);
 			});
 
 			test("concurrent writes: each succeeds or fails alone, as if run one after another in call order", async () => {
 				// Issued in one turn: the SQLite store commits them as one group (savepoint each).
 				const outcomes = await Promise.allSettled([
-					store.batch([{ kind: "insert", collection: spec.collection, doc: person("c1", { email: "c1@x.no", name: "Group One" }) }]),
+					store.batch([
+						{
+							kind: "insert",
+							collection: spec.collection,
+							doc: person("c1", { email: "c1@x.no", name: "Group One" }),
+						},
+					]),
 					// Takes c1's email: refused, and only this batch is undone.
 					store.batch([
 						{ kind: "insert", collection: spec.collection, doc: person("c2", { name: "Group Two" }) },
@@ -400,7 +558,15 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 					// Sees the delete issued before it.
 					people.delete("p4"),
 				]);
-				expect(outcomes.map((outcome) => outcome.status)).toEqual(["fulfilled", "rejected", "fulfilled", "rejected", "fulfilled", "fulfilled", "fulfilled"]);
+				expect(outcomes.map((outcome) => outcome.status)).toEqual([
+					"fulfilled",
+					"rejected",
+					"fulfilled",
+					"rejected",
+					"fulfilled",
+					"fulfilled",
+					"fulfilled",
+				]);
 				expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateKey);
 				expect((outcomes[3] as PromiseRejectedResult).reason).toBeInstanceOf(StaleVersion);
 				expect((outcomes[4] as PromiseFulfilledResult<boolean>).value).toBe(true);
@@ -437,7 +603,9 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 		});
 
 		test("a full walk of pages never overlaps or skips, with many equal sort values", async () => {
-			const docs = Array.from({ length: 237 }, (_, i) => person(`w${String((i * 7919) % 1000).padStart(4, "0")}`, { age: i % 3, country: ["NO", "SE"][i % 2] }));
+			const docs = Array.from({ length: 237 }, (_, i) =>
+				person(`w${String((i * 7919) % 1000).padStart(4, "0")}`, { age: i % 3, country: ["NO", "SE"][i % 2] }),
+			);
 			await store.batch(docs.map((doc) => ({ kind: "insert" as const, collection: spec.collection, doc })));
 			for (const direction of ["asc", "desc"] as const) {
 				const sort = [
@@ -458,7 +626,12 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 				for (let i = 1; i < all.length; i++) {
 					const [a, b] = [all[i - 1], all[i]];
 					const sign = direction === "asc" ? 1 : -1;
-					const cmp = a.age !== b.age ? sign * (a.age - b.age) : a.country !== b.country ? -sign * a.country.localeCompare(b.country) : a.identifier.localeCompare(b.identifier);
+					const cmp =
+						a.age !== b.age
+							? sign * (a.age - b.age)
+							: a.country !== b.country
+								? -sign * a.country.localeCompare(b.country)
+								: a.identifier.localeCompare(b.identifier);
 					expect(cmp).toBeLessThan(0);
 				}
 			}
@@ -466,7 +639,10 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 
 		test("iterate streams 2,500 documents in order", async () => {
 			const docs = Array.from({ length: 2500 }, (_, i) =>
-				person(`i${String(i).padStart(5, "0")}`, { age: (i * 37) % 11, since: i % 5 === 0 ? undefined : `2020-01-${String((i % 28) + 1).padStart(2, "0")}` }),
+				person(`i${String(i).padStart(5, "0")}`, {
+					age: (i * 37) % 11,
+					since: i % 5 === 0 ? undefined : `2020-01-${String((i % 28) + 1).padStart(2, "0")}`,
+				}),
 			);
 			await store.batch(docs.map((doc) => ({ kind: "insert" as const, collection: spec.collection, doc })));
 			for (const sort of [
@@ -481,8 +657,24 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 				expect(streamed).toHaveLength(2500);
 				expect(streamed).toEqual(ids(await people.find({ sort })));
 			}
-			const filtered = await all(people.iterate({ filter: { age: { lte: 3 } }, sort: [{ field: "age", direction: "asc" }], offset: 100, limit: 600 }));
-			expect(ids(filtered)).toEqual(ids(await people.find({ filter: { age: { lte: 3 } }, sort: [{ field: "age", direction: "asc" }], offset: 100, limit: 600 })));
+			const filtered = await all(
+				people.iterate({
+					filter: { age: { lte: 3 } },
+					sort: [{ field: "age", direction: "asc" }],
+					offset: 100,
+					limit: 600,
+				}),
+			);
+			expect(ids(filtered)).toEqual(
+				ids(
+					await people.find({
+						filter: { age: { lte: 3 } },
+						sort: [{ field: "age", direction: "asc" }],
+						offset: 100,
+						limit: 600,
+					}),
+				),
+			);
 			expect(filtered).toHaveLength(600);
 			// writes between pages are possible (nothing is held open across awaits)
 			let count = 0;
@@ -507,20 +699,27 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 				const again = await store.collection<Person>(spec);
 				expect(await again.get("a")).toMatchObject({ name: "Persistent Person", version: 2 });
 				expect(ids(await again.find({ words: ["persist"], filter: { tags: "KEEP" } }))).toEqual(["a"]);
-				expect(await rejection(again.insert(person("b", { email: "P@X.NO" })))).toMatchObject({ index: "email_unique" });
+				expect(await rejection(again.insert(person("b", { email: "P@X.NO" })))).toMatchObject({
+					index: "email_unique",
+				});
 				// a changed spec (a new field) rebuilds the derived data from the stored bodies
 				const changed: ModelSpec = {
 					...spec,
 					fields: { ...spec.fields, nick: { kind: "string", caseInsensitive: true } },
 					indexes: [...spec.indexes, { name: "nick_unique", fields: ["nick"], unique: true }],
 				};
-				await again.replace({ ...person("a", { name: "Persistent Person", tags: ["keep"], email: "p@x.no" }), nick: "Pp" } as Person);
+				await again.replace({
+					...person("a", { name: "Persistent Person", tags: ["keep"], email: "p@x.no" }),
+					nick: "Pp",
+				} as Person);
 				store = await harness.reopen(store);
 				const evolved = await store.collection<Person>(changed);
 				expect(ids(await evolved.find({ filter: { nick: "PP" } }))).toEqual(["a"]);
 				expect(await evolved.get("a")).toMatchObject({ version: 3 });
 				expect(ids(await evolved.find({ words: ["person"] }))).toEqual(["a"]);
-				expect(await rejection(evolved.insert({ ...person("c"), nick: "pP" } as Person))).toMatchObject({ index: "nick_unique" });
+				expect(await rejection(evolved.insert({ ...person("c"), nick: "pP" } as Person))).toMatchObject({
+					index: "nick_unique",
+				});
 			});
 
 			test("a textField declared later (the catalog's title search): the rebuild indexes the stored records' words", async () => {
@@ -530,7 +729,11 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 				await before.insert(person("a", { name: "Freight Forwarding" }));
 				await before.insert(person("b", { name: "Waybill" }));
 				store = await harness.reopen(store);
-				const searched = await store.collection<Person>({ ...plain, collection: `${spec.collection}_plain`, textField: "name" });
+				const searched = await store.collection<Person>({
+					...plain,
+					collection: `${spec.collection}_plain`,
+					textField: "name",
+				});
 				expect(ids(await searched.find({ words: ["FORW"] }))).toEqual(["a"]);
 				expect(await searched.count({ words: ["freight", "forwarding"] })).toBe(1);
 				await searched.insert(person("c", { name: "Forwarding agent" }));
@@ -634,7 +837,13 @@ describe("DbMixin", () => {
 		process.env.DATA_DIR = dir;
 		delete process.env.MONGO_URI;
 		const broker = new ServiceBroker({ logger: false });
-		const models = { things: { collection: "things", fields: { n: { kind: "number" as const } }, indexes: [{ name: "by_n", fields: ["n"] }] } };
+		const models = {
+			things: {
+				collection: "things",
+				fields: { n: { kind: "number" as const } },
+				indexes: [{ name: "by_n", fields: ["n"] }],
+			},
+		};
 		let counted = -1;
 		let store: Store | undefined;
 		try {
@@ -678,7 +887,8 @@ describe("SQLite reads of one event-loop turn share a read transaction", () => {
 			const people = await store.collection<Person>(peopleSpec("reads"));
 			await people.insert(person("r1"));
 			await nextTurn();
-			const countOutside = () => (outside.prepare("SELECT count(*) AS n FROM people_reads").get() as { n: number }).n;
+			const countOutside = () =>
+				(outside.prepare("SELECT count(*) AS n FROM people_reads").get() as { n: number }).n;
 			expect(countOutside()).toBe(1);
 			// Same turn: a read opens the shared transaction, then a write is queued behind it.
 			const read = people.get("r1");
@@ -739,10 +949,17 @@ describe("SQLite WAL checkpoints", () => {
 			// ~2 MB of rows: far below the writing connection's own backstop (BACKSTOP_PAGES),
 			// so only the checkpointer can have moved them into the database file.
 			const bio = "x".repeat(2000);
-			await store.batch(Array.from({ length: 1000 }, (_, i) => ({ kind: "insert" as const, collection: "people_checkpointed", doc: { ...person(`k${i}`), bio } })));
+			await store.batch(
+				Array.from({ length: 1000 }, (_, i) => ({
+					kind: "insert" as const,
+					collection: "people_checkpointed",
+					doc: { ...person(`k${i}`), bio },
+				})),
+			);
 			expect(fs.statSync(`${file}-wal`).size).toBeGreaterThan(2_000_000);
 			const deadline = Date.now() + 5000;
-			while (fs.statSync(file).size < sizeBefore + 2_000_000 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+			while (fs.statSync(file).size < sizeBefore + 2_000_000 && Date.now() < deadline)
+				await new Promise((resolve) => setTimeout(resolve, 50));
 			expect(fs.statSync(file).size).toBeGreaterThan(sizeBefore + 2_000_000);
 			expect(walCheckpointer.errors.get(file)).toBeUndefined();
 			expect(await people.count()).toBe(1000);
@@ -780,7 +997,18 @@ describe("SQLite at scale", () => {
 				textField: "name",
 			};
 			const participants = await store.collection<StoredDoc & { name: string }>(spec);
-			const words = ["Nordic", "Invoice", "Bø", "Fjord", "Data", "Systems", "Consulting", "Holding", "Øst", "Vest"];
+			const words = [
+				"Nordic",
+				"Invoice",
+				"Bø",
+				"Fjord",
+				"Data",
+				"Systems",
+				"Consulting",
+				"Holding",
+				"Øst",
+				"Vest",
+			];
 			const ops = Array.from({ length: 100_000 }, (_, i) => ({
 				kind: "insert" as const,
 				collection: "participants",
@@ -803,17 +1031,35 @@ describe("SQLite at scale", () => {
 				timings[label] = performance.now() - begin;
 				return result;
 			};
-			const page = await timed("pageNameAsc", () => participants.find({ sort: [{ field: "name", direction: "asc" }], offset: 50_000, limit: 20 }));
+			const page = await timed("pageNameAsc", () =>
+				participants.find({ sort: [{ field: "name", direction: "asc" }], offset: 50_000, limit: 20 }),
+			);
 			expect(page).toHaveLength(20);
-			const pageDesc = await timed("pageRegisteredDesc", () => participants.find({ sort: [{ field: "registered", direction: "desc" }], offset: 50_000, limit: 20 }));
+			const pageDesc = await timed("pageRegisteredDesc", () =>
+				participants.find({ sort: [{ field: "registered", direction: "desc" }], offset: 50_000, limit: 20 }),
+			);
 			expect(pageDesc).toHaveLength(20);
-			const filtered = await timed("pageFilteredCountry", () => participants.find({ filter: { country: "SE" }, sort: [{ field: "name", direction: "asc" }], offset: 20_000, limit: 20 }));
+			const filtered = await timed("pageFilteredCountry", () =>
+				participants.find({
+					filter: { country: "SE" },
+					sort: [{ field: "name", direction: "asc" }],
+					offset: 20_000,
+					limit: 20,
+				}),
+			);
 			expect(filtered).toHaveLength(20);
 			const total = await timed("countAll", () => participants.count());
 			expect(total).toBe(100_000);
 			const hits = await timed("wordsCount", () => participants.count({ words: ["vest", "fjo"] }));
 			expect(hits).toBeGreaterThan(0);
-			await timed("wordsPage", () => participants.find({ words: ["nordic"], sort: [{ field: "name", direction: "asc" }], offset: 5000, limit: 20 }));
+			await timed("wordsPage", () =>
+				participants.find({
+					words: ["nordic"],
+					sort: [{ field: "name", direction: "asc" }],
+					offset: 5000,
+					limit: 20,
+				}),
+			);
 			await timed("arrayContains", () => participants.find({ filter: { identifiers: "0192:900050000" } }));
 			started = performance.now();
 			// A guard against a lost index (a sort of 100,000 rows per page), loose enough for a

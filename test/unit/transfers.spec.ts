@@ -6,7 +6,13 @@
 import type { ServiceBroker } from "moleculer";
 import { createRegistryBroker } from "../../services";
 import type { Transfers } from "../../services/participants/transfers";
-import { newTransferKey, transferExpiry, transferKeyHash, transferKeyMatches, transferStateAt } from "../../services/participants/transfers";
+import {
+	newTransferKey,
+	transferExpiry,
+	transferKeyHash,
+	transferKeyMatches,
+	transferStateAt,
+} from "../../services/participants/transfers";
 import type { Caller } from "../../src/contract/model";
 import { importSeed } from "../../src/exchange/seed";
 import { organizationNumberSource } from "../support/bulk";
@@ -34,8 +40,15 @@ describe("the key", () => {
 	test("its hash is matched whatever the case, hyphens and blanks, and O/0, I/L/1 misreadings; nothing else matches", () => {
 		const hash = transferKeyHash("7KQ2M-XR41D-0W9PB-HC3NV");
 		expect(hash).toMatch(/^[0-9a-f]{64}$/);
-		for (const typed of ["7KQ2M-XR41D-0W9PB-HC3NV", "7kq2mxr41d0w9pbhc3nv", "7KQ2M XR4ID OW9PB HC3NV", "7KQ2M-XR4LD-0W9PB-HC3NV"]) expect(transferKeyMatches(typed, hash)).toBe(true);
-		for (const typed of ["7KQ2M-XR41D-0W9PB-HC3NW", "7KQ2M-XR41D-0W9PB-HC3N", "", "7KQ2M-XR41D-0W9PB-HC3NV-0"]) expect(transferKeyMatches(typed, hash)).toBe(false);
+		for (const typed of [
+			"7KQ2M-XR41D-0W9PB-HC3NV",
+			"7kq2mxr41d0w9pbhc3nv",
+			"7KQ2M XR4ID OW9PB HC3NV",
+			"7KQ2M-XR4LD-0W9PB-HC3NV",
+		])
+			expect(transferKeyMatches(typed, hash)).toBe(true);
+		for (const typed of ["7KQ2M-XR41D-0W9PB-HC3NW", "7KQ2M-XR41D-0W9PB-HC3N", "", "7KQ2M-XR41D-0W9PB-HC3NV-0"])
+			expect(transferKeyMatches(typed, hash)).toBe(false);
 	});
 });
 
@@ -52,8 +65,12 @@ describe("expiry", () => {
 		const expiresAt = "2030-03-17T15:30:00.000Z";
 		expect(transferStateAt({ state: "PENDING", expiresAt }, new Date("2030-03-17T15:30:00.000Z"))).toBe("PENDING");
 		expect(transferStateAt({ state: "PENDING", expiresAt }, new Date("2030-03-17T15:30:00.001Z"))).toBe("EXPIRED");
-		expect(transferStateAt({ state: "COMPLETED", expiresAt }, new Date("2031-01-01T00:00:00.000Z"))).toBe("COMPLETED");
-		expect(transferStateAt({ state: "CANCELLED", expiresAt }, new Date("2031-01-01T00:00:00.000Z"))).toBe("CANCELLED");
+		expect(transferStateAt({ state: "COMPLETED", expiresAt }, new Date("2031-01-01T00:00:00.000Z"))).toBe(
+			"COMPLETED",
+		);
+		expect(transferStateAt({ state: "CANCELLED", expiresAt }, new Date("2031-01-01T00:00:00.000Z"))).toBe(
+			"CANCELLED",
+		);
 	});
 });
 
@@ -61,7 +78,11 @@ describe("the participants service's transfers, read later", () => {
 	let broker: ServiceBroker;
 
 	beforeAll(async () => {
-		broker = createRegistryBroker({ env: { DATA_DIR: ":memory:" }, services: ["catalog", "accounts", "accessPoints", "participants", "lookup"], overrides: { logger: false } });
+		broker = createRegistryBroker({
+			env: { DATA_DIR: ":memory:" },
+			services: ["catalog", "accounts", "accessPoints", "participants", "lookup"],
+			overrides: { logger: false },
+		});
 		await broker.start();
 		await importSeed(broker, demoSeed());
 	});
@@ -74,19 +95,36 @@ describe("the participants service's transfers, read later", () => {
 	test("past its expiry a pending transfer reads EXPIRED at once, before the sweeper stored it; completing it is 409 and stores it", async () => {
 		const participant = await broker.call<{ identifier: string }, object>(
 			"participants.add",
-			{ body: { icd: "0192", organizationIdentifier: organizationNumber(), processes: [], contact: { name: "Kari", email: "kari@example.no", phoneNumber: "+47 22 33 44 55" } } },
+			{
+				body: {
+					icd: "0192",
+					organizationIdentifier: organizationNumber(),
+					processes: [],
+					contact: { name: "Kari", email: "kari@example.no", phoneNumber: "+47 22 33 44 55" },
+				},
+			},
 			{ meta: { user: sp1 } },
 		);
-		const started = await transfers().start(sp1, { participant: participant.identifier, serviceProviderIdentifier: SP2, validDays: 1 }, new Date());
+		const started = await transfers().start(
+			sp1,
+			{ participant: participant.identifier, serviceProviderIdentifier: SP2, validDays: 1 },
+			new Date(),
+		);
 		const later = new Date(Date.now() + 2 * DAY);
 		expect((await transfers().get(sp2, started.identifier, new Date())).state).toBe("PENDING");
 		expect((await transfers().get(sp2, started.identifier, later)).state).toBe("EXPIRED");
 		expect((await transfers().get(sp1, started.identifier, later)).state).toBe("EXPIRED");
 		// Nothing stored it yet: the stored state is still PENDING, and reading now still says so.
-		expect((await transfers().find(sp1, { page: 0, size: 1000, sort: [] }, undefined, later)).content.find((item) => item.identifier === started.identifier)?.state).toBe("EXPIRED");
+		expect(
+			(await transfers().find(sp1, { page: 0, size: 1000, sort: [] }, undefined, later)).content.find(
+				(item) => item.identifier === started.identifier,
+			)?.state,
+		).toBe("EXPIRED");
 		expect((await transfers().get(sp1, started.identifier, new Date())).state).toBe("PENDING");
 
-		await expect(transfers().complete(sp2, started.identifier, started.key as string, later)).rejects.toMatchObject({ code: 409, message: expect.stringMatching(/expired/) });
+		await expect(transfers().complete(sp2, started.identifier, started.key as string, later)).rejects.toMatchObject(
+			{ code: 409, message: expect.stringMatching(/expired/) },
+		);
 		// The refused completion stored EXPIRED: now it reads EXPIRED at the present instant too.
 		expect((await transfers().get(sp2, started.identifier, new Date())).state).toBe("EXPIRED");
 		const owner = await broker.call<{ provider: { identifier: string } }, object>(

@@ -18,7 +18,15 @@ interface Draft {
 	dependencies: string[];
 }
 
-const EMPTY: Draft = { title: "", domain: "", qualifiedIdentifier: "", visible: true, restricted: false, links: [], dependencies: [] };
+const EMPTY: Draft = {
+	title: "",
+	domain: "",
+	qualifiedIdentifier: "",
+	visible: true,
+	restricted: false,
+	links: [],
+	dependencies: [],
+};
 const refs = (identifiers: string[]) => identifiers.map((identifier) => ({ identifier }));
 
 export function CatalogEditor({ onChanged, version }: { onChanged(): void; version: number }) {
@@ -46,7 +54,10 @@ export function CatalogEditor({ onChanged, version }: { onChanged(): void; versi
 		);
 	}, [client, version]);
 
-	const processOptions = processes.map((process) => ({ value: process.identifier, label: process.title ?? process.identifier }));
+	const processOptions = processes.map((process) => ({
+		value: process.identifier,
+		label: process.title ?? process.identifier,
+	}));
 	const documentTypeOptions = documentTypes.map((type) => ({ value: type.identifier, label: type.title }));
 
 	const open = async (identifier: string | null) => {
@@ -60,7 +71,9 @@ export function CatalogEditor({ onChanged, version }: { onChanged(): void; versi
 		}
 		try {
 			if (kind === "process") {
-				const { value, etag: tag } = await withTag<Process>(client.GET("/rest/api/processes/{identifier}", { params: { path: { identifier } } }));
+				const { value, etag: tag } = await withTag<Process>(
+					client.GET("/rest/api/processes/{identifier}", { params: { path: { identifier } } }),
+				);
 				setDraft({
 					title: value.title ?? "",
 					domain: value.domain,
@@ -72,7 +85,9 @@ export function CatalogEditor({ onChanged, version }: { onChanged(): void; versi
 				});
 				setEtag(tag);
 			} else {
-				const { value, etag: tag } = await withTag<DocumentType>(client.GET("/rest/api/document-types/{identifier}", { params: { path: { identifier } } }));
+				const { value, etag: tag } = await withTag<DocumentType>(
+					client.GET("/rest/api/document-types/{identifier}", { params: { path: { identifier } } }),
+				);
 				setDraft({
 					...EMPTY,
 					title: value.title,
@@ -102,11 +117,30 @@ export function CatalogEditor({ onChanged, version }: { onChanged(): void; versi
 					documentTypes: refs(draft.links),
 					dependencies: refs(draft.dependencies),
 				};
-				if (editing) await ok(client.PUT("/rest/api/processes/{identifier}", { params: { path: { identifier: editing } }, body, headers: ifMatch }));
+				if (editing)
+					await ok(
+						client.PUT("/rest/api/processes/{identifier}", {
+							params: { path: { identifier: editing } },
+							body,
+							headers: ifMatch,
+						}),
+					);
 				else await ok(client.POST("/rest/api/processes", { body }));
 			} else {
-				const body = { title: draft.title, qualifiedIdentifier: draft.qualifiedIdentifier || null, visible: draft.visible, processes: refs(draft.links) };
-				if (editing) await ok(client.PUT("/rest/api/document-types/{identifier}", { params: { path: { identifier: editing } }, body, headers: ifMatch }));
+				const body = {
+					title: draft.title,
+					qualifiedIdentifier: draft.qualifiedIdentifier || null,
+					visible: draft.visible,
+					processes: refs(draft.links),
+				};
+				if (editing)
+					await ok(
+						client.PUT("/rest/api/document-types/{identifier}", {
+							params: { path: { identifier: editing } },
+							body,
+							headers: ifMatch,
+						}),
+					);
 				else await ok(client.POST("/rest/api/document-types", { body }));
 			}
 			setNotice(editing ? "Saved." : "Added.");
@@ -123,8 +157,20 @@ export function CatalogEditor({ onChanged, version }: { onChanged(): void; versi
 		if (!editing) return;
 		const headers = etag ? { "If-Match": etag } : undefined;
 		try {
-			if (kind === "process") await ok(client.DELETE("/rest/api/processes/{identifier}", { params: { path: { identifier: editing } }, headers }));
-			else await ok(client.DELETE("/rest/api/document-types/{identifier}", { params: { path: { identifier: editing } }, headers }));
+			if (kind === "process")
+				await ok(
+					client.DELETE("/rest/api/processes/{identifier}", {
+						params: { path: { identifier: editing } },
+						headers,
+					}),
+				);
+			else
+				await ok(
+					client.DELETE("/rest/api/document-types/{identifier}", {
+						params: { path: { identifier: editing } },
+						headers,
+					}),
+				);
 			setNotice("Deleted.");
 			setEditing(null);
 			setDraft(EMPTY);
@@ -134,7 +180,8 @@ export function CatalogEditor({ onChanged, version }: { onChanged(): void; versi
 		}
 	};
 
-	const field = (name: keyof Draft) => (event: { currentTarget: { value: string } }) => setDraft({ ...draft, [name]: event.currentTarget.value });
+	const field = (name: keyof Draft) => (event: { currentTarget: { value: string } }) =>
+		setDraft({ ...draft, [name]: event.currentTarget.value });
 	const errors = failure?.fields ?? {};
 	return (
 		<Paper withBorder p="md">
@@ -169,10 +216,33 @@ export function CatalogEditor({ onChanged, version }: { onChanged(): void; versi
 			<FailureAlert failure={failure} />
 			<form onSubmit={save}>
 				<Stack>
-					{kind === "process" ? <TextInput label="Domain" value={draft.domain} onChange={field("domain")} error={errors.domain} required /> : null}
-					<TextInput label="Title" value={draft.title} onChange={field("title")} error={errors.title} required={kind === "documentType"} />
-					<TextInput label="Qualified identifier" value={draft.qualifiedIdentifier} onChange={field("qualifiedIdentifier")} error={errors.qualifiedIdentifier} />
-					<Checkbox label="Visible to everyone" checked={draft.visible} onChange={(event) => setDraft({ ...draft, visible: event.currentTarget.checked })} />
+					{kind === "process" ? (
+						<TextInput
+							label="Domain"
+							value={draft.domain}
+							onChange={field("domain")}
+							error={errors.domain}
+							required
+						/>
+					) : null}
+					<TextInput
+						label="Title"
+						value={draft.title}
+						onChange={field("title")}
+						error={errors.title}
+						required={kind === "documentType"}
+					/>
+					<TextInput
+						label="Qualified identifier"
+						value={draft.qualifiedIdentifier}
+						onChange={field("qualifiedIdentifier")}
+						error={errors.qualifiedIdentifier}
+					/>
+					<Checkbox
+						label="Visible to everyone"
+						checked={draft.visible}
+						onChange={(event) => setDraft({ ...draft, visible: event.currentTarget.checked })}
+					/>
 					{kind === "process" ? (
 						<>
 							<Checkbox
@@ -198,10 +268,19 @@ export function CatalogEditor({ onChanged, version }: { onChanged(): void; versi
 							/>
 						</>
 					) : (
-						<MultiSelect label="Processes" data={processOptions} value={draft.links} onChange={(links) => setDraft({ ...draft, links })} error={errors.processes} searchable />
+						<MultiSelect
+							label="Processes"
+							data={processOptions}
+							value={draft.links}
+							onChange={(links) => setDraft({ ...draft, links })}
+							error={errors.processes}
+							searchable
+						/>
 					)}
 					<Group>
-						<Button type="submit">{editing ? "Save changes" : kind === "process" ? "Add process" : "Add document type"}</Button>
+						<Button type="submit">
+							{editing ? "Save changes" : kind === "process" ? "Add process" : "Add document type"}
+						</Button>
 						{editing ? (
 							<Button color="red" variant="outline" onClick={() => setConfirming(true)}>
 								Delete
@@ -210,7 +289,13 @@ export function CatalogEditor({ onChanged, version }: { onChanged(): void; versi
 					</Group>
 				</Stack>
 			</form>
-			<Modal lockScroll={false} closeButtonProps={{ "aria-label": "Close" }} opened={confirming} onClose={() => setConfirming(false)} title="Delete this record?">
+			<Modal
+				lockScroll={false}
+				closeButtonProps={{ "aria-label": "Close" }}
+				opened={confirming}
+				onClose={() => setConfirming(false)}
+				title="Delete this record?"
+			>
 				<Group>
 					<Button color="red" onClick={() => void remove()}>
 						Yes, delete

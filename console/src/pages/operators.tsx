@@ -1,5 +1,17 @@
 /** ADMIN and NETWORK_AUTHORITY: process replacement jobs; ADMIN: accounts and service providers. */
-import { Button, Checkbox, Group, Modal, PasswordInput, Progress, Select, Stack, Text, TextInput, Title } from "@mantine/core";
+import {
+	Button,
+	Checkbox,
+	Group,
+	Modal,
+	PasswordInput,
+	Progress,
+	Select,
+	Stack,
+	Text,
+	TextInput,
+	Title,
+} from "@mantine/core";
 import { useEffect, useState, type FormEvent } from "react";
 import { ok, sortParam, type Account, type Page, type Process } from "../api";
 import { FailureAlert, Notice, PagedTable, failureOf, useSignedIn } from "../components";
@@ -24,7 +36,9 @@ export function JobsPage() {
 	const [version, setVersion] = useState(0);
 
 	useEffect(() => {
-		ok<Page<Process>>(client.GET("/rest/api/processes", { params: { query: { page: 0, size: 200, sort: ["title,ASC"] } } })).then(
+		ok<Page<Process>>(
+			client.GET("/rest/api/processes", { params: { query: { page: 0, size: 200, sort: ["title,ASC"] } } }),
+		).then(
 			(page) => setProcesses(page.content),
 			() => undefined,
 		);
@@ -34,7 +48,11 @@ export function JobsPage() {
 	useEffect(() => {
 		if (!job || job.state !== "RUNNING") return;
 		const timer = setTimeout(() => {
-			ok<Job>(client.GET("/rest/api/jobs/process-replacements/{identifier}", { params: { path: { identifier: job.identifier } } })).then(
+			ok<Job>(
+				client.GET("/rest/api/jobs/process-replacements/{identifier}", {
+					params: { path: { identifier: job.identifier } },
+				}),
+			).then(
 				(next) => {
 					setJob(next);
 					if (next.state !== "RUNNING") setVersion((value) => value + 1);
@@ -48,24 +66,59 @@ export function JobsPage() {
 	const start = async (event: FormEvent) => {
 		event.preventDefault();
 		try {
-			setJob(await ok<Job>(client.POST("/rest/api/jobs/process-replacements", { body: { from: from ?? "", to: to ?? "", dryRun } })));
+			setJob(
+				await ok<Job>(
+					client.POST("/rest/api/jobs/process-replacements", {
+						body: { from: from ?? "", to: to ?? "", dryRun },
+					}),
+				),
+			);
 			setFailure(null);
 		} catch (error) {
 			setFailure(failureOf(error));
 		}
 	};
 
-	const options = processes.map((process) => ({ value: process.identifier, label: `${process.title ?? process.identifier}${process.restricted ? " (restricted)" : ""}` }));
-	const percent = job ? Math.round(job.progress.total === 0 ? 100 : (100 * job.progress.done) / job.progress.total) : 0;
+	const options = processes.map((process) => ({
+		value: process.identifier,
+		label: `${process.title ?? process.identifier}${process.restricted ? " (restricted)" : ""}`,
+	}));
+	const percent = job
+		? Math.round(job.progress.total === 0 ? 100 : (100 * job.progress.done) / job.progress.total)
+		: 0;
 	return (
 		<Stack>
 			<Title order={1}>Process replacement</Title>
-			<Text>Replace a process with another for every participant holding it. A dry run only tells what would happen.</Text>
+			<Text>
+				Replace a process with another for every participant holding it. A dry run only tells what would happen.
+			</Text>
 			<form onSubmit={start}>
 				<Group align="flex-end">
-					<Select label="Replace process" data={options} value={from} onChange={setFrom} error={failure?.fields.from} searchable required w={320} />
-					<Select label="With process" data={options} value={to} onChange={setTo} error={failure?.fields.to} searchable required w={320} />
-					<Checkbox label="Dry run" checked={dryRun} onChange={(event) => setDryRun(event.currentTarget.checked)} />
+					<Select
+						label="Replace process"
+						data={options}
+						value={from}
+						onChange={setFrom}
+						error={failure?.fields.from}
+						searchable
+						required
+						w={320}
+					/>
+					<Select
+						label="With process"
+						data={options}
+						value={to}
+						onChange={setTo}
+						error={failure?.fields.to}
+						searchable
+						required
+						w={320}
+					/>
+					<Checkbox
+						label="Dry run"
+						checked={dryRun}
+						onChange={(event) => setDryRun(event.currentTarget.checked)}
+					/>
 					<Button type="submit" disabled={job?.state === "RUNNING"}>
 						{dryRun ? "Start dry run" : "Start replacement"}
 					</Button>
@@ -94,12 +147,19 @@ export function JobsPage() {
 						load={(page, size, sorting) =>
 							ok<Page<JobResult>>(
 								client.GET("/rest/api/jobs/process-replacements/{identifier}/results", {
-									params: { path: { identifier: job.identifier }, query: { page, size, sort: sortParam(sorting.field, sorting.descending) } },
+									params: {
+										path: { identifier: job.identifier },
+										query: { page, size, sort: sortParam(sorting.field, sorting.descending) },
+									},
 								}),
 							)
 						}
 						columns={[
-							{ label: "Participant", sort: "participant.qualifiedIdentifier", render: (row) => row.participant.qualifiedIdentifier },
+							{
+								label: "Participant",
+								sort: "participant.qualifiedIdentifier",
+								render: (row) => row.participant.qualifiedIdentifier,
+							},
 							{ label: "Outcome", sort: "outcome", render: (row) => row.outcome },
 							{ label: "Reason", render: (row) => row.reason ?? "" },
 						]}
@@ -134,12 +194,22 @@ export function AccountsPage() {
 	};
 	const addAccount = (event: FormEvent) => {
 		event.preventDefault();
-		const body = { username: form.username, password: form.password, role: form.role as Account["role"], ...(form.serviceProvider ? { serviceProvider: form.serviceProvider } : {}) };
-		void act(() => ok(client.POST("/rest/api/accounts", { body })), `Account ${form.username} added.`).then((done) => done && setForm({ ...form, username: "", password: "" }));
+		const body = {
+			username: form.username,
+			password: form.password,
+			role: form.role as Account["role"],
+			...(form.serviceProvider ? { serviceProvider: form.serviceProvider } : {}),
+		};
+		void act(() => ok(client.POST("/rest/api/accounts", { body })), `Account ${form.username} added.`).then(
+			(done) => done && setForm({ ...form, username: "", password: "" }),
+		);
 	};
 	const addProvider = (event: FormEvent) => {
 		event.preventDefault();
-		void act(() => ok(client.POST("/rest/api/service-providers", { body: { title: providerTitle } })), `Service provider ${providerTitle} added.`).then((done) => done && setProviderTitle(""));
+		void act(
+			() => ok(client.POST("/rest/api/service-providers", { body: { title: providerTitle } })),
+			`Service provider ${providerTitle} added.`,
+		).then((done) => done && setProviderTitle(""));
 	};
 	const errors = failure?.fields ?? {};
 	return (
@@ -150,7 +220,13 @@ export function AccountsPage() {
 			<form onSubmit={addAccount}>
 				<Title order={2}>Add an account</Title>
 				<Group align="flex-start">
-					<TextInput label="Username" value={form.username} onChange={(event) => setForm({ ...form, username: event.currentTarget.value })} error={errors.username} required />
+					<TextInput
+						label="Username"
+						value={form.username}
+						onChange={(event) => setForm({ ...form, username: event.currentTarget.value })}
+						error={errors.username}
+						required
+					/>
 					<PasswordInput
 						label="Password"
 						description="At least 12 characters"
@@ -183,7 +259,13 @@ export function AccountsPage() {
 				reloadKey={version}
 				rowKey={(row) => row.identifier}
 				initialSort={{ field: "username", descending: false }}
-				load={(page, size, sorting) => ok<Page<Account>>(client.GET("/rest/api/accounts", { params: { query: { page, size, sort: sortParam(sorting.field, sorting.descending) } } }))}
+				load={(page, size, sorting) =>
+					ok<Page<Account>>(
+						client.GET("/rest/api/accounts", {
+							params: { query: { page, size, sort: sortParam(sorting.field, sorting.descending) } },
+						}),
+					)
+				}
 				columns={[
 					{ label: "Username", sort: "username", render: (row) => row.username },
 					{ label: "Role", sort: "role", render: (row) => row.role },
@@ -205,7 +287,12 @@ export function AccountsPage() {
 						label: "Actions",
 						render: (row) => (
 							<Group gap="xs" wrap="nowrap">
-								<Button size="compact-sm" variant="subtle" onClick={() => setResetting(row)} aria-label={`Reset the password of ${row.username}`}>
+								<Button
+									size="compact-sm"
+									variant="subtle"
+									onClick={() => setResetting(row)}
+									aria-label={`Reset the password of ${row.username}`}
+								>
 									Reset password
 								</Button>
 								{row.disabled ? null : (
@@ -216,7 +303,12 @@ export function AccountsPage() {
 										aria-label={`Disable ${row.username}`}
 										onClick={() =>
 											void act(
-												() => ok(client.POST("/rest/api/accounts/{identifier}/disable", { params: { path: { identifier: row.identifier } } })),
+												() =>
+													ok(
+														client.POST("/rest/api/accounts/{identifier}/disable", {
+															params: { path: { identifier: row.identifier } },
+														}),
+													),
 												`${row.username} disabled.`,
 											)
 										}
@@ -232,7 +324,14 @@ export function AccountsPage() {
 			<form onSubmit={addProvider}>
 				<Title order={2}>Add a service provider</Title>
 				<Group align="flex-end">
-					<TextInput label="Title" value={providerTitle} onChange={(event) => setProviderTitle(event.currentTarget.value)} error={errors.title} required w={360} />
+					<TextInput
+						label="Title"
+						value={providerTitle}
+						onChange={(event) => setProviderTitle(event.currentTarget.value)}
+						error={errors.title}
+						required
+						w={360}
+					/>
 					<Button type="submit">Add service provider</Button>
 				</Group>
 			</form>
@@ -242,7 +341,11 @@ export function AccountsPage() {
 				rowKey={(row) => row.identifier}
 				initialSort={{ field: "title", descending: false }}
 				load={(page, size, sorting) =>
-					ok<Page<ServiceProvider>>(client.GET("/rest/api/service-providers", { params: { query: { page, size, sort: sortParam(sorting.field, sorting.descending) } } }))
+					ok<Page<ServiceProvider>>(
+						client.GET("/rest/api/service-providers", {
+							params: { query: { page, size, sort: sortParam(sorting.field, sorting.descending) } },
+						}),
+					)
 				}
 				columns={[
 					{ label: "Title", sort: "title", render: (row) => row.title },
@@ -262,13 +365,25 @@ export function AccountsPage() {
 						const account = resetting as Account;
 						setResetting(null);
 						void act(
-							() => ok(client.PUT("/rest/api/accounts/{identifier}/password", { params: { path: { identifier: account.identifier } }, body: { password: newPassword } })),
+							() =>
+								ok(
+									client.PUT("/rest/api/accounts/{identifier}/password", {
+										params: { path: { identifier: account.identifier } },
+										body: { password: newPassword },
+									}),
+								),
 							`Password of ${account.username} set.`,
 						).then(() => setNewPassword(""));
 					}}
 				>
 					<Stack>
-						<PasswordInput label="New password" description="At least 12 characters" value={newPassword} onChange={(event) => setNewPassword(event.currentTarget.value)} required />
+						<PasswordInput
+							label="New password"
+							description="At least 12 characters"
+							value={newPassword}
+							onChange={(event) => setNewPassword(event.currentTarget.value)}
+							required
+						/>
 						<Button type="submit">Set password</Button>
 					</Stack>
 				</form>

@@ -1,5 +1,17 @@
 /** SERVICE_PROVIDER: its participants (search, sort, page), register, edit with If-Match, delete, transfer. */
-import { Anchor, Button, Checkbox, Code, Group, Modal, MultiSelect, Radio, Stack, TextInput, Title } from "@mantine/core";
+import {
+	Anchor,
+	Button,
+	Checkbox,
+	Code,
+	Group,
+	Modal,
+	MultiSelect,
+	Radio,
+	Stack,
+	TextInput,
+	Title,
+} from "@mantine/core";
 import { useEffect, useState, type FormEvent } from "react";
 import { Link, useLocation } from "wouter";
 import { ok, sortParam, withTag, type Page, type Participant, type Process } from "../api";
@@ -21,7 +33,11 @@ export function ParticipantsPage() {
 		const participant = deleting as Participant;
 		setDeleting(null);
 		try {
-			await ok(client.DELETE("/rest/api/participants/{participant}", { params: { path: { participant: participant.qualifiedIdentifier } } }));
+			await ok(
+				client.DELETE("/rest/api/participants/{participant}", {
+					params: { path: { participant: participant.qualifiedIdentifier } },
+				}),
+			);
 			setNotice(`${participant.name ?? participant.qualifiedIdentifier} deleted.`);
 			setFailure(null);
 			setVersion((value) => value + 1);
@@ -45,11 +61,20 @@ export function ParticipantsPage() {
 				}}
 			>
 				<Group align="flex-end">
-					<TextInput label="Search by name or organization number" value={query} onChange={(event) => setQuery(event.currentTarget.value)} w={360} />
+					<TextInput
+						label="Search by name or organization number"
+						value={query}
+						onChange={(event) => setQuery(event.currentTarget.value)}
+						w={360}
+					/>
 					<Button type="submit" variant="light">
 						Search
 					</Button>
-					<Checkbox label="Show processes" checked={withProcesses} onChange={(event) => setWithProcesses(event.currentTarget.checked)} />
+					<Checkbox
+						label="Show processes"
+						checked={withProcesses}
+						onChange={(event) => setWithProcesses(event.currentTarget.checked)}
+					/>
 				</Group>
 			</form>
 			<Notice>{notice}</Notice>
@@ -62,7 +87,15 @@ export function ParticipantsPage() {
 				load={(page, size, sorting) =>
 					ok<Page<Participant>>(
 						client.GET("/rest/api/participants", {
-							params: { query: { page, size, sort: sortParam(sorting.field, sorting.descending), ...(search ? { query: search } : {}), processes: withProcesses } },
+							params: {
+								query: {
+									page,
+									size,
+									sort: sortParam(sorting.field, sorting.descending),
+									...(search ? { query: search } : {}),
+									processes: withProcesses,
+								},
+							},
 						}),
 					)
 				}
@@ -71,18 +104,41 @@ export function ParticipantsPage() {
 					{ label: "Organization", sort: "organizationIdentifier", render: (row) => row.qualifiedIdentifier },
 					{ label: "Registered", sort: "registrationDate", render: (row) => row.registrationDate },
 					{ label: "Changed", sort: "lastModificationDate", render: (row) => row.lastModificationDate },
-					...(withProcesses ? [{ label: "Processes", render: (row: Participant) => (row.processes ?? []).map((process) => process.title).join(", ") }] : []),
+					...(withProcesses
+						? [
+								{
+									label: "Processes",
+									render: (row: Participant) =>
+										(row.processes ?? []).map((process) => process.title).join(", "),
+								},
+							]
+						: []),
 					{
 						label: "Actions",
 						render: (row) => (
 							<Group gap="xs" wrap="nowrap">
-								<Anchor component={Link} href={`/participants/${encodeURIComponent(row.qualifiedIdentifier)}/edit`} aria-label={`Edit ${row.name ?? row.qualifiedIdentifier}`}>
+								<Anchor
+									component={Link}
+									href={`/participants/${encodeURIComponent(row.qualifiedIdentifier)}/edit`}
+									aria-label={`Edit ${row.name ?? row.qualifiedIdentifier}`}
+								>
 									Edit
 								</Anchor>
-								<Button size="compact-sm" variant="subtle" onClick={() => setTransferring(row)} aria-label={`Transfer ${row.name ?? row.qualifiedIdentifier}`}>
+								<Button
+									size="compact-sm"
+									variant="subtle"
+									onClick={() => setTransferring(row)}
+									aria-label={`Transfer ${row.name ?? row.qualifiedIdentifier}`}
+								>
 									Transfer
 								</Button>
-								<Button size="compact-sm" variant="subtle" color="red" onClick={() => setDeleting(row)} aria-label={`Delete ${row.name ?? row.qualifiedIdentifier}`}>
+								<Button
+									size="compact-sm"
+									variant="subtle"
+									color="red"
+									onClick={() => setDeleting(row)}
+									aria-label={`Delete ${row.name ?? row.qualifiedIdentifier}`}
+								>
 									Delete
 								</Button>
 							</Group>
@@ -90,7 +146,13 @@ export function ParticipantsPage() {
 					},
 				]}
 			/>
-			<Modal lockScroll={false} closeButtonProps={{ "aria-label": "Close" }} opened={deleting !== null} onClose={() => setDeleting(null)} title={`Delete ${deleting?.name ?? ""}?`}>
+			<Modal
+				lockScroll={false}
+				closeButtonProps={{ "aria-label": "Close" }}
+				opened={deleting !== null}
+				onClose={() => setDeleting(null)}
+				title={`Delete ${deleting?.name ?? ""}?`}
+			>
 				<p>The participant stops receiving documents through the registry.</p>
 				<Group>
 					<Button color="red" onClick={() => void remove()}>
@@ -127,12 +189,24 @@ function TransferDialog({ participant, onClose }: { participant: Participant; on
 		event.preventDefault();
 		try {
 			if (mode === "consented") {
-				const transfer = await ok<{ key?: string }>(client.POST("/rest/api/transfers", { body: { participant: participant.qualifiedIdentifier, serviceProviderIdentifier: receiver.trim() } }));
+				const transfer = await ok<{ key?: string }>(
+					client.POST("/rest/api/transfers", {
+						body: {
+							participant: participant.qualifiedIdentifier,
+							serviceProviderIdentifier: receiver.trim(),
+						},
+					}),
+				);
 				setKey(transfer.key ?? "");
 			} else {
 				await ok(
 					client.PUT("/rest/api/participants/{participant}/transfer/{serviceProviderIdentifier}", {
-						params: { path: { participant: participant.qualifiedIdentifier, serviceProviderIdentifier: receiver.trim() } },
+						params: {
+							path: {
+								participant: participant.qualifiedIdentifier,
+								serviceProviderIdentifier: receiver.trim(),
+							},
+						},
 					}),
 				);
 				onClose(`${participant.name ?? participant.qualifiedIdentifier} transferred.`);
@@ -159,14 +233,19 @@ function TransferDialog({ participant, onClose }: { participant: Participant; on
 						</Code>
 						<CopyButton text={key} label="Copy key" />
 					</Group>
-					<Button onClick={() => onClose("Transfer started: the receiver completes it with the key.")}>Done</Button>
+					<Button onClick={() => onClose("Transfer started: the receiver completes it with the key.")}>
+						Done
+					</Button>
 				</Stack>
 			) : (
 				<form onSubmit={submit}>
 					<Stack>
 						<Radio.Group label="How" value={mode} onChange={setMode}>
 							<Stack gap="xs" mt="xs">
-								<Radio value="consented" label="With the receiver's consent (a key the receiver completes it with)" />
+								<Radio
+									value="consented"
+									label="With the receiver's consent (a key the receiver completes it with)"
+								/>
 								<Radio value="direct" label="At once (one step)" />
 							</Stack>
 						</Radio.Group>
@@ -196,7 +275,15 @@ interface Form {
 	phoneNumber: string;
 }
 
-const EMPTY: Form = { icd: "0192", organizationIdentifier: "", name: "", processes: [], contactName: "", email: "", phoneNumber: "" };
+const EMPTY: Form = {
+	icd: "0192",
+	organizationIdentifier: "",
+	name: "",
+	processes: [],
+	contactName: "",
+	email: "",
+	phoneNumber: "",
+};
 
 /** Register (no `qualifiedIdentifier`) or edit one participant; every field error at its field. */
 export function ParticipantFormPage({ qualifiedIdentifier }: { qualifiedIdentifier?: string }) {
@@ -209,12 +296,18 @@ export function ParticipantFormPage({ qualifiedIdentifier }: { qualifiedIdentifi
 	const [busy, setBusy] = useState(false);
 
 	useEffect(() => {
-		ok<Page<Process>>(client.GET("/rest/api/processes", { params: { query: { page: 0, size: 200, sort: ["title,ASC"] } } })).then(
+		ok<Page<Process>>(
+			client.GET("/rest/api/processes", { params: { query: { page: 0, size: 200, sort: ["title,ASC"] } } }),
+		).then(
 			(page) => setProcesses(page.content),
 			() => undefined,
 		);
 		if (!qualifiedIdentifier) return;
-		withTag<Participant>(client.GET("/rest/api/participants/{participant}", { params: { path: { participant: qualifiedIdentifier } } })).then(
+		withTag<Participant>(
+			client.GET("/rest/api/participants/{participant}", {
+				params: { path: { participant: qualifiedIdentifier } },
+			}),
+		).then(
 			({ value, etag: tag }) => {
 				setEtag(tag);
 				setForm({
@@ -246,7 +339,17 @@ export function ParticipantFormPage({ qualifiedIdentifier }: { qualifiedIdentifi
 					}),
 				);
 			} else {
-				await ok(client.POST("/rest/api/participants", { body: { icd: form.icd, organizationIdentifier: form.organizationIdentifier, name: form.name || null, processes: chosen, contact } }));
+				await ok(
+					client.POST("/rest/api/participants", {
+						body: {
+							icd: form.icd,
+							organizationIdentifier: form.organizationIdentifier,
+							name: form.name || null,
+							processes: chosen,
+							contact,
+						},
+					}),
+				);
 			}
 			navigate("/participants");
 		} catch (error) {
@@ -259,11 +362,14 @@ export function ParticipantFormPage({ qualifiedIdentifier }: { qualifiedIdentifi
 	const errors = failure?.fields ?? {};
 	const input = (name: keyof Form) => ({
 		value: form[name] as string,
-		onChange: (event: { currentTarget: { value: string } }) => setForm({ ...form, [name]: event.currentTarget.value }),
+		onChange: (event: { currentTarget: { value: string } }) =>
+			setForm({ ...form, [name]: event.currentTarget.value }),
 	});
 	return (
 		<Stack maw={640}>
-			<Title order={1}>{qualifiedIdentifier ? `Edit ${form.name || qualifiedIdentifier}` : "Register a participant"}</Title>
+			<Title order={1}>
+				{qualifiedIdentifier ? `Edit ${form.name || qualifiedIdentifier}` : "Register a participant"}
+			</Title>
 			<FailureAlert failure={failure} title={failure?.status === 412 ? "Changed by someone else" : "Not saved"} />
 			{failure?.status === 412 ? (
 				<Button variant="light" onClick={() => window.location.reload()}>
@@ -273,21 +379,58 @@ export function ParticipantFormPage({ qualifiedIdentifier }: { qualifiedIdentifi
 			<form onSubmit={submit} noValidate>
 				<Stack>
 					<Group grow>
-						<TextInput label="ICD" {...input("icd")} error={errors.icd} disabled={Boolean(qualifiedIdentifier)} required />
-						<TextInput label="Organization number" {...input("organizationIdentifier")} error={errors.organizationIdentifier} disabled={Boolean(qualifiedIdentifier)} required />
+						<TextInput
+							label="ICD"
+							{...input("icd")}
+							error={errors.icd}
+							disabled={Boolean(qualifiedIdentifier)}
+							required
+						/>
+						<TextInput
+							label="Organization number"
+							{...input("organizationIdentifier")}
+							error={errors.organizationIdentifier}
+							disabled={Boolean(qualifiedIdentifier)}
+							required
+						/>
 					</Group>
-					<TextInput label="Name" {...input("name")} error={errors.name} disabled={Boolean(qualifiedIdentifier)} />
+					<TextInput
+						label="Name"
+						{...input("name")}
+						error={errors.name}
+						disabled={Boolean(qualifiedIdentifier)}
+					/>
 					<MultiSelect
 						label="Processes"
-						data={processes.map((process) => ({ value: process.identifier, label: `${process.title ?? process.identifier}${process.restricted ? " (restricted)" : ""}` }))}
+						data={processes.map((process) => ({
+							value: process.identifier,
+							label: `${process.title ?? process.identifier}${process.restricted ? " (restricted)" : ""}`,
+						}))}
 						value={form.processes}
 						onChange={(chosen) => setForm({ ...form, processes: chosen })}
 						error={errors.processes}
 						searchable
 					/>
-					<TextInput label="Contact name" {...input("contactName")} error={errors["contact.name"] ?? errors.contact} required />
-					<TextInput label="Contact e-mail" type="email" {...input("email")} error={errors["contact.email"]} required />
-					<TextInput label="Contact phone number" type="tel" {...input("phoneNumber")} error={errors["contact.phoneNumber"]} required />
+					<TextInput
+						label="Contact name"
+						{...input("contactName")}
+						error={errors["contact.name"] ?? errors.contact}
+						required
+					/>
+					<TextInput
+						label="Contact e-mail"
+						type="email"
+						{...input("email")}
+						error={errors["contact.email"]}
+						required
+					/>
+					<TextInput
+						label="Contact phone number"
+						type="tel"
+						{...input("phoneNumber")}
+						error={errors["contact.phoneNumber"]}
+						required
+					/>
 					<Group>
 						<Button type="submit" loading={busy}>
 							{qualifiedIdentifier ? "Save changes" : "Register"}

@@ -17,7 +17,13 @@ export function LookupPage() {
 		event.preventDefault();
 		const client = session?.client ?? anonymousClient();
 		try {
-			setProcesses(await ok<Process[]>(client.GET("/rest/api/organizations/{qualifiedIdentifier}/processes", { params: { path: { qualifiedIdentifier: identifier.trim() } } })));
+			setProcesses(
+				await ok<Process[]>(
+					client.GET("/rest/api/organizations/{qualifiedIdentifier}/processes", {
+						params: { path: { qualifiedIdentifier: identifier.trim() } },
+					}),
+				),
+			);
 			setFailure(null);
 		} catch (error) {
 			setProcesses(null);
@@ -124,12 +130,27 @@ export function CatalogPage() {
 				rowKey={(row) => row.identifier}
 				initialSort={{ field: "title", descending: false }}
 				load={(page, size, sorting) =>
-					ok<Page<Process>>(client.GET("/rest/api/processes", { params: { query: { page, size, sort: sortParam(sorting.field, sorting.descending), ...processSearch.query } } }))
+					ok<Page<Process>>(
+						client.GET("/rest/api/processes", {
+							params: {
+								query: {
+									page,
+									size,
+									sort: sortParam(sorting.field, sorting.descending),
+									...processSearch.query,
+								},
+							},
+						}),
+					)
 				}
 				columns={[
 					{ label: "Title", sort: "title", render: (row) => row.title },
 					{ label: "Domain", sort: "domain", render: (row) => row.domain },
-					{ label: "Qualified identifier", sort: "qualifiedIdentifier", render: (row) => row.qualifiedIdentifier },
+					{
+						label: "Qualified identifier",
+						sort: "qualifiedIdentifier",
+						render: (row) => row.qualifiedIdentifier,
+					},
 					{
 						label: "State",
 						render: (row) =>
@@ -155,13 +176,29 @@ export function CatalogPage() {
 				initialSort={{ field: "title", descending: false }}
 				load={(page, size, sorting) =>
 					ok<Page<DocumentType>>(
-						client.GET("/rest/api/document-types", { params: { query: { page, size, sort: sortParam(sorting.field, sorting.descending), ...documentTypeSearch.query } } }),
+						client.GET("/rest/api/document-types", {
+							params: {
+								query: {
+									page,
+									size,
+									sort: sortParam(sorting.field, sorting.descending),
+									...documentTypeSearch.query,
+								},
+							},
+						}),
 					)
 				}
 				columns={[
 					{ label: "Title", sort: "title", render: (row) => row.title },
-					{ label: "Qualified identifier", sort: "qualifiedIdentifier", render: (row) => row.qualifiedIdentifier },
-					{ label: "Processes", render: (row) => row.processes.map((process) => process.title ?? process.identifier).join(", ") },
+					{
+						label: "Qualified identifier",
+						sort: "qualifiedIdentifier",
+						render: (row) => row.qualifiedIdentifier,
+					},
+					{
+						label: "Processes",
+						render: (row) => row.processes.map((process) => process.title ?? process.identifier).join(", "),
+					},
 					{ label: "Identifier", render: (row) => row.identifier },
 				]}
 			/>
@@ -195,8 +232,20 @@ export function SignInPage() {
 			<Title order={1}>Sign in</Title>
 			<form onSubmit={submit}>
 				<Stack>
-					<TextInput label="Username" autoComplete="username" value={username} onChange={(event) => setUsername(event.currentTarget.value)} required />
-					<PasswordInput label="Password" autoComplete="current-password" value={password} onChange={(event) => setPassword(event.currentTarget.value)} required />
+					<TextInput
+						label="Username"
+						autoComplete="username"
+						value={username}
+						onChange={(event) => setUsername(event.currentTarget.value)}
+						required
+					/>
+					<PasswordInput
+						label="Password"
+						autoComplete="current-password"
+						value={password}
+						onChange={(event) => setPassword(event.currentTarget.value)}
+						required
+					/>
 					<Button type="submit" loading={busy}>
 						Sign in
 					</Button>

@@ -31,21 +31,43 @@ export function TransfersPage() {
 	const receive = (event: FormEvent) => {
 		event.preventDefault();
 		void act(
-			() => ok(client.POST("/rest/api/transfers/{identifier}/complete", { params: { path: { identifier: identifier.trim() } }, body: { key: key.trim() } })),
+			() =>
+				ok(
+					client.POST("/rest/api/transfers/{identifier}/complete", {
+						params: { path: { identifier: identifier.trim() } },
+						body: { key: key.trim() },
+					}),
+				),
 			"Transfer completed: the participant is yours.",
 		);
 	};
 	return (
 		<Stack>
 			<Title order={1}>Transfers</Title>
-			<Text>Start a transfer from the participant list. The receiving provider completes it here with the key.</Text>
+			<Text>
+				Start a transfer from the participant list. The receiving provider completes it here with the key.
+			</Text>
 			<Notice>{notice}</Notice>
 			<FailureAlert failure={failure} />
 			<form onSubmit={receive}>
 				<Title order={2}>Receive a participant</Title>
 				<Group align="flex-end">
-					<TextInput label="Transfer identifier" value={identifier} onChange={(event) => setIdentifier(event.currentTarget.value)} error={failure?.fields.identifier} required w={360} />
-					<TextInput label="Key" value={key} onChange={(event) => setKey(event.currentTarget.value)} error={failure?.fields.key} required w={280} />
+					<TextInput
+						label="Transfer identifier"
+						value={identifier}
+						onChange={(event) => setIdentifier(event.currentTarget.value)}
+						error={failure?.fields.identifier}
+						required
+						w={360}
+					/>
+					<TextInput
+						label="Key"
+						value={key}
+						onChange={(event) => setKey(event.currentTarget.value)}
+						error={failure?.fields.key}
+						required
+						w={280}
+					/>
 					<Button type="submit">Complete transfer</Button>
 				</Group>
 			</form>
@@ -54,7 +76,13 @@ export function TransfersPage() {
 				reloadKey={version}
 				rowKey={(row) => row.identifier}
 				initialSort={{ field: "createdDate", descending: true }}
-				load={(page, size, sorting) => ok<Page<Transfer>>(client.GET("/rest/api/transfers", { params: { query: { page, size, sort: sortParam(sorting.field, sorting.descending) } } }))}
+				load={(page, size, sorting) =>
+					ok<Page<Transfer>>(
+						client.GET("/rest/api/transfers", {
+							params: { query: { page, size, sort: sortParam(sorting.field, sorting.descending) } },
+						}),
+					)
+				}
 				columns={[
 					{ label: "Participant", render: (row) => row.participant.qualifiedIdentifier },
 					{ label: "From", render: (row) => row.from.name ?? row.from.identifier },
@@ -74,7 +102,12 @@ export function TransfersPage() {
 						label: "Actions",
 						render: (row) =>
 							row.state === "PENDING" && row.to.identifier === account.serviceProvider ? (
-								<Button size="compact-sm" variant="subtle" onClick={() => setIdentifier(row.identifier)} aria-label={`Receive ${row.participant.qualifiedIdentifier}`}>
+								<Button
+									size="compact-sm"
+									variant="subtle"
+									onClick={() => setIdentifier(row.identifier)}
+									aria-label={`Receive ${row.participant.qualifiedIdentifier}`}
+								>
 									Receive
 								</Button>
 							) : row.state === "PENDING" && row.from.identifier === account.serviceProvider ? (
@@ -84,7 +117,15 @@ export function TransfersPage() {
 									color="red"
 									aria-label={`Cancel the transfer of ${row.participant.qualifiedIdentifier}`}
 									onClick={() =>
-										void act(() => ok(client.POST("/rest/api/transfers/{identifier}/cancel", { params: { path: { identifier: row.identifier } } })), "Transfer cancelled.")
+										void act(
+											() =>
+												ok(
+													client.POST("/rest/api/transfers/{identifier}/cancel", {
+														params: { path: { identifier: row.identifier } },
+													}),
+												),
+											"Transfer cancelled.",
+										)
 									}
 								>
 									Cancel
@@ -104,7 +145,9 @@ export function ChangesPage() {
 	const [failure, setFailure] = useState<Failure | null>(null);
 	const more = async (after: string | undefined, reset: boolean) => {
 		try {
-			const page = await ok<{ changes: Change[]; cursor: string }>(client.GET("/rest/api/changes", { params: { query: { limit: 20, ...(after ? { after } : {}) } } }));
+			const page = await ok<{ changes: Change[]; cursor: string }>(
+				client.GET("/rest/api/changes", { params: { query: { limit: 20, ...(after ? { after } : {}) } } }),
+			);
 			setChanges((before) => (reset ? page.changes : [...before, ...page.changes]));
 			setCursor(page.cursor);
 		} catch (error) {
@@ -168,9 +211,24 @@ export function AuditPage() {
 						value={filters.participant}
 						onChange={(event) => setFilters({ ...filters, participant: event.currentTarget.value })}
 					/>
-					<TextInput label="Operation" description="e.g. addParticipant" value={filters.operation} onChange={(event) => setFilters({ ...filters, operation: event.currentTarget.value })} />
-					<TextInput label="From" description="YYYY-MM-DD" value={filters.from} onChange={(event) => setFilters({ ...filters, from: event.currentTarget.value })} />
-					<TextInput label="To" description="YYYY-MM-DD" value={filters.to} onChange={(event) => setFilters({ ...filters, to: event.currentTarget.value })} />
+					<TextInput
+						label="Operation"
+						description="e.g. addParticipant"
+						value={filters.operation}
+						onChange={(event) => setFilters({ ...filters, operation: event.currentTarget.value })}
+					/>
+					<TextInput
+						label="From"
+						description="YYYY-MM-DD"
+						value={filters.from}
+						onChange={(event) => setFilters({ ...filters, from: event.currentTarget.value })}
+					/>
+					<TextInput
+						label="To"
+						description="YYYY-MM-DD"
+						value={filters.to}
+						onChange={(event) => setFilters({ ...filters, to: event.currentTarget.value })}
+					/>
 					<Button type="submit">Filter</Button>
 				</Group>
 			</form>
@@ -181,8 +239,16 @@ export function AuditPage() {
 				initialSort={{ field: "at", descending: true }}
 				size={20}
 				load={(page, size, sorting) => {
-					const query = Object.fromEntries(Object.entries(applied).filter(([, value]) => value.trim() !== ""));
-					return ok<Page<AuditEvent>>(client.GET("/rest/api/events", { params: { query: { page, size, sort: sortParam(sorting.field, sorting.descending), ...query } } }));
+					const query = Object.fromEntries(
+						Object.entries(applied).filter(([, value]) => value.trim() !== ""),
+					);
+					return ok<Page<AuditEvent>>(
+						client.GET("/rest/api/events", {
+							params: {
+								query: { page, size, sort: sortParam(sorting.field, sorting.descending), ...query },
+							},
+						}),
+					);
 				}}
 				columns={[
 					{ label: "At", sort: "at", render: (row) => row.at },
@@ -204,11 +270,23 @@ export function AccessPointsPage() {
 				caption="Access points"
 				rowKey={(row) => row.identifier}
 				initialSort={{ field: "title", descending: false }}
-				load={(page, size, sorting) => ok<Page<AccessPoint>>(client.GET("/rest/api/accessPoints", { params: { query: { page, size, sort: sortParam(sorting.field, sorting.descending) } } }))}
+				load={(page, size, sorting) =>
+					ok<Page<AccessPoint>>(
+						client.GET("/rest/api/accessPoints", {
+							params: { query: { page, size, sort: sortParam(sorting.field, sorting.descending) } },
+						}),
+					)
+				}
 				columns={[
 					{ label: "Title", sort: "title", render: (row) => row.title },
 					{ label: "Provider", render: (row) => row.provider.title },
-					{ label: "Endpoints", render: (row) => row.endpoints.map((endpoint) => `${endpoint.url} (${endpoint.transportProfile.value ?? ""})`).join(", ") },
+					{
+						label: "Endpoints",
+						render: (row) =>
+							row.endpoints
+								.map((endpoint) => `${endpoint.url} (${endpoint.transportProfile.value ?? ""})`)
+								.join(", "),
+					},
 				]}
 			/>
 		</Stack>
@@ -239,7 +317,9 @@ export function AccountPage() {
 									<Code>{account.serviceProvider}</Code>
 									<CopyButton text={account.serviceProvider} label="Copy identifier" />
 								</Group>
-								<Text size="sm">Another provider needs this identifier to transfer a participant to you.</Text>
+								<Text size="sm">
+									Another provider needs this identifier to transfer a participant to you.
+								</Text>
 							</Table.Td>
 						</Table.Tr>
 					) : null}

@@ -88,7 +88,11 @@ export class MongoCollection<T extends StoredDoc> implements Collection<T> {
 		const { offset, limit } = pageBounds(query ?? {});
 		const filter = buildFilter(this.model, query?.filter, query?.words);
 		if (!filter || limit === 0) return;
-		let cursor = this.mongooseModel.find(filter, PROJECTION).sort(buildSort(this.model, query)).skip(offset).batchSize(500);
+		let cursor = this.mongooseModel
+			.find(filter, PROJECTION)
+			.sort(buildSort(this.model, query))
+			.skip(offset)
+			.batchSize(500);
 		if (limit !== undefined) cursor = cursor.limit(limit);
 		for await (const raw of cursor.lean<RawDoc>().cursor()) yield parseRaw<T>(raw as RawDoc);
 	}
@@ -112,7 +116,11 @@ export class MongoCollection<T extends StoredDoc> implements Collection<T> {
 	/** Replaces when the stored version is still `version`; false when it moved on. */
 	private async replaceAt(doc: StoredDoc, version: number, session?: ClientSession): Promise<boolean> {
 		try {
-			const result = await this.native.replaceOne({ _id: { $eq: doc.identifier }, version: { $eq: version } }, toRaw(this.model, doc, version + 1), { session });
+			const result = await this.native.replaceOne(
+				{ _id: { $eq: doc.identifier }, version: { $eq: version } },
+				toRaw(this.model, doc, version + 1),
+				{ session },
+			);
 			return result.matchedCount === 1;
 		} catch (error) {
 			throw translate(this.model, error);
@@ -129,10 +137,14 @@ export class MongoCollection<T extends StoredDoc> implements Collection<T> {
 		const collection = this.model.spec.collection;
 		for (let attempt = 0; attempt < RETRIES; attempt++) {
 			const current = await this.current(doc.identifier, session);
-			if (!current || (expectedVersion !== undefined && expectedVersion !== null && current.version !== expectedVersion)) {
+			if (
+				!current ||
+				(expectedVersion !== undefined && expectedVersion !== null && current.version !== expectedVersion)
+			) {
 				throw new StaleVersion(collection, doc.identifier);
 			}
-			if (await this.replaceAt(doc, current.version, session)) return { ...doc, version: current.version + 1 } as T;
+			if (await this.replaceAt(doc, current.version, session))
+				return { ...doc, version: current.version + 1 } as T;
 			if (expectedVersion !== undefined && expectedVersion !== null) break;
 		}
 		throw new StaleVersion(collection, doc.identifier);
@@ -143,7 +155,8 @@ export class MongoCollection<T extends StoredDoc> implements Collection<T> {
 		for (let attempt = 0; attempt < RETRIES; attempt++) {
 			const current = await this.current(doc.identifier, session);
 			if (current) {
-				if (await this.replaceAt(doc, current.version, session)) return { ...doc, version: current.version + 1 } as T;
+				if (await this.replaceAt(doc, current.version, session))
+					return { ...doc, version: current.version + 1 } as T;
 				continue;
 			}
 			try {
@@ -156,14 +169,19 @@ export class MongoCollection<T extends StoredDoc> implements Collection<T> {
 		throw new StaleVersion(this.model.spec.collection, doc.identifier);
 	}
 
-	private async doDelete(identifier: string, expectedVersion: number | undefined, session?: ClientSession): Promise<boolean> {
+	private async doDelete(
+		identifier: string,
+		expectedVersion: number | undefined,
+		session?: ClientSession,
+	): Promise<boolean> {
 		if (typeof identifier !== "string") throw new TypeError("store: identifier must be a string");
 		const filter: MongoFilter = { _id: { $eq: identifier } };
 		const checked = expectedVersion !== undefined && expectedVersion !== null;
 		if (checked) filter.version = { $eq: expectedVersion };
 		const result = await this.native.deleteOne(filter, { session });
 		if (result.deletedCount === 1) return true;
-		if (checked && (await this.current(identifier, session))) throw new StaleVersion(this.model.spec.collection, identifier);
+		if (checked && (await this.current(identifier, session)))
+			throw new StaleVersion(this.model.spec.collection, identifier);
 		return false;
 	}
 
@@ -221,7 +239,8 @@ export class MongoCollection<T extends StoredDoc> implements Collection<T> {
 			}
 			case "delete": {
 				const before = typeof op.identifier === "string" ? await this.current(op.identifier) : null;
-				if ((await this.doDelete(op.identifier, op.expectedVersion)) && before) undo.push(restore(op.identifier, before));
+				if ((await this.doDelete(op.identifier, op.expectedVersion)) && before)
+					undo.push(restore(op.identifier, before));
 				return;
 			}
 			case "deleteWhere": {
@@ -231,7 +250,8 @@ export class MongoCollection<T extends StoredDoc> implements Collection<T> {
 				if (befores.length === 0) return;
 				await native.deleteMany({ _id: { $in: befores.map((before) => before._id) } });
 				undo.push(async () => {
-					for (const before of befores) await native.replaceOne({ _id: { $eq: before._id } }, before, { upsert: true });
+					for (const before of befores)
+						await native.replaceOne({ _id: { $eq: before._id } }, before, { upsert: true });
 				});
 				return;
 			}

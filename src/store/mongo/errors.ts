@@ -8,10 +8,16 @@ import { DuplicateKey } from "../errors";
 import type { ResolvedModel } from "../model";
 import { fieldPath } from "./query";
 
-export function isDuplicate(error: unknown): error is { code: number; message: string; keyPattern?: Record<string, unknown> } {
+export function isDuplicate(
+	error: unknown,
+): error is { code: number; message: string; keyPattern?: Record<string, unknown> } {
 	if (!error || typeof error !== "object") return false;
 	const candidate = error as { code?: unknown; writeErrors?: Array<{ code?: unknown }> };
-	return candidate.code === 11000 || candidate.code === 11001 || (Array.isArray(candidate.writeErrors) && candidate.writeErrors.some((item) => item?.code === 11000));
+	return (
+		candidate.code === 11000 ||
+		candidate.code === 11001 ||
+		(Array.isArray(candidate.writeErrors) && candidate.writeErrors.some((item) => item?.code === 11000))
+	);
 }
 
 /** The error a write or index creation on `model`'s collection should throw for `error`. */
@@ -30,7 +36,8 @@ export function translate(model: ResolvedModel, error: unknown): unknown {
 		if (paths.length === 1 && paths[0] === "_id") return new DuplicateKey(collection, "identifier");
 		for (const index of model.spec.indexes ?? []) {
 			const expected = index.fields.map((name) => fieldPath(model.fields.get(name)!));
-			if (index.unique && expected.length === paths.length && expected.every((path, i) => path === paths[i])) return new DuplicateKey(collection, index.name);
+			if (index.unique && expected.length === paths.length && expected.every((path, i) => path === paths[i]))
+				return new DuplicateKey(collection, index.name);
 		}
 	}
 	return new DuplicateKey(collection, "unknown");

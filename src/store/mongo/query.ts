@@ -25,7 +25,11 @@ export function fieldPath(field: ResolvedField): string {
 }
 
 /** A mongo filter from the typed filter and words; null when nothing can match. */
-export function buildFilter(model: ResolvedModel, filter: Filter | undefined, words: string[] | undefined): MongoFilter | null {
+export function buildFilter(
+	model: ResolvedModel,
+	filter: Filter | undefined,
+	words: string[] | undefined,
+): MongoFilter | null {
 	const conditions = parseFilter(model, filter);
 	const phrases = queryWords(words);
 	if (conditions === null || phrases === null) return null;
@@ -35,7 +39,9 @@ export function buildFilter(model: ResolvedModel, filter: Filter | undefined, wo
 		const array = condition.field.kind === "stringArray";
 		switch (condition.op) {
 			case "eq":
-				and.push(array && condition.value === null ? { [path]: { $size: 0 } } : { [path]: { $eq: condition.value } });
+				and.push(
+					array && condition.value === null ? { [path]: { $size: 0 } } : { [path]: { $eq: condition.value } },
+				);
 				break;
 			case "in": {
 				const any: MongoFilter[] = [];
@@ -45,7 +51,11 @@ export function buildFilter(model: ResolvedModel, filter: Filter | undefined, wo
 				break;
 			}
 			case "ne":
-				and.push(array && condition.value === null ? { [`${path}.0`]: { $exists: true } } : { [path]: { $ne: condition.value } });
+				and.push(
+					array && condition.value === null
+						? { [`${path}.0`]: { $exists: true } }
+						: { [path]: { $ne: condition.value } },
+				);
 				break;
 			case "lt":
 				and.push({ [path]: { $lt: condition.value } });
@@ -62,7 +72,11 @@ export function buildFilter(model: ResolvedModel, filter: Filter | undefined, wo
 		if (!model.textField) throw new Error(`store: ${model.spec.collection} has no textField to search words in`);
 		const patterns: RegExp[] = [];
 		for (const tokens of phrases) {
-			tokens.forEach((token, i) => patterns.push(new RegExp(i === tokens.length - 1 ? `^${escapeRegex(token)}` : `^${escapeRegex(token)}$`)));
+			tokens.forEach((token, i) =>
+				patterns.push(
+					new RegExp(i === tokens.length - 1 ? `^${escapeRegex(token)}` : `^${escapeRegex(token)}$`),
+				),
+			);
 		}
 		and.push({ _words: { $all: patterns } });
 	}

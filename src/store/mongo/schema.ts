@@ -78,7 +78,9 @@ export function mongooseSchema(model: ResolvedModel): mongoose.Schema<RawDoc> {
 		if (index.unique) {
 			const present: Record<string, unknown> = {};
 			for (const field of fields) {
-				present[fieldPath(field)] = { $type: field.kind === "number" ? "number" : field.kind === "boolean" ? "bool" : "string" };
+				present[fieldPath(field)] = {
+					$type: field.kind === "number" ? "number" : field.kind === "boolean" ? "bool" : "string",
+				};
 			}
 			schema.index(keys, { name: index.name, unique: true, partialFilterExpression: present });
 		} else {
@@ -130,7 +132,9 @@ export async function ensureSchema<T extends StoredDoc>(c: MongoCollection<T>): 
 	}
 	const meta = c.store.db().collection<{ _id: string; fingerprint: string; spec: string }>(META);
 	const recorded = await meta.findOne({ _id: { $eq: name } });
-	const stale = recorded ? recorded.fingerprint !== c.model.fingerprint : (await c.native.estimatedDocumentCount()) > 0;
+	const stale = recorded
+		? recorded.fingerprint !== c.model.fingerprint
+		: (await c.native.estimatedDocumentCount()) > 0;
 	if (stale) {
 		// Old indexes may use old paths or rules: drop them, recompute every derived path.
 		await c.native.dropIndexes().catch(() => undefined);
@@ -138,7 +142,12 @@ export async function ensureSchema<T extends StoredDoc>(c: MongoCollection<T>): 
 		let writes: mongoose.mongo.AnyBulkWriteOperation<RawDoc>[] = [];
 		for await (const raw of cursor) {
 			const doc = parseRaw<T>(raw as unknown as RawDoc);
-			writes.push({ replaceOne: { filter: { _id: { $eq: doc.identifier } }, replacement: toRaw(c.model, doc, doc.version ?? 1) } });
+			writes.push({
+				replaceOne: {
+					filter: { _id: { $eq: doc.identifier } },
+					replacement: toRaw(c.model, doc, doc.version ?? 1),
+				},
+			});
 			if (writes.length >= 500) {
 				await c.native.bulkWrite(writes, { ordered: false });
 				writes = [];
@@ -151,5 +160,9 @@ export async function ensureSchema<T extends StoredDoc>(c: MongoCollection<T>): 
 	} catch (error) {
 		throw translate(c.model, error);
 	}
-	await meta.updateOne({ _id: { $eq: name } }, { $set: { fingerprint: c.model.fingerprint, spec: JSON.stringify(c.model.spec) } }, { upsert: true });
+	await meta.updateOne(
+		{ _id: { $eq: name } },
+		{ $set: { fingerprint: c.model.fingerprint, spec: JSON.stringify(c.model.spec) } },
+		{ upsert: true },
+	);
 }

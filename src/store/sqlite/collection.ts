@@ -5,7 +5,17 @@
  * store's group commit and run as the *Sync methods (also what `SqliteStore.batch` runs).
  */
 import { StaleVersion } from "../errors";
-import { checkDoc, documentValue, filterValue, pageBounds, parseFilter, sortKeys, textOf, type ResolvedField, type ResolvedModel } from "../model";
+import {
+	checkDoc,
+	documentValue,
+	filterValue,
+	pageBounds,
+	parseFilter,
+	sortKeys,
+	textOf,
+	type ResolvedField,
+	type ResolvedModel,
+} from "../model";
 import type { Collection, Filter, ModelSpec, Query, StoredDoc } from "../types";
 import { translate } from "./errors";
 import { afterClause, firstMatchesSql, orderBy, whereClause } from "./query";
@@ -59,15 +69,28 @@ export class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 		this.fts = model.textField ? q(`${model.spec.collection}___fts`) : undefined;
 		this.scalars = model.declared.filter((field) => field.kind !== "stringArray");
 		this.arrays = model.declared.filter((field) => field.kind === "stringArray");
-		const columns = ["identifier", "version", "body", ...(this.fts ? ["_rid"] : []), ...this.scalars.map((field) => q(field.column))];
+		const columns = [
+			"identifier",
+			"version",
+			"body",
+			...(this.fts ? ["_rid"] : []),
+			...this.scalars.map((field) => q(field.column)),
+		];
 		this.sql = {
 			insert: `INSERT INTO ${this.table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
 			update: `UPDATE ${this.table} SET ${["version", "body", ...this.scalars.map((field) => q(field.column))].map((column) => `${column} = ?`).join(", ")} WHERE identifier = ?`,
 			current: `SELECT version, ${this.fts ? "_rid" : "NULL"} AS rid FROM ${this.table} WHERE identifier = ?`,
 			get: `SELECT version, body FROM ${this.table} WHERE identifier = ?`,
 			delete: `DELETE FROM ${this.table} WHERE identifier = ?`,
-			sideInsert: new Map(this.arrays.map((field) => [field.name, `INSERT INTO ${this.side(field)} (identifier, value) VALUES (?, ?)`])),
-			sideDelete: new Map(this.arrays.map((field) => [field.name, `DELETE FROM ${this.side(field)} WHERE identifier = ?`])),
+			sideInsert: new Map(
+				this.arrays.map((field) => [
+					field.name,
+					`INSERT INTO ${this.side(field)} (identifier, value) VALUES (?, ?)`,
+				]),
+			),
+			sideDelete: new Map(
+				this.arrays.map((field) => [field.name, `DELETE FROM ${this.side(field)} WHERE identifier = ?`]),
+			),
 			ftsInsert: this.fts && `INSERT INTO ${this.fts} (text) VALUES (?)`,
 			ftsInsertAt: this.fts && `INSERT INTO ${this.fts} (rowid, text) VALUES (?, ?)`,
 			ftsDelete: this.fts && `DELETE FROM ${this.fts} WHERE rowid = ?`,
@@ -83,10 +106,13 @@ export class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 	/** @internal Inserts a new row (also how ./schema.ts rebuilds a collection). */
 	writeNew(doc: StoredDoc, version: number): T {
 		const stored = { ...doc, version } as T;
-		const rid = this.sql.ftsInsert ? Number(this.store.stmt(this.sql.ftsInsert).run(textOf(this.model, stored)).lastInsertRowid) : undefined;
+		const rid = this.sql.ftsInsert
+			? Number(this.store.stmt(this.sql.ftsInsert).run(textOf(this.model, stored)).lastInsertRowid)
+			: undefined;
 		const params: Bindable[] = [doc.identifier, version, JSON.stringify(stored)];
 		if (rid !== undefined) params.push(rid);
-		for (const field of this.scalars) params.push(bindable(documentValue(field, stored) as string | number | boolean | null));
+		for (const field of this.scalars)
+			params.push(bindable(documentValue(field, stored) as string | number | boolean | null));
 		this.store.stmt(this.sql.insert).run(params);
 		this.writeSide(stored, false);
 		return stored;
@@ -104,7 +130,8 @@ export class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 		const version = current.version + 1;
 		const stored = { ...doc, version } as T;
 		const params: Bindable[] = [version, JSON.stringify(stored)];
-		for (const field of this.scalars) params.push(bindable(documentValue(field, stored) as string | number | boolean | null));
+		for (const field of this.scalars)
+			params.push(bindable(documentValue(field, stored) as string | number | boolean | null));
 		params.push(doc.identifier);
 		this.store.stmt(this.sql.update).run(params);
 		this.writeSide(stored, true);
@@ -113,7 +140,9 @@ export class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 				this.store.stmt(this.sql.ftsDelete).run(current.rid);
 				this.store.stmt(this.sql.ftsInsertAt!).run(current.rid, textOf(this.model, stored));
 			} else {
-				const rid = Number(this.store.stmt(this.sql.ftsInsert!).run(textOf(this.model, stored)).lastInsertRowid);
+				const rid = Number(
+					this.store.stmt(this.sql.ftsInsert!).run(textOf(this.model, stored)).lastInsertRowid,
+				);
 				this.store.stmt(`UPDATE ${this.table} SET _rid = ? WHERE identifier = ?`).run(rid, doc.identifier);
 			}
 		}
@@ -153,7 +182,10 @@ export class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 		checkDoc(this.model.spec.collection, doc);
 		return this.atomically(() => {
 			const current = this.current(doc.identifier);
-			if (!current || (expectedVersion !== undefined && expectedVersion !== null && current.version !== expectedVersion)) {
+			if (
+				!current ||
+				(expectedVersion !== undefined && expectedVersion !== null && current.version !== expectedVersion)
+			) {
 				throw new StaleVersion(this.model.spec.collection, doc.identifier);
 			}
 			return this.writeOver(doc, current);
@@ -185,9 +217,11 @@ export class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 		const where = whereClause(this.model, this.fts, filter, undefined);
 		if (!where) return 0;
 		return this.atomically(() => {
-			const rows = this.store.stmt(`SELECT t.identifier AS identifier, t.version AS version, ${this.fts ? "t._rid" : "NULL"} AS rid FROM ${this.table} t${where.sql}`).all(where.params) as Array<
-				CurrentRow & { identifier: string }
-			>;
+			const rows = this.store
+				.stmt(
+					`SELECT t.identifier AS identifier, t.version AS version, ${this.fts ? "t._rid" : "NULL"} AS rid FROM ${this.table} t${where.sql}`,
+				)
+				.all(where.params) as Array<CurrentRow & { identifier: string }>;
 			for (const row of rows) this.removeRow(row.identifier, row);
 			return rows.length;
 		});
@@ -215,7 +249,8 @@ export class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 	async get(identifier: string): Promise<T | null> {
 		this.store.checkOpen();
 		if (typeof identifier !== "string") return null;
-		const row = this.store.read(() => this.store.stmt(this.sql.get).get(identifier)) as { version: number; body: string } | undefined;
+		const row = this.store.read(() => this.store.stmt(this.sql.get).get(identifier)) as
+			{ version: number; body: string } | undefined;
 		return row ? this.parse(identifier, row) : null;
 	}
 
@@ -232,9 +267,12 @@ export class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 			return first ?? null;
 		}
 		this.store.checkOpen();
-		const params = lookup.fields.map((field) => bindable(filterValue(field, (filter as Record<string, string | number | boolean>)[field.name])));
+		const params = lookup.fields.map((field) =>
+			bindable(filterValue(field, (filter as Record<string, string | number | boolean>)[field.name])),
+		);
 		params.push(1);
-		const row = this.store.read(() => this.store.stmt(lookup.sql).get(params)) as { identifier: string; version: number; body: string } | undefined;
+		const row = this.store.read(() => this.store.stmt(lookup.sql).get(params)) as
+			{ identifier: string; version: number; body: string } | undefined;
 		return row ? this.parse(row.identifier, row) : null;
 	}
 
@@ -285,7 +323,9 @@ export class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 			// findOne (a unique key, a first match): one statement, a snapshot by itself. Not for
 			// pages: where SQLite must sort the matches (a word query, a filter sorted by another
 			// column) one statement carries every match's body through the sort, not just the page's.
-			const rows = this.store.read(() => this.store.stmt(firstMatchesSql(this.table, where.sql, order)).all([...where.params, limit ?? -1])) as Array<{
+			const rows = this.store.read(() =>
+				this.store.stmt(firstMatchesSql(this.table, where.sql, order)).all([...where.params, limit ?? -1]),
+			) as Array<{
 				identifier: string;
 				version: number;
 				body: string;
@@ -296,7 +336,9 @@ export class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 		// skipped by OFFSET are never read; phase 2 reads the page's bodies, in the same snapshot.
 		const sql = `SELECT t.identifier AS identifier FROM ${this.table} t${where.sql} ORDER BY ${order} LIMIT +? OFFSET +?`;
 		return this.store.read(() => {
-			const rows = this.store.stmt(sql).all([...where.params, limit ?? -1, offset]) as Array<{ identifier: string }>;
+			const rows = this.store.stmt(sql).all([...where.params, limit ?? -1, offset]) as Array<{
+				identifier: string;
+			}>;
 			return this.read(rows.map((row) => row.identifier));
 		});
 	}
@@ -309,9 +351,15 @@ export class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 			// Words alone: every FTS row is one stored row (written and removed in the same
 			// transaction), so the FTS index counts them without visiting a row per match.
 			const match = where.params[where.params.length - 1];
-			return (this.store.read(() => this.store.stmt(`SELECT count(*) AS n FROM ${this.fts} WHERE ${this.fts} MATCH ?`).get(match)) as { n: number }).n;
+			return (
+				this.store.read(() =>
+					this.store.stmt(`SELECT count(*) AS n FROM ${this.fts} WHERE ${this.fts} MATCH ?`).get(match),
+				) as { n: number }
+			).n;
 		}
-		const row = this.store.read(() => this.store.stmt(`SELECT count(*) AS n FROM ${this.table} t${where.sql}`).get(where.params)) as { n: number };
+		const row = this.store.read(() =>
+			this.store.stmt(`SELECT count(*) AS n FROM ${this.table} t${where.sql}`).get(where.params),
+		) as { n: number };
 		return row.n;
 	}
 

@@ -26,12 +26,20 @@ export function translate(model: ResolvedModel, error: unknown): unknown {
 		const dot = part.lastIndexOf(".");
 		return { table: part.slice(0, dot), column: part.slice(dot + 1) };
 	});
-	if (pairs.length === 1 && pairs[0].table === collection && pairs[0].column === "identifier") return new DuplicateKey(collection, "identifier");
+	if (pairs.length === 1 && pairs[0].table === collection && pairs[0].column === "identifier")
+		return new DuplicateKey(collection, "identifier");
 	for (const index of model.spec.indexes ?? []) {
 		if (!index.unique) continue;
 		const fields = index.fields.map((name) => model.fields.get(name)!);
-		const expected = fields.map((field) => (field.kind === "stringArray" ? { table: `${collection}__${field.column}`, column: "value" } : { table: collection, column: field.column }));
-		if (expected.length === pairs.length && expected.every((item, i) => item.table === pairs[i].table && item.column === pairs[i].column)) {
+		const expected = fields.map((field) =>
+			field.kind === "stringArray"
+				? { table: `${collection}__${field.column}`, column: "value" }
+				: { table: collection, column: field.column },
+		);
+		if (
+			expected.length === pairs.length &&
+			expected.every((item, i) => item.table === pairs[i].table && item.column === pairs[i].column)
+		) {
 			return new DuplicateKey(collection, index.name);
 		}
 	}

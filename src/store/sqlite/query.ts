@@ -21,7 +21,12 @@ export function orderBy(keys: Array<{ field: ResolvedField; descending: boolean 
 }
 
 /** WHERE clause (with its leading " WHERE ", or "") for a filter and words; null: matches nothing. */
-export function whereClause(model: ResolvedModel, fts: string | undefined, filter: Filter | undefined, words: string[] | undefined): Where | null {
+export function whereClause(
+	model: ResolvedModel,
+	fts: string | undefined,
+	filter: Filter | undefined,
+	words: string[] | undefined,
+): Where | null {
 	const conditions = parseFilter(model, filter);
 	const phrases = queryWords(words);
 	if (conditions === null || phrases === null) return null;
@@ -34,7 +39,8 @@ export function whereClause(model: ResolvedModel, fts: string | undefined, filte
 			const has = (test: string) => `t.identifier IN (SELECT identifier FROM ${side} WHERE ${test})`;
 			switch (condition.op) {
 				case "eq":
-					if (condition.value === null) parts.push(`NOT EXISTS (SELECT 1 FROM ${side} s WHERE s.identifier = t.identifier)`);
+					if (condition.value === null)
+						parts.push(`NOT EXISTS (SELECT 1 FROM ${side} s WHERE s.identifier = t.identifier)`);
 					else {
 						parts.push(has("value = ?"));
 						params.push(bindable(condition.value));
@@ -46,12 +52,14 @@ export function whereClause(model: ResolvedModel, fts: string | undefined, filte
 						any.push(has("value IN (SELECT value FROM json_each(?))"));
 						params.push(JSON.stringify(condition.values));
 					}
-					if (condition.withNull) any.push(`NOT EXISTS (SELECT 1 FROM ${side} s WHERE s.identifier = t.identifier)`);
+					if (condition.withNull)
+						any.push(`NOT EXISTS (SELECT 1 FROM ${side} s WHERE s.identifier = t.identifier)`);
 					parts.push(any.length === 1 ? any[0] : `(${any.join(" OR ")})`);
 					break;
 				}
 				case "ne":
-					if (condition.value === null) parts.push(`EXISTS (SELECT 1 FROM ${side} s WHERE s.identifier = t.identifier)`);
+					if (condition.value === null)
+						parts.push(`EXISTS (SELECT 1 FROM ${side} s WHERE s.identifier = t.identifier)`);
 					else {
 						parts.push(`t.identifier NOT IN (SELECT identifier FROM ${side} WHERE value = ?)`);
 						params.push(bindable(condition.value));

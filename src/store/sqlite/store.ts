@@ -224,7 +224,9 @@ export class SqliteStore implements Store {
 						collection.deleteWhereSync(op.filter);
 						break;
 					default:
-						throw new Error(`store: batch: unknown operation ${JSON.stringify((op as { kind?: unknown }).kind)}`);
+						throw new Error(
+							`store: batch: unknown operation ${JSON.stringify((op as { kind?: unknown }).kind)}`,
+						);
 				}
 			}
 		});
@@ -232,14 +234,21 @@ export class SqliteStore implements Store {
 
 	async usage(): Promise<StoreUsage | null> {
 		if (this.closed) return null;
-		const pages = Number(this.db.pragma("page_count", { simple: true })) * Number(this.db.pragma("page_size", { simple: true }));
-		if (this.location === ":memory:") return { sizeBytes: pages, filesystemFreeBytes: null, filesystemSizeBytes: null };
+		const pages =
+			Number(this.db.pragma("page_count", { simple: true })) *
+			Number(this.db.pragma("page_size", { simple: true }));
+		if (this.location === ":memory:")
+			return { sizeBytes: pages, filesystemFreeBytes: null, filesystemSizeBytes: null };
 		const wal = await fs.promises.stat(`${this.location}-wal`).then(
 			(stat) => stat.size,
 			() => 0,
 		);
 		const disk = await fs.promises.statfs(path.dirname(this.location));
-		return { sizeBytes: pages + wal, filesystemFreeBytes: disk.bavail * disk.bsize, filesystemSizeBytes: disk.blocks * disk.bsize };
+		return {
+			sizeBytes: pages + wal,
+			filesystemFreeBytes: disk.bavail * disk.bsize,
+			filesystemSizeBytes: disk.blocks * disk.bsize,
+		};
 	}
 
 	async ping(): Promise<boolean> {
