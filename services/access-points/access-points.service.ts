@@ -14,13 +14,13 @@ import { AUDIT_OUTBOX_MODEL, auditRecord, auditWrite } from "../../src/platform/
 import { Conflict, NotFound, ValidationFailed } from "../../src/contract/errors";
 import type { AccessPoint, AccessPointProvider, Caller, Contact } from "../../src/contract/model";
 import { SORTABLE } from "../../src/contract/operations";
-import { MAX_PAGE_SIZE, pageOf, type Page, type PageRequest } from "../../src/contract/paging";
+import { pageOf, type Page, type PageRequest } from "../../src/contract/paging";
 import { SeedRefused } from "../../src/exchange/seed";
 import type { AccessPointProviderSeed, AccessPointSeed, EndpointSeed } from "../../src/exchange/seed-file";
 import { referencesOutside, validateSeed } from "../../src/exchange/seed-validation";
 import { planUpserts, type SeedCounts } from "../../src/exchange/upserts";
 import type { Collection, ModelSpec, Store, StoredDoc, WriteOp } from "../../src/store/types";
-import { CONTACT_SCHEMA } from "../../src/contract/schemas";
+import { CONTACT_SCHEMA, pageRequestRule } from "../../src/contract/schemas";
 import { SEED_ITEM_SCHEMAS } from "../../src/exchange/seed-file";
 import {
 	exportPageParams,
@@ -93,26 +93,6 @@ function accessPointAnswer(record: AccessPointRecord, provider: AccessPointProvi
 		})),
 	};
 }
-
-const PAGE_REQUEST = {
-	type: "object",
-	optional: true,
-	default: () => ({ page: 0, size: 10, sort: [] }),
-	props: {
-		page: { type: "number", integer: true, min: 0 },
-		size: { type: "number", integer: true, min: 1, max: MAX_PAGE_SIZE },
-		sort: {
-			type: "array",
-			items: {
-				type: "object",
-				props: {
-					field: { type: "enum", values: Object.values(SORTABLE.accessPoints) },
-					direction: { type: "enum", values: ["asc", "desc"] },
-				},
-			},
-		},
-	},
-};
 
 type AccessPointSections = { accessPointProviders?: AccessPointProviderSeed[]; accessPoints?: AccessPointSeed[] };
 
@@ -241,7 +221,7 @@ const AccessPointsServiceSchema: ServiceSchema = {
 		},
 
 		find: {
-			params: { pageRequest: PAGE_REQUEST },
+			params: { pageRequest: pageRequestRule(SORTABLE.accessPoints) },
 			async handler(
 				this: AccessPointsService,
 				ctx: RegistryContext<{ pageRequest: PageRequest }>,

@@ -32,20 +32,14 @@ import {
 	type ServiceProvider,
 } from "../../src/contract/model";
 import { SORTABLE } from "../../src/contract/operations";
-import {
-	DEFAULT_PAGE_SIZE,
-	MAX_PAGE_SIZE,
-	pageOf,
-	type Page,
-	type PageRequest,
-	type SortableNames,
-} from "../../src/contract/paging";
+import { pageOf, type Page, type PageRequest } from "../../src/contract/paging";
 import {
 	ACCOUNT_FORM,
 	PASSWORD_FORM,
 	SERVICE_PROVIDER_FORM,
 	type AccountForm,
 	type ServiceProviderForm,
+	pageRequestRule,
 } from "../../src/contract/schemas";
 import { isDuplicateKey } from "../../src/store/errors";
 import { hashPassword, prepareDummyHash, spendVerificationTime, verifyPassword } from "../../src/platform/passwords";
@@ -195,28 +189,6 @@ function audited(
 }
 
 /** A paged find's `pageRequest` (the gateway parsed it; the CLI may leave it out). */
-function pageRequestRule(sortable: SortableNames) {
-	return {
-		type: "object",
-		optional: true,
-		default: () => ({ page: 0, size: DEFAULT_PAGE_SIZE, sort: [] }),
-		props: {
-			page: { type: "number", integer: true, min: 0 },
-			size: { type: "number", integer: true, min: 1, max: MAX_PAGE_SIZE },
-			sort: {
-				type: "array",
-				items: {
-					type: "object",
-					props: {
-						field: { type: "enum", values: Object.values(sortable) },
-						direction: { type: "enum", values: ["asc", "desc"] },
-					},
-				},
-			},
-		},
-	};
-}
-
 type AccountSections = { serviceProviders?: ServiceProviderSeed[]; accounts?: AccountSeed[] };
 
 const AccountsServiceSchema: ServiceSchema = {

@@ -24,8 +24,9 @@ import { publishOnChannel, REGISTRY_CHANGES } from "../../src/platform/channels"
 import { NOTICES, noticesOf } from "../../src/platform/notices";
 import { OutboxRelay } from "../../src/platform/outbox-relay";
 import { SORTABLE } from "../../src/contract/operations";
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageOf, type Page, type PageRequest } from "../../src/contract/paging";
+import { DEFAULT_PAGE_SIZE, pageOf, type Page, type PageRequest } from "../../src/contract/paging";
 import type { Collection, ModelSpec, SortKey, Store, StoredDoc } from "../../src/store/types";
+import { pageRequestRule } from "../../src/contract/schemas";
 
 /** A stored audit record, with the fields its filters need. */
 export interface AuditEventDoc extends AuditRecord, StoredDoc {
@@ -80,25 +81,6 @@ interface AuditService extends Service {
 	feed: ChangeFeed;
 	feedRelay: OutboxRelay<FeedOutboxDoc>;
 }
-
-const PAGE_REQUEST = {
-	type: "object",
-	optional: true,
-	props: {
-		page: { type: "number", integer: true, min: 0 },
-		size: { type: "number", integer: true, min: 1, max: MAX_PAGE_SIZE },
-		sort: {
-			type: "array",
-			items: {
-				type: "object",
-				props: {
-					field: { type: "enum", values: [...new Set(Object.values(SORTABLE.events))] },
-					direction: { type: "enum", values: ["asc", "desc"] },
-				},
-			},
-		},
-	},
-};
 
 const QUERY_VALUE = { type: "string", optional: true, max: 1000 };
 
@@ -201,7 +183,7 @@ const AuditServiceSchema: ServiceSchema<Record<string, never>, AuditService> = {
 		/** GET /rest/api/events (src/contract/operations.ts `findEvents`). */
 		find: {
 			params: {
-				pageRequest: PAGE_REQUEST,
+				pageRequest: pageRequestRule(SORTABLE.events),
 				participant: QUERY_VALUE,
 				operation: QUERY_VALUE,
 				from: QUERY_VALUE,

@@ -18,9 +18,9 @@ import { DbMixin } from "../../mixins/db.mixin";
 import { IF_MATCH_PARAM } from "../../src/contract/entity-tags";
 import type { Caller } from "../../src/contract/model";
 import { SORTABLE } from "../../src/contract/operations";
-import { MAX_PAGE_SIZE, type PageRequest } from "../../src/contract/paging";
+import type { PageRequest } from "../../src/contract/paging";
 import { MAX_CATALOG_QUERY_LENGTH } from "../../src/contract/search";
-import { DOCUMENT_TYPE_FORM, PROCESS_FORM } from "../../src/contract/schemas";
+import { DOCUMENT_TYPE_FORM, pageRequestRule, PROCESS_FORM } from "../../src/contract/schemas";
 import type { Collection, Store } from "../../src/store/types";
 import type { CatalogChange } from "./batch";
 import { claimBootstrap, finishBootstrap, type BootstrapClaim, type BootstrapRequest } from "./bootstrap";
@@ -50,28 +50,6 @@ const READ_CACHE_TTL_SECONDS = 60;
 /** Keys distinguish anonymous from authenticated callers: they see different records. */
 function readCache(keys: string[]) {
 	return { keys: [...keys, "#user.role"], ttl: READ_CACHE_TTL_SECONDS };
-}
-
-function pageRequestRule(sortable: Record<string, string>) {
-	return {
-		type: "object",
-		optional: true,
-		default: () => ({ page: 0, size: 10, sort: [] }),
-		props: {
-			page: { type: "number", integer: true, min: 0 },
-			size: { type: "number", integer: true, min: 1, max: MAX_PAGE_SIZE },
-			sort: {
-				type: "array",
-				items: {
-					type: "object",
-					props: {
-						field: { type: "enum", values: [...new Set(Object.values(sortable))] },
-						direction: { type: "enum", values: ["asc", "desc"] },
-					},
-				},
-			},
-		},
-	};
 }
 
 const IDENTIFIER = { type: "uuid" };

@@ -7,6 +7,7 @@
 import { isValidPhoneNumber } from "libphonenumber-js";
 import type { CountryCode } from "libphonenumber-js";
 import { env } from "../config/settings";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type SortableNames } from "./paging";
 import {
 	ACCOUNT_ROLES,
 	MAX_PASSWORD_LENGTH,
@@ -198,4 +199,30 @@ export interface AccountForm {
 export interface ServiceProviderForm {
 	title: string;
 	identifier?: string | null;
+}
+
+/**
+ * The `pageRequest` parameter of a paged find (the gateway parses page, size and sort; decisions
+ * §7): sort fields limited to the resource's sortable names.
+ */
+export function pageRequestRule(sortable: SortableNames) {
+	return {
+		type: "object",
+		optional: true,
+		default: () => ({ page: 0, size: DEFAULT_PAGE_SIZE, sort: [] }),
+		props: {
+			page: { type: "number", integer: true, min: 0 },
+			size: { type: "number", integer: true, min: 1, max: MAX_PAGE_SIZE },
+			sort: {
+				type: "array",
+				items: {
+					type: "object",
+					props: {
+						field: { type: "enum", values: [...new Set(Object.values(sortable))] },
+						direction: { type: "enum", values: ["asc", "desc"] },
+					},
+				},
+			},
+		},
+	};
 }
