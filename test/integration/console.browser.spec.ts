@@ -28,7 +28,10 @@ import { rawRequest } from "../support/raw-http";
 import { basic, demoAccount } from "../support/registry";
 
 /** The page's document, as the functions evaluated in the browser see it (this file compiles without the DOM library). */
-declare const document: { querySelectorAll(selector: string): ArrayLike<{ value: string }> };
+declare const document: {
+	querySelectorAll(selector: string): ArrayLike<{ value: string }>;
+	getAnimations(): { playState: string; constructor: { name: string } }[];
+};
 
 const CHROMIUM = "/usr/bin/chromium";
 const ARGS = [
@@ -180,6 +183,15 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 	}
 
 	async function expectAccessible(page: Page, what: string): Promise<void> {
+		// On a settled page: a dialog fading out is half transparent, which axe reads as low contrast.
+		// Transitions only: they end, where a spinner's animation may run for ever.
+		await page.waitForFunction(() =>
+			document
+				.getAnimations()
+				.every(
+					(animation) => animation.constructor.name !== "CSSTransition" || animation.playState !== "running",
+				),
+		);
 		const results = await new AxeBuilder({ page }).analyze();
 		const serious = results.violations.filter(
 			(violation) => violation.impact === "serious" || violation.impact === "critical",
