@@ -26,6 +26,7 @@ import { freePort } from "../../src/platform/local-network";
 import { organizationNumberSource } from "../support/bulk";
 import { rawRequest } from "../support/raw-http";
 import { basic, demoAccount } from "../support/registry";
+import { CHROMIUM, CHROMIUM_ARGS, describeWithChromium } from "../support/chromium";
 
 /** The page's document, as the functions evaluated in the browser see it (this file compiles without the DOM library). */
 declare const document: {
@@ -33,17 +34,6 @@ declare const document: {
 	getAnimations(): { playState: string; constructor: { name: string } }[];
 };
 
-const CHROMIUM = "/usr/bin/chromium";
-const ARGS = [
-	"--headless",
-	"--no-sandbox",
-	"--disable-gpu",
-	"--disable-quic",
-	"--no-first-run",
-	"--disable-background-networking",
-	"--disable-component-update",
-	"--disable-sync",
-];
 const ROOT = path.join(__dirname, "..", "..");
 const BUILT = path.join(ROOT, "dist", "console", "index.html");
 const MAX_FAILURES = 3;
@@ -53,15 +43,7 @@ const ADMIN = demoAccount("ADMIN");
 const LOOKUP_ORGANIZATION = "iso6523-actorid-upis::0192:991825827";
 const organizationNumber = organizationNumberSource(61_000_000);
 
-const available = fs.existsSync(CHROMIUM);
-if (!available && process.env.CI === "true") {
-	throw new Error(`${CHROMIUM} is missing; in CI the console test must run (.ci/run installs chromium)`);
-}
-if (!available) {
-	// eslint-disable-next-line no-console
-	console.log(`web console test skipped: ${CHROMIUM} not found (install it with: apt-get install -y chromium)`);
-}
-const describeWithBrowser = available ? describe : describe.skip;
+const describeWithBrowser = describeWithChromium("web console test");
 // A test drives several pages of a registry on a machine that may be busy.
 jest.setTimeout(180000);
 
@@ -125,7 +107,7 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		context = await chromium.launchPersistentContext(userDataDir, {
 			executablePath: CHROMIUM,
 			headless: true,
-			args: ARGS,
+			args: CHROMIUM_ARGS,
 			viewport: { width: 1280, height: 900 },
 		});
 		await context.route("**/*", (route) => {

@@ -16,18 +16,8 @@ import os from "node:os";
 import path from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { startRegistry, type RunningRegistry } from "../support/registry";
+import { CHROMIUM, CHROMIUM_ARGS, describeWithChromium } from "../support/chromium";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ARGS = [
-	"--headless",
-	"--no-sandbox",
-	"--disable-gpu",
-	"--disable-quic",
-	"--no-first-run",
-	"--disable-background-networking",
-	"--disable-component-update",
-	"--disable-sync",
-];
 const TAGS = [
 	"Access points",
 	"Document types",
@@ -39,15 +29,7 @@ const TAGS = [
 	"Operations",
 ];
 
-const available = fs.existsSync(CHROMIUM);
-if (!available && process.env.CI === "true") {
-	throw new Error(`${CHROMIUM} is missing; in CI the interactive docs test must run (.ci/run installs chromium)`);
-}
-if (!available) {
-	// eslint-disable-next-line no-console
-	console.log(`interactive docs test skipped: ${CHROMIUM} not found (install it with: apt-get install -y chromium)`);
-}
-const describeWithBrowser = available ? describe : describe.skip;
+const describeWithBrowser = describeWithChromium("interactive docs test");
 
 describeWithBrowser("interactive API docs at /docs in headless Chromium", () => {
 	let registry: RunningRegistry;
@@ -64,7 +46,7 @@ describeWithBrowser("interactive API docs at /docs in headless Chromium", () => 
 		context = await chromium.launchPersistentContext(userDataDir, {
 			executablePath: CHROMIUM,
 			headless: true,
-			args: ARGS,
+			args: CHROMIUM_ARGS,
 			viewport: { width: 1280, height: 900 },
 		});
 		const origin = new URL(registry.url).origin;
