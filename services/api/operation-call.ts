@@ -8,7 +8,7 @@ import type { ServerResponse } from "node:http";
 import { NotFound } from "../../src/contract/errors";
 import type { Caller } from "../../src/contract/model";
 import type { Operation } from "../../src/contract/operations";
-import { countHeldAnswer, countReplay } from "../../src/platform/metrics-middleware";
+import { countReplay, heldAnswerCounter, type HeldAnswerCounter } from "../../src/platform/metrics-middleware";
 import { BEHIND_NOTICES_META, HEARD_NOTICES_META, noticesOf } from "../../src/platform/notices";
 import type { ServiceBroker } from "moleculer";
 import { answerParts } from "./answer-body";
@@ -26,19 +26,21 @@ export interface OperationCallParts {
 }
 
 export class OperationCalls {
-	/** Where each held operation's action runs, found once (a service does not move between processes). */
-	private readonly places = new Map<string, { service: string; type: "local" | "remote" }>();
+	/** The counter of each held operation's answers, with the labels of the call it stands for (found once: a service does not move between processes). */
+	private readonly counters = new Map<string, { caller: string; level: number; counter: HeldAnswerCounter }>();
 
 	constructor(private readonly parts: OperationCallParts) {}
 
-	private placeOf(action: string): { service: string; type: "local" | "remote" } {
-		let place = this.places.get(action);
-		if (!place) {
-			const service = action.slice(0, action.indexOf("."));
-			place = { service, type: this.parts.broker.getLocalService(service) ? "local" : "remote" };
-			this.places.set(action, place);
-		}
-		return place;
+	private counterOf(action: string, ctx: GatewayRequest["$ctx"]): HeldAnswerCounter {
+		const caller = ctx.service?.fullName ?? "api";
+		const level = ctx.level + 1;
+		const known = this.counters.get(action);
+		if (known && known.caller === caller && known.level === level) return known.counter;
+		const service = action.slice(0, action.indexOf("."));
+		const type = this.parts.broker.getLocalService(service) ? "local" : "remote";
+		const counter = heldAnswerCounter(this.parts.broker, { service, action, caller, level, type });
+		this.counters.set(action, { caller, level, counter });
+		return counter;
 	}
 
 	/**
@@ -54,19 +56,12 @@ export class OperationCalls {
 
 	/** A held answer (or held 404), written and counted as a request of the action. */
 	private answerHeld(req: GatewayRequest, res: ServerResponse, state: RequestState, held: HeldAnswer): void {
+		const started = performance.now();
 		const operation = state.operation as Operation;
 		if ("notFound" in held) writeError(req, res, NotFound.organization(state.path.qualifiedIdentifier.text), state);
 		else writeAnswer(req, res, state, true, held.parts);
 		const ctx = req.$ctx;
-		const { service, type } = this.placeOf(operation.action);
-		countHeldAnswer(
-			this.parts.broker,
-			service,
-			operation.action,
-			ctx.service?.fullName ?? "api",
-			ctx.level + 1,
-			type,
-		);
+		this.counterOf(operation.action, ctx).count(performance.now() - started);
 		if (ctx.tracing)
 			ctx.finishSpan(
 				ctx.startSpan(`action '${operation.action}'`, {

@@ -2,7 +2,8 @@
  * Moleculer's request and received-event metrics, kept cheap. Moleculer's Metrics middleware
  * finds each metric by name and hashes its labels on every call; this one keeps moleculer's
  * middleware for everything else and records the same series with the same labels, but finds
- * each series once per action (or event) and caller and updates it in place (why:
+ * each series once per action (or event) and caller, counts each call in plain numbers, and
+ * writes them into moleculer's items when the metrics are read and every second (why:
  * docs/performance.md "Metrics"). test/unit/metrics.spec.ts compares /metrics with
  * moleculer's own middleware.
  */
@@ -56,57 +57,139 @@ interface HistogramItem {
 	rate?: { update(value: number): void };
 }
 
-/** One series of a counter or gauge: its item, made through the public API, then updated in place. */
-class ValueSeries {
+/** A series that keeps its updates in plain numbers until `fold` writes them into moleculer's item. */
+interface DeferredSeries {
+	fold(now: number): void;
+}
+
+/**
+ * The deferred series of one broker, folded into moleculer's metrics registry before it is read
+ * (`foldMetrics`, called by GET /metrics) and every FOLD_INTERVAL_MS, so moleculer's rates (5 s
+ * ticks) and quantile windows (6 s buckets) see every update within a second of it.
+ */
+class DeferredSeriesSet {
+	private readonly series: DeferredSeries[] = [];
+	private timer: NodeJS.Timeout | undefined;
+
+	add(series: DeferredSeries): void {
+		this.series.push(series);
+		if (!this.timer) {
+			this.timer = setInterval(() => this.fold(), FOLD_INTERVAL_MS);
+			this.timer.unref();
+		}
+	}
+
+	fold(): void {
+		const now = Date.now();
+		for (const series of this.series) series.fold(now);
+	}
+
+	stop(): void {
+		this.fold();
+		clearInterval(this.timer);
+		this.timer = undefined;
+	}
+}
+
+const FOLD_INTERVAL_MS = 1000;
+const deferredSets = new WeakMap<object, DeferredSeriesSet>();
+
+function deferredSetOf(registry: object): DeferredSeriesSet {
+	let set = deferredSets.get(registry);
+	if (!set) deferredSets.set(registry, (set = new DeferredSeriesSet()));
+	return set;
+}
+
+/** Writes every deferred update of the broker's request and event series into its metrics registry (before a read of /metrics). */
+export function foldMetrics(broker: ServiceBroker): void {
+	const registry = (broker as unknown as { metrics?: object }).metrics;
+	if (registry) deferredSets.get(registry)?.fold();
+}
+
+/** One series of a counter or gauge: its item, made through the public API, then changed by the deltas added since the last fold. */
+class ValueSeries implements DeferredSeries {
+	private readonly metric: MetricLike;
 	private readonly item: ValueItem;
+	private pending = 0;
 	constructor(
-		private readonly metric: MetricLike,
+		registry: MetricRegistryLike,
+		name: string,
 		private readonly labels: Labels,
 	) {
-		this.item = metric.increment(labels, 0) as unknown as ValueItem;
+		this.metric = registry.getMetric(name);
+		this.item = this.metric.increment(labels, 0) as unknown as ValueItem;
+		deferredSetOf(registry).add(this);
 	}
 	add(delta: number): void {
+		this.pending += delta;
+	}
+	fold(now: number): void {
+		if (this.pending === 0) return;
 		const item = this.item;
-		item.value += delta;
-		item.timestamp = Date.now();
+		item.value += this.pending;
+		this.pending = 0;
+		item.timestamp = now;
 		if (item.rate) item.rate.update(item.value);
 		this.metric.changed(item.value, this.labels);
 	}
 }
 
-/** One series of a histogram, updated as HistogramMetric.observe does. */
-class HistogramSeries {
+/** One series of a histogram: the values observed since the last fold, then observed as HistogramMetric.observe does. */
+class HistogramSeries implements DeferredSeries {
+	private readonly metric: MetricLike;
 	private item: HistogramItem | null = null;
+	private pending: number[] = [];
 	constructor(
-		private readonly metric: MetricLike,
+		registry: MetricRegistryLike,
+		name: string,
 		private readonly labels: Labels,
-	) {}
+	) {
+		this.metric = registry.getMetric(name);
+		deferredSetOf(registry).add(this);
+	}
 	observe(value: number): void {
-		const item = this.item;
-		if (!item) {
+		this.pending.push(value);
+	}
+	fold(now: number): void {
+		const values = this.pending;
+		if (values.length === 0) return;
+		this.pending = [];
+		let index = 0;
+		if (!this.item) {
 			// The first observation creates the item (buckets, quantiles, rate) the public way.
-			this.metric.observe(value, this.labels);
+			this.metric.observe(values[index++], this.labels);
 			this.item = this.metric.get(this.labels) as HistogramItem;
-			return;
 		}
-		item.timestamp = Date.now();
-		item.sum += value;
-		item.count++;
-		item.lastValue = value;
-		const buckets = this.metric.buckets;
-		if (item.bucketValues && buckets)
-			for (const bound of buckets) if (value <= bound) item.bucketValues[bound] += 1;
-		if (item.quantileValues) item.quantileValues.add(value);
+		const item = this.item;
+		const bounds = this.metric.buckets ?? [];
+		// How many values fall in each bucket alone; a bucket of moleculer's counts every value up to its bound.
+		const counts = new Array<number>(bounds.length).fill(0);
+		for (; index < values.length; index++) {
+			const value = values[index];
+			item.sum += value;
+			item.count++;
+			let bucket = 0;
+			while (bucket < bounds.length && value > bounds[bucket]) bucket++;
+			if (bucket < bounds.length) counts[bucket]++;
+			if (item.quantileValues) item.quantileValues.add(value);
+		}
+		if (item.bucketValues) {
+			let upToBound = 0;
+			for (let bucket = 0; bucket < bounds.length; bucket++) {
+				upToBound += counts[bucket];
+				item.bucketValues[bounds[bucket]] += upToBound;
+			}
+		}
+		item.lastValue = values[values.length - 1];
+		item.timestamp = now;
 		if (item.rate) item.rate.update(item.count);
-		this.metric.changed(value, this.labels);
+		this.metric.changed(item.lastValue, this.labels);
 	}
 }
 
 interface RequestSeries extends MeasuredSeries {
 	levels: Map<number, ValueSeries>;
 	level(level: number): ValueSeries;
-	/** Held answers only. */
-	held?: ValueSeries;
 }
 
 /** An error's labels exactly as moleculer's middleware writes them (a missing code is "undefined" in /metrics, not "null"). */
@@ -137,9 +220,9 @@ interface MeasuredMetrics {
 function measuredSeries(registry: MetricRegistryLike, metrics: MeasuredMetrics, labels: Labels): MeasuredSeries {
 	return {
 		labels,
-		total: new ValueSeries(registry.getMetric(metrics.total), labels),
-		active: new ValueSeries(registry.getMetric(metrics.active), labels),
-		time: new HistogramSeries(registry.getMetric(metrics.time), labels),
+		total: new ValueSeries(registry, metrics.total, labels),
+		active: new ValueSeries(registry, metrics.active, labels),
+		time: new HistogramSeries(registry, metrics.time, labels),
 	};
 }
 
@@ -152,10 +235,9 @@ function measured(
 ): Promise<unknown> {
 	series.total.add(1);
 	series.active.add(1);
-	const started = process.hrtime();
+	const started = performance.now();
 	const done = () => {
-		const delta = process.hrtime(started);
-		series.time.observe((delta[0] + delta[1] / 1e9) * 1000);
+		series.time.observe(performance.now() - started);
 		series.active.add(-1);
 	};
 	return run().then(
@@ -187,7 +269,7 @@ function requestSeries(
 		level(level) {
 			let found = levels.get(level);
 			if (!found) {
-				found = new ValueSeries(registry.getMetric(REQUEST_LEVELS), { service, action, caller, level });
+				found = new ValueSeries(registry, REQUEST_LEVELS, { service, action, caller, level });
 				levels.set(level, found);
 			}
 			return found;
@@ -195,46 +277,49 @@ function requestSeries(
 	};
 }
 
-const heldAnswerSeries = new WeakMap<ServiceBroker, Map<string, RequestSeries>>();
+/** The labels a held answer of an action is counted with: those of the call the full path would make. */
+export interface HeldAnswerLabels {
+	service: string;
+	action: string;
+	caller: string;
+	level: number;
+	type: "local" | "remote";
+}
+
+export interface HeldAnswerCounter {
+	count(milliseconds: number): void;
+}
+
+const NOT_COUNTED: HeldAnswerCounter = { count: () => undefined };
 
 /**
- * Counts a request the gateway answered from its held answers as a request of the action that
- * would have answered it (services/api/held-answers.ts): total and level, with the labels of the
- * full path's call (caller `api`, its level). Its time is in the request's own `api.rest` series
- * (a second histogram observation per request cost more than the rest of the held answer);
- * not counted in `active`, which it would leave unchanged.
+ * Counts the requests the gateway answers from its held answers as requests of the action that
+ * would have answered them (services/api/held-answers.ts): total, level and time (what answering
+ * from the held answer took, as moleculer times an answer its cacher found), and
+ * `registry_held_answers_total`; not in `active`, which they would leave unchanged.
  */
-export function countHeldAnswer(
-	broker: ServiceBroker,
-	service: string,
-	action: string,
-	caller: string,
-	level: number,
-	type: "local" | "remote",
-): void {
-	if (!broker.isMetricsEnabled()) return;
-	let byLabels = heldAnswerSeries.get(broker);
-	if (!byLabels) heldAnswerSeries.set(broker, (byLabels = new Map()));
-	const key = `${type}\u0000${action}\u0000${caller}`;
-	let series = byLabels.get(key);
-	if (!series) {
-		const registry = (
-			broker as unknown as { metrics: MetricRegistryLike & { register(definition: object): unknown } }
-		).metrics;
-		if (!registry.getMetric(HELD_ANSWERS))
-			registry.register({
-				type: "counter",
-				name: HELD_ANSWERS,
-				labelNames: ["action"],
-				description: "Requests the gateway answered from its held answers",
-			});
-		series = requestSeries(registry, service, action, caller, type);
-		series.held = new ValueSeries(registry.getMetric(HELD_ANSWERS), { action });
-		byLabels.set(key, series);
-	}
-	series.level(level).add(1);
-	series.total.add(1);
-	series.held?.add(1);
+export function heldAnswerCounter(broker: ServiceBroker, labels: HeldAnswerLabels): HeldAnswerCounter {
+	if (!broker.isMetricsEnabled()) return NOT_COUNTED;
+	const registry = (broker as unknown as { metrics: MetricRegistryLike & { register(definition: object): unknown } })
+		.metrics;
+	if (!registry.getMetric(HELD_ANSWERS))
+		registry.register({
+			type: "counter",
+			name: HELD_ANSWERS,
+			labelNames: ["action"],
+			description: "Requests the gateway answered from its held answers",
+		});
+	const series = requestSeries(registry, labels.service, labels.action, labels.caller, labels.type);
+	const level = series.level(labels.level);
+	const held = new ValueSeries(registry, HELD_ANSWERS, { action: labels.action });
+	return {
+		count(milliseconds) {
+			level.add(1);
+			series.total.add(1);
+			series.time.observe(milliseconds);
+			held.add(1);
+		},
+	};
 }
 
 /** Adds the gateway answered again to a retry with the same Idempotency-Key (`registry_idempotent_replays_total`). */
@@ -309,5 +394,14 @@ export function requestMetricsMiddleware(broker: ServiceBroker): Record<string, 
 			return measured(registry, series, EVENT_METRICS.errors, () => next.apply(this, args));
 		};
 	};
-	return { ...base, name: "Metrics", localAction: wrap("local"), remoteAction: wrap("remote"), localEvent };
+	return {
+		...base,
+		name: "Metrics",
+		localAction: wrap("local"),
+		remoteAction: wrap("remote"),
+		localEvent,
+		stopped() {
+			deferredSets.get(registry)?.stop();
+		},
+	};
 }

@@ -4,6 +4,7 @@
  * instead, so this reporter formats without listening.
  */
 import { MetricReporters, type ServiceBroker } from "moleculer";
+import { foldMetrics } from "./metrics-middleware";
 
 type Formatter = { generatePrometheusResponse(): string; init(registry: unknown): void };
 
@@ -27,5 +28,9 @@ export function prometheusFormatter(broker: ServiceBroker): (() => string) | nul
 		metricNameSuffix: null,
 	});
 	reporter.init(registry);
-	return () => reporter.generatePrometheusResponse();
+	return () => {
+		// The request and event series count in plain numbers between reads (metrics-middleware.ts).
+		foldMetrics(broker);
+		return reporter.generatePrometheusResponse();
+	};
 }
