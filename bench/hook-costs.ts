@@ -10,7 +10,7 @@ import type { ServerResponse } from "node:http";
 import { Context, type ServiceBroker } from "moleculer";
 import { createRegistryBroker } from "../services";
 import { operationAliases } from "../services/api/routes";
-import type { GatewayRequest, OperationAlias } from "../services/api/request-state";
+import { stateOf, type GatewayRequest, type OperationAlias } from "../services/api/request-state";
 import { readDemoSeed } from "./lib/load";
 import { importSeed } from "../src/exchange/seed";
 import type { Caller } from "../src/contract/model";
@@ -136,7 +136,7 @@ async function main(): Promise<void> {
 		costs[`${name}: authentication hook`] = timed(authenticate);
 		costs[`${name}: authorization hook`] = timed(() => api.authorize(req.$ctx, null, req));
 		costs[`${name}: alias handler (held answer, metrics, answer written)`] = timed(() =>
-			api.operationCalls.serve(req, res, req.state, fail),
+			api.operationCalls.serve(req, res, stateOf(req), fail),
 		);
 	}
 	await broker.stop();

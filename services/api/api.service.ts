@@ -22,13 +22,7 @@ import { envNumber, env } from "../../src/config/settings";
 import { parseCursor, type ChangePage } from "../../src/contract/changes";
 import { AccessDenied, RegistryError, TypeMismatch, Unauthenticated } from "../../src/contract/errors";
 import type { Caller } from "../../src/contract/model";
-import {
-	checkContentType,
-	parsePathValues,
-	responseMediaType,
-	selectByAccept,
-	selectByPathForm,
-} from "../../src/contract/negotiation";
+import { checkContentType, chooseOperation, parsePathValues } from "../../src/contract/negotiation";
 import { API_BASE } from "../../src/contract/operations";
 import type { RegistryContext } from "../../src/platform/context";
 import { NOTICES, NOTICES_RESET, noticesOf } from "../../src/platform/notices";
@@ -45,7 +39,7 @@ import { LoginThrottle } from "./login-throttle";
 import { operationalAnswers } from "./operational";
 import { OperationCalls } from "./operation-call";
 import { RateLimiter } from "./rate-limit";
-import type { GatewayRequest, OperationAlias } from "./request-state";
+import { stateOf, type GatewayContext, type GatewayRequest, type OperationAlias } from "./request-state";
 import { writeError } from "./respond";
 import { methodsOf, operationAliases } from "./routes";
 
@@ -95,7 +89,7 @@ function serveOperation(
 	res: ServerResponse,
 	next: (error?: unknown) => void,
 ): void {
-	this.operationCalls.serve(req, res, req.state!, next);
+	this.operationCalls.serve(req, res, stateOf(req)!, next);
 }
 
 /** The request's path as received, without the query. */
@@ -150,6 +144,9 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 			},
 		],
 		qsOptions: QUERY_OPTIONS,
+		// A request's `api.rest` context is not tracked: the gateway's drain (http-server.ts) waits for every request
+		// already; the calls it makes are tracked as usual.
+		rootCallOptions: { tracking: false },
 		optimizeOrder: false,
 		logRequest: null,
 		logResponse: null,
@@ -157,7 +154,7 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 		logRouteRegistration: null,
 		/** Every refusal and failure, routed or not, in the spec's error body with the common headers. */
 		onError(this: GatewayThis, req: GatewayRequest, res: ServerResponse, error: unknown) {
-			const status = writeError(req, res, fromMoleculerWeb(error), req.state);
+			const status = writeError(req, res, fromMoleculerWeb(error), stateOf(req));
 			if (status >= 500) this.logger.error(`${req.method} ${pathOf(req)} failed:`, error);
 		},
 		// The routes (with the operations table) stay off the service's INFO on the transporter.
@@ -232,14 +229,14 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 		 */
 		authenticate(
 			this: GatewayThis,
-			ctx: RegistryContext,
+			ctx: GatewayContext,
 			route: unknown,
 			req: GatewayRequest,
 			res: ServerResponse,
 			alias: OperationAlias,
 		): Caller | null | Promise<Caller | null> {
 			const address = clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], this.trusted);
-			req.state = {
+			ctx.locals.request = {
 				group: alias.group,
 				path: parsePathValues(req.$params.params),
 				address,
@@ -255,17 +252,14 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 		 * moleculer-web's `authorization` hook: admit, choose the operation (path form, Accept),
 		 * check its Content-Type and roles, take from the rate limit. Nothing here waits.
 		 */
-		authorize(this: GatewayThis, ctx: RegistryContext, route: unknown, req: GatewayRequest): void {
-			const state = req.state!;
+		authorize(this: GatewayThis, ctx: GatewayContext, route: unknown, req: GatewayRequest): void {
+			const state = ctx.locals.request!;
 			const caller = (state.caller = ctx.meta.user ?? null);
-			const operations = state.group.operations;
-			if (!caller && operations.every((operation) => !operation.roles.includes("ANONYMOUS")))
-				throw new Unauthenticated();
+			if (!caller && !state.group.anonymous) throw new Unauthenticated();
 			const accept = req.headers.accept;
-			const operation = (state.operation = selectByAccept(
-				selectByPathForm(operations, state.path.participant),
-				accept,
-			));
+			const { operation, mediaType } = chooseOperation(state.group, state.path.participant, accept);
+			state.operation = operation;
+			state.mediaType = mediaType;
 			if (operation.body) checkContentType(operation, req.headers["content-type"]);
 			if (!caller && !operation.roles.includes("ANONYMOUS")) throw new Unauthenticated();
 			if (caller && !operation.roles.includes(caller.role)) throw new AccessDenied();
@@ -278,7 +272,6 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 						`Rate limit of ${this.rateLimiter.perMinute} requests per minute exceeded`,
 					);
 			}
-			state.mediaType = responseMediaType(operation, accept);
 		},
 
 		/** server.ts drains on SIGTERM before the broker stops. */

@@ -2,10 +2,13 @@
  * What the gateway's steps found out about one request, carried from hook to hook
  * (docs/internals.md "The request path"): the `authentication` hook creates it when
  * moleculer-web has matched the route, `authorization` chooses the operation, the alias
- * handler answers, `onError` reads it for the error body.
+ * handler answers, `onError` reads it for the error body. It lives in the request's `api.rest`
+ * context (`ctx.locals`), not on the request: a property added to node's IncomingMessage turns
+ * every request into a slow dictionary-mode object (docs/performance.md, seventh round).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { RegistryContext } from "../../src/platform/context";
+import type { Context } from "moleculer";
+import type { RegistryMeta } from "../../src/platform/context";
 import type { Caller } from "../../src/contract/model";
 import type { OperationGroup, PathValue } from "../../src/contract/negotiation";
 import type { Operation } from "../../src/contract/operations";
@@ -27,13 +30,20 @@ export interface RequestState {
 	validated: unknown;
 }
 
-/** A request as moleculer-web passes it to the hooks: its `api.rest` context, the parts it parsed, and the state. */
+/** The `api.rest` context of a request, with the request's state in its locals. */
+export type GatewayContext = Context<unknown, RegistryMeta, { request?: RequestState }>;
+
+/** A request as moleculer-web passes it to the hooks: its `api.rest` context and the parts it parsed. */
 export interface GatewayRequest extends IncomingMessage {
-	$ctx: RegistryContext;
+	$ctx: GatewayContext;
 	$params: { query: Record<string, unknown>; params: Record<string, string>; body?: unknown };
 	/** The URL as received (moleculer-web makes `url` relative to the route). */
 	originalUrl?: string;
-	state?: RequestState;
+}
+
+/** The request's state, once the `authentication` hook has made it (not for a request no route took). */
+export function stateOf(req: GatewayRequest): RequestState | undefined {
+	return req.$ctx?.locals.request;
 }
 
 /** The alias of one method and path, generated from the operations table (services/api/routes.ts). */

@@ -11,14 +11,25 @@ export interface OperationGroup {
 	method: HttpMethod;
 	path: string;
 	operations: Operation[];
+	/** Whether some operation of the group is open to anonymous callers (else one is refused before negotiation). */
+	anonymous: boolean;
+	/** `chooseOperation`'s answers so far, by the participant path value's form and the Accept header. */
+	choices: Map<PathValue["form"], Map<string, Choice>>;
 }
 
 export function groupOperations(operations: Operation[]): OperationGroup[] {
 	const groups = new Map<string, OperationGroup>();
 	for (const operation of operations) {
 		const key = `${operation.method} ${operation.path}`;
-		const group = groups.get(key) ?? { method: operation.method, path: operation.path, operations: [] };
+		const group: OperationGroup = groups.get(key) ?? {
+			method: operation.method,
+			path: operation.path,
+			operations: [],
+			anonymous: false,
+			choices: new Map(),
+		};
 		group.operations.push(operation);
+		if (operation.roles.includes("ANONYMOUS")) group.anonymous = true;
 		groups.set(key, group);
 	}
 	return [...groups.values()];
@@ -116,6 +127,35 @@ export function checkContentType(operation: Operation, contentType: string | und
 		"HttpMediaTypeNotSupportedException",
 		`Content type '${contentType ?? ""}' not supported; use ${operation.mediaTypes[0]} or application/json`,
 	);
+}
+
+/** The operation a request addresses and the media type it is answered with. */
+export interface Choice {
+	operation: Operation;
+	mediaType: string;
+}
+
+/** Accept values remembered per group and path form; past the bound the memo starts again (the header is the client's). */
+const MAX_CHOICES = 64;
+
+/**
+ * The operation of a group a request addresses (its participant path value's form, then its
+ * Accept) and its answer's media type; throws 400 or 406 as `selectByPathForm` and
+ * `selectByAccept` do. Remembered per group, form and Accept: the hot reads ask the same
+ * question on every request.
+ */
+export function chooseOperation(group: OperationGroup, participant: PathValue | undefined, accept = ""): Choice {
+	const form = participant?.form ?? null;
+	let byAccept = group.choices.get(form);
+	if (!byAccept) group.choices.set(form, (byAccept = new Map()));
+	let choice = byAccept.get(accept);
+	if (choice === undefined) {
+		const operation = selectByAccept(selectByPathForm(group.operations, participant), accept);
+		choice = { operation, mediaType: responseMediaType(operation, accept) };
+		if (byAccept.size >= MAX_CHOICES) byAccept.clear();
+		byAccept.set(accept, choice);
+	}
+	return choice;
 }
 
 /** A path value, parsed once when the route matches (spec rule 2, decisions §5): its form and, for a qualified identifier, its parts. */
