@@ -13,7 +13,7 @@
  *
  * It holds no business rules.
  */
-import type { ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Readable } from "node:stream";
 import ApiGateway from "moleculer-web";
 import type { Service, ServiceBroker, ServiceSchema } from "moleculer";
@@ -63,9 +63,8 @@ interface GatewayThis extends Service<GatewaySettings> {
 	operationCalls: OperationCalls;
 	changeStreams: ChangeStreams;
 	drain(timeoutMs: number): Promise<void>;
-	/** moleculer-web's middleware-mode handler (`this.express()`) and its error path. */
-	express(): (req: GatewayRequest, res: ServerResponse, next: (error?: unknown) => void) => void;
-	sendError(req: GatewayRequest, res: ServerResponse, error: unknown): void;
+	/** moleculer-web's middleware-mode handler. */
+	express(): (req: GatewayRequest, res: ServerResponse, next?: (error?: unknown) => void) => void;
 }
 
 interface OrganizationNotice {
@@ -99,8 +98,12 @@ function pathOf(req: GatewayRequest): string {
 	return question === -1 ? url : url.slice(0, question);
 }
 
-/** moleculer-web's own refusal when it matches a route (a path value not validly percent-encoded), in the contract's terms. */
-function fromMoleculerWeb(error: unknown): unknown {
+/**
+ * moleculer-web's own refusals in the contract's terms: a request no alias took (its `send404`,
+ * in middleware mode without `next`) and a path value not validly percent-encoded.
+ */
+function fromMoleculerWeb(req: GatewayRequest, error: unknown): unknown {
+	if (error instanceof ApiGateway.Errors.NotFoundError && !stateOf(req)) return notRouted(req);
 	if ((error as { type?: unknown } | null)?.type === "UNABLE_DECODE_PARAM")
 		return new TypeMismatch("A path parameter is not validly percent-encoded");
 	return error;
@@ -145,8 +148,11 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 		],
 		qsOptions: QUERY_OPTIONS,
 		// A request's `api.rest` context is not tracked: the gateway's drain (http-server.ts) waits for every request
-		// already; the calls it makes are tracked as usual.
-		rootCallOptions: { tracking: false },
+		// already; the calls it makes are tracked as usual. (A function: moleculer-web tests a plain object with lodash's
+		// isPlainObject, which prints the Object constructor to a string on every request.)
+		rootCallOptions(options: { tracking?: boolean }) {
+			options.tracking = false;
+		},
 		optimizeOrder: false,
 		logRequest: null,
 		logResponse: null,
@@ -154,7 +160,7 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 		logRouteRegistration: null,
 		/** Every refusal and failure, routed or not, in the spec's error body with the common headers. */
 		onError(this: GatewayThis, req: GatewayRequest, res: ServerResponse, error: unknown) {
-			const status = writeError(req, res, fromMoleculerWeb(error), stateOf(req));
+			const status = writeError(req, res, fromMoleculerWeb(req, error), stateOf(req));
 			if (status >= 500) this.logger.error(`${req.method} ${pathOf(req)} failed:`, error);
 		},
 		// The routes (with the operations table) stay off the service's INFO on the transporter.
@@ -355,14 +361,11 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 
 	async started(this: GatewayThis) {
 		const operational = operationalAnswers(this.broker, REGISTRY_VERSION);
-		const gateway = this.express();
+		// Without `next`: moleculer-web answers a request no route took through `onError` (its NotFoundError).
+		const gateway = this.express() as (req: IncomingMessage, res: ServerResponse) => void;
 		this.server = new GatewayServer({
 			operational,
-			// moleculer-web calls `next()` for a request no route took (middleware mode).
-			api: (req, res) =>
-				gateway(req as GatewayRequest, res, () =>
-					this.sendError(req as GatewayRequest, res, notRouted(req as GatewayRequest)),
-				),
+			api: gateway,
 			failed: (req, res, error) => {
 				if (writeError(req, res, error) >= 500) this.logger.error(`${req.method} ${req.url} failed:`, error);
 			},

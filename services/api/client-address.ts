@@ -8,8 +8,9 @@ import net from "node:net";
 
 export type TrustedProxies = (address: string) => boolean;
 
+/** An IPv4 peer of a dual-stack socket as its plain IPv4 address. */
 function normalize(address: string): string {
-	return address.replace(/^::ffff:/, "");
+	return address.startsWith("::ffff:") ? address.slice(7) : address;
 }
 
 export function trustedProxies(setting: string): TrustedProxies {

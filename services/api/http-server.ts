@@ -16,7 +16,7 @@ const KEEP_ALIVE_MS = 65_000;
 export interface RequestHandlers {
 	/** true when answered, false when the request is the API's, a promise when answering takes a while. */
 	operational(req: http.IncomingMessage, res: http.ServerResponse, path: string): boolean | Promise<void>;
-	api(req: http.IncomingMessage, res: http.ServerResponse, path: string): void | Promise<void>;
+	api(req: http.IncomingMessage, res: http.ServerResponse): void;
 	/** A failure no handler turned into an answer. */
 	failed(req: http.IncomingMessage, res: http.ServerResponse, error: unknown): void;
 }
@@ -43,7 +43,7 @@ export class GatewayServer {
 			const path = question === -1 ? url : url.slice(0, question);
 			try {
 				const served = handlers.operational(req, res, path);
-				if (served === false) void handlers.api(req, res, path);
+				if (served === false) handlers.api(req, res);
 				else if (served !== true) served.catch((error) => handlers.failed(req, res, error));
 			} catch (error) {
 				handlers.failed(req, res, error);

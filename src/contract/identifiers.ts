@@ -15,7 +15,7 @@ export interface OrganizationRef {
 }
 
 export function isUuid(value: string): boolean {
-	return UUID_PATTERN.test(value);
+	return value.length === 36 && UUID_PATTERN.test(value);
 }
 
 export const ICD_PATTERN = /^\d{1,4}$/;
@@ -38,7 +38,7 @@ export function parseParticipantIdentifier(value: string): OrganizationRef | nul
 	const separator = value.indexOf("::");
 	if (separator < 0) return null;
 	const scheme = value.slice(0, separator);
-	if (scheme.toLowerCase() !== PARTICIPANT_SCHEME) return null;
+	if (scheme !== PARTICIPANT_SCHEME && scheme.toLowerCase() !== PARTICIPANT_SCHEME) return null;
 	const rest = value.slice(separator + 2);
 	const colon = rest.indexOf(":");
 	if (colon < 0) return null;
