@@ -242,16 +242,19 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 			alias: OperationAlias,
 		): Caller | null | Promise<Caller | null> {
 			const address = clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], this.trusted);
+			const now = Date.now();
 			ctx.locals.request = {
 				group: alias.group,
 				path: parsePathValues(req.$params.params),
 				address,
+				now,
 				caller: null,
 				operation: null,
 				mediaType: "",
+				contentType: "",
 				validated: undefined,
 			};
-			return this.authenticator.authenticate(req, address);
+			return this.authenticator.authenticate(req, address, now);
 		},
 
 		/**
@@ -263,15 +266,19 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 			const caller = (state.caller = ctx.meta.user ?? null);
 			if (!caller && !state.group.anonymous) throw new Unauthenticated();
 			const accept = req.headers.accept;
-			const { operation, mediaType } = chooseOperation(state.group, state.path.participant, accept);
+			const { operation, mediaType, contentType } = chooseOperation(state.group, state.path.participant, accept);
 			state.operation = operation;
 			state.mediaType = mediaType;
+			state.contentType = contentType;
 			if (operation.body) checkContentType(operation, req.headers["content-type"]);
 			if (!caller && !operation.roles.includes("ANONYMOUS")) throw new Unauthenticated();
 			if (caller && !operation.roles.includes(caller.role)) throw new AccessDenied();
 			// Not moleculer-web's `rateLimit`: it runs before authentication, keys on the address and asks its store every request.
 			if (this.rateLimiter.enabled) {
-				const wait = this.rateLimiter.take(caller ? `user:${caller.username}` : `addr:${state.address}`);
+				const wait = this.rateLimiter.take(
+					caller ? `user:${caller.username}` : `addr:${state.address}`,
+					state.now,
+				);
 				if (wait > 0)
 					throw tooManyRequests(
 						wait,

@@ -55,15 +55,15 @@ export class Authenticator {
 	 * address is locked out. Without a promise when nothing must be asked (no credentials, or
 	 * a remembered one).
 	 */
-	authenticate(req: IncomingMessage, address: string): Caller | null | Promise<Caller | null> {
+	authenticate(req: IncomingMessage, address: string, now = Date.now()): Caller | null | Promise<Caller | null> {
 		const header = req.headers.authorization;
 		if (header === undefined) return null;
 		const key = credentialKey(req, header);
-		const known = this.credentials.get(key);
+		const known = this.credentials.get(key, now);
 		if (!known) return this.verified(header, key, address);
-		const wait = this.throttle.knownWait(known.userDigest, this.throttle.digest(address));
+		const wait = this.throttle.knownWait(known.userDigest, this.throttle.digest(address), now);
 		if (wait > 0) throw tooManyRequests(wait, "Too many failed logins; try again later");
-		if (this.credentials.refreshDue(key)) this.refresh(header, key, known.userDigest);
+		if (this.credentials.refreshDue(key, now)) this.refresh(header, key, known.userDigest);
 		return known.caller;
 	}
 

@@ -13,9 +13,10 @@
 import type { Caller } from "../../src/contract/model";
 import type { PathValue } from "../../src/contract/negotiation";
 import type { Operation } from "../../src/contract/operations";
+import type { HeldBody } from "./respond";
 
-/** A held answer: the answer's JSON parts (services/api/answer-body.ts), or "no such organization". */
-export type HeldAnswer = { parts: readonly string[] } | { notFound: true };
+/** A held answer: the answer's body (its JSON parts, services/api/answer-body.ts, with its length and tag), or "no such organization". */
+export type HeldAnswer = HeldBody | { notFound: true };
 
 /** One kind of held answer, bounded (the oldest filled go first). */
 class HeldAnswerMap {

@@ -50,6 +50,7 @@ export class LoginThrottle {
 
 	/** Seconds to wait as this gateway knows it, from the digests of a username and an address. */
 	knownWait(userDigest: string, addressDigest: string, now = Date.now()): number {
+		if (this.locks.size === 0) return 0;
 		return Math.max(this.knownLock(`user:${userDigest}`, now), this.knownLock(`addr:${addressDigest}`, now));
 	}
 

@@ -16,7 +16,16 @@ import { bindParams } from "./bind";
 import type { HeldAnswer, HeldAnswers, HoldSlot } from "./held-answers";
 import { fingerprintOf, idempotencyKeyOf, type Idempotency } from "./idempotency";
 import type { GatewayRequest, RequestState } from "./request-state";
-import { isReadable, recordError, recordSuccess, writeAnswer, writeError, writeRecorded } from "./respond";
+import {
+	heldBodyOf,
+	isReadable,
+	recordError,
+	recordSuccess,
+	writeAnswer,
+	writeError,
+	writeHeldAnswer,
+	writeRecorded,
+} from "./respond";
 
 export interface OperationCallParts {
 	broker: ServiceBroker;
@@ -59,7 +68,7 @@ export class OperationCalls {
 		const started = performance.now();
 		const operation = state.operation as Operation;
 		if ("notFound" in held) writeError(req, res, NotFound.organization(state.path.qualifiedIdentifier.text), state);
-		else writeAnswer(req, res, state, true, held.parts);
+		else writeHeldAnswer(req, res, state, held);
 		const ctx = req.$ctx;
 		this.counterOf(operation.action, ctx).count(performance.now() - started);
 		if (ctx.tracing)
@@ -146,8 +155,13 @@ export class OperationCalls {
 			answer === null || answer === undefined || operation.status === 204 || isReadable(answer)
 				? null
 				: answerParts(answer, holding);
-		if (holding) held.settle(slot, token, parts && !ctx.meta[BEHIND_NOTICES_META] ? { parts } : null);
-		writeAnswer(req, res, state, answer, parts);
+		if (!holding || !parts) {
+			if (holding) held.settle(slot, token, null);
+			return writeAnswer(req, res, state, answer, parts);
+		}
+		const body = heldBodyOf(operation, parts);
+		held.settle(slot, token, ctx.meta[BEHIND_NOTICES_META] ? null : body);
+		writeHeldAnswer(req, res, state, body);
 	}
 }
 

@@ -20,12 +20,15 @@ export interface RequestState {
 	path: Record<string, PathValue>;
 	/** The client's address (behind trusted proxies: the one they name). */
 	address: string;
+	/** When the gateway took the request (ms): one clock reading for the credential, throttle and rate limit checks. */
+	now: number;
 	/** Who is calling; null when anonymous (authentication). */
 	caller: Caller | null;
 	/** The operation chosen by path form and Accept (authorization). */
 	operation: Operation | null;
-	/** The media type answered with (authorization). */
+	/** The media type answered with, and its Content-Type (authorization). */
 	mediaType: string;
+	contentType: string;
 	/** What the action was called with, for `rejectedValue` in an error body (alias handler). */
 	validated: unknown;
 }

@@ -51,7 +51,7 @@ export function writeAnswer(
 		res.end();
 		return;
 	}
-	more.push("Content-Type", withCharset(state.mediaType));
+	more.push("Content-Type", state.contentType);
 	if (isReadable(answer)) {
 		writeHead(res, operation.status, more);
 		if (req.method === "HEAD") {
@@ -63,31 +63,55 @@ export function writeAnswer(
 	}
 	const body = joinParts(parts ?? [JSON.stringify(answer)]);
 	if (operation.entityTag) {
-		const tag = tagOf(parts, body);
-		const ifNoneMatch = req.headers["if-none-match"];
-		if (
-			ifNoneMatch !== undefined &&
-			(req.method === "GET" || req.method === "HEAD") &&
-			isNotModified(ifNoneMatch, tag)
-		) {
-			writeHead(res, 304, ["ETag", tag]);
-			res.end();
-			return;
-		}
+		const tag = entityTagOf(body);
+		if (notModified(req, tag)) return writeNotModified(res, tag);
 		more.push("ETag", tag);
 	}
 	writeHead(res, operation.status, [...more, "Content-Length", String(Buffer.byteLength(body))]);
 	res.end(body);
 }
 
-/** A held answer's parts are one object for as long as it is held: its tag is computed once. */
-const heldTags = new WeakMap<readonly string[], string>();
+/** A GET or HEAD whose If-None-Match names the answer's tag. */
+function notModified(req: IncomingMessage, tag: string): boolean {
+	const ifNoneMatch = req.headers["if-none-match"];
+	return (
+		ifNoneMatch !== undefined && (req.method === "GET" || req.method === "HEAD") && isNotModified(ifNoneMatch, tag)
+	);
+}
 
-function tagOf(parts: readonly string[] | null, body: string): string {
-	if (!parts) return entityTagOf(body);
-	let tag = heldTags.get(parts);
-	if (tag === undefined) heldTags.set(parts, (tag = entityTagOf(body)));
-	return tag;
+function writeNotModified(res: ServerResponse, tag: string): void {
+	writeHead(res, 304, ["ETag", tag]);
+	res.end();
+}
+
+/** A held answer's body (services/api/held-answers.ts): its JSON parts, with the byte length and entity tag worked out once, when it is held. */
+export interface HeldBody {
+	parts: readonly string[];
+	length: string;
+	tag: string | undefined;
+}
+
+export function heldBodyOf(operation: Operation, parts: readonly string[]): HeldBody {
+	const body = joinParts(parts);
+	return {
+		parts,
+		length: String(Buffer.byteLength(body)),
+		tag: operation.entityTag ? entityTagOf(body) : undefined,
+	};
+}
+
+/** A held answer, as `writeAnswer` writes the answer it was made from (a held operation is a GET: no Location). */
+export function writeHeldAnswer(req: IncomingMessage, res: ServerResponse, state: RequestState, held: HeldBody): void {
+	const operation = state.operation as Operation;
+	const { tag } = held;
+	if (tag !== undefined && notModified(req, tag)) return writeNotModified(res, tag);
+	res.writeHead(
+		operation.status,
+		tag === undefined
+			? [...COMMON_HEADER_LIST, "Content-Type", state.contentType, "Content-Length", held.length]
+			: [...COMMON_HEADER_LIST, "Content-Type", state.contentType, "ETag", tag, "Content-Length", held.length],
+	);
+	res.end(joinParts(held.parts));
 }
 
 /**

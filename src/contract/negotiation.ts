@@ -5,6 +5,7 @@
 import { RegistryError, TypeMismatch } from "./errors";
 import { isUuid, parseParticipantIdentifier, type OrganizationRef } from "./identifiers";
 import type { HttpMethod, Operation } from "./operations";
+import { withCharset } from "./response-headers";
 
 /** Operations that share a method and a path; the gateway registers one alias per group. */
 export interface OperationGroup {
@@ -129,10 +130,11 @@ export function checkContentType(operation: Operation, contentType: string | und
 	);
 }
 
-/** The operation a request addresses and the media type it is answered with. */
+/** The operation a request addresses, the media type it is answered with and that type's Content-Type. */
 export interface Choice {
 	operation: Operation;
 	mediaType: string;
+	contentType: string;
 }
 
 /** Accept values remembered per group and path form; past the bound the memo starts again (the header is the client's). */
@@ -151,7 +153,8 @@ export function chooseOperation(group: OperationGroup, participant: PathValue | 
 	let choice = byAccept.get(accept);
 	if (choice === undefined) {
 		const operation = selectByAccept(selectByPathForm(group.operations, participant), accept);
-		choice = { operation, mediaType: responseMediaType(operation, accept) };
+		const mediaType = responseMediaType(operation, accept);
+		choice = { operation, mediaType, contentType: withCharset(mediaType) };
 		if (byAccept.size >= MAX_CHOICES) byAccept.clear();
 		byAccept.set(accept, choice);
 	}

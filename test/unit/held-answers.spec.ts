@@ -10,6 +10,9 @@ import type { Caller } from "../../src/contract/model";
 import { parsePathValues } from "../../src/contract/negotiation";
 import { OPERATIONS } from "../../src/contract/operations";
 
+/** A held body of one part. */
+const body = (text: string) => ({ parts: [text], length: String(text.length), tag: undefined });
+
 const lookup = OPERATIONS.find((operation) => operation.id === "findOrganizationProcesses")!;
 const read = OPERATIONS.find((operation) => operation.id === "getParticipantByQualifiedIdentifier")!;
 const sp: Caller = {
@@ -70,10 +73,10 @@ describe("held answers", () => {
 		const slot = held.slotOf(lookup, null, parsePathValues({ qualifiedIdentifier: ORGANIZATION }))!;
 		const token = held.begin(slot);
 		held.lookupChanged("0192:991825827");
-		held.settle(slot, token, { parts: ["stale"] });
+		held.settle(slot, token, body("stale"));
 		expect(held.get(slot)).toBeUndefined();
-		held.settle(slot, held.begin(slot), { parts: ["fresh"] });
-		expect(held.get(slot)).toEqual({ parts: ["fresh"] });
+		held.settle(slot, held.begin(slot), body("fresh"));
+		expect(held.get(slot)).toEqual(body("fresh"));
 	});
 
 	test("each notice forgets what it touches and nothing else", () => {
@@ -85,8 +88,7 @@ describe("held answers", () => {
 			parsePathValues({ qualifiedIdentifier: "iso6523-actorid-upis::0192:923609016" }),
 		)!;
 		const mine = held.slotOf(read, sp, parsePathValues({ participant: ORGANIZATION }))!;
-		const fill = () =>
-			[anonymous, other, mine].forEach((slot) => held.settle(slot, held.begin(slot), { parts: ["x"] }));
+		const fill = () => [anonymous, other, mine].forEach((slot) => held.settle(slot, held.begin(slot), body("x")));
 		fill();
 		held.lookupChanged("0192:991825827");
 		expect([held.get(anonymous), held.get(other), held.get(mine)].map(Boolean)).toEqual([false, true, true]);
@@ -112,7 +114,7 @@ describe("held answers", () => {
 				parsePathValues({ qualifiedIdentifier: `iso6523-actorid-upis::0192:${number}` }),
 			)!,
 		);
-		for (const slot of slots) held.settle(slot, held.begin(slot), { parts: ["x"] });
+		for (const slot of slots) held.settle(slot, held.begin(slot), body("x"));
 		expect(slots.map((slot) => Boolean(held.get(slot)))).toEqual([false, true, true]);
 	});
 });
