@@ -292,7 +292,7 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 			this.changeStreams.endAll();
 			const cut = await this.server.drain(timeoutMs);
 			this.logger.info(
-				`gateway drained: stopped listening${cut ? `, ${cut} request(s) cut at the deadline` : ""}`,
+				`gateway drained: stopped listening${cut ? `, ${cut} busy connection(s) cut at the deadline` : ""}`,
 			);
 		},
 	},

@@ -13,7 +13,7 @@
 import type { Caller } from "../../src/contract/model";
 import type { PathValue } from "../../src/contract/negotiation";
 import type { Operation } from "../../src/contract/operations";
-import type { HeldBody } from "./respond";
+import type { HeldBody } from "./answer-body";
 
 /** A held answer: the answer's body (its JSON parts, services/api/answer-body.ts, with its length and tag), or "no such organization". */
 export type HeldAnswer = HeldBody | { notFound: true };

@@ -2,7 +2,7 @@
  * The gateway's HTTP server: health, metrics, the API docs and OPTIONS are answered without
  * credentials (services/api/operational.ts); everything else goes to moleculer-web
  * (`this.express()` of the api service, middleware mode). Every answer carries the common no-cache and security headers (spec rule 4),
- * written by whoever answers. It tracks the requests in flight for a graceful stop (`drain`).
+ * written by whoever answers. It tracks its connections for a graceful stop (`drain`).
  */
 import http from "node:http";
 import net, { type AddressInfo } from "node:net";
@@ -23,19 +23,19 @@ export interface RequestHandlers {
 
 export class GatewayServer {
 	private readonly server: http.Server;
-	/** Requests taken and not answered yet. */
-	private readonly inFlight = new Set<http.ServerResponse>();
+	/** Open connections: what a drain waits for, and cuts at its deadline (tracked per connection, not per request). */
+	private readonly connections = new Set<net.Socket>();
+	/** Requests taken so far: a drain closes idle connections only once none has been taken for a moment. */
+	private taken = 0;
 	private draining = false;
 
 	constructor(handlers: RequestHandlers) {
-		const inFlight = this.inFlight;
-		// One listener function for every answer (no closure per request): the answer is `this`.
-		function answered(this: http.ServerResponse): void {
-			inFlight.delete(this);
+		const connections = this.connections;
+		function closed(this: net.Socket): void {
+			connections.delete(this);
 		}
 		this.server = http.createServer((req, res) => {
-			inFlight.add(res);
-			res.on("close", answered);
+			this.taken++;
 			// A request that still reaches a draining gateway (an open keep-alive connection) is answered, and its connection closed.
 			if (this.draining) res.setHeader("Connection", "close");
 			const url = req.url ?? "/";
@@ -48,6 +48,10 @@ export class GatewayServer {
 			} catch (error) {
 				handlers.failed(req, res, error);
 			}
+		});
+		this.server.on("connection", (socket: net.Socket) => {
+			connections.add(socket);
+			socket.on("close", closed);
 		});
 		this.server.keepAliveTimeout = KEEP_ALIVE_MS;
 		// What node's HTTP parser refuses is answered in the error shape too (client-error.ts).
@@ -65,9 +69,9 @@ export class GatewayServer {
 
 	/**
 	 * Graceful stop (server.ts calls it first on SIGTERM): stop listening (new connections are
-	 * refused), answer every request already taken, closing each connection after its answer,
-	 * then close the idle keep-alive connections. After `timeoutMs` the connections still open
-	 * are cut. Resolves with how many requests were cut.
+	 * refused), answer every request already taken, then close the keep-alive connections as
+	 * they fall idle. After `timeoutMs` the connections still busy are cut. Resolves with how
+	 * many were cut.
 	 */
 	async drain(timeoutMs: number): Promise<number> {
 		if (!this.server.listening) return 0;
@@ -94,17 +98,24 @@ export class GatewayServer {
 				resolve();
 			}),
 		);
-		for (const res of this.inFlight) if (!res.headersSent) res.setHeader("Connection", "close");
+		// A connection with a request in flight is closed once it is answered and idle; requests taken from now on say
+		// Connection: close. Idle keep-alive connections are closed once no request has been taken for a moment: a
+		// request already sent on one of them has been read by then.
+		let seen = this.taken;
 		let quietSince = Date.now();
 		while (!closed && Date.now() < deadline) {
-			// Idle keep-alive connections are closed only once nothing has been in flight for a moment:
-			// a request already sent on one of them has been read by then.
-			if (this.inFlight.size > 0) quietSince = Date.now();
-			else if (Date.now() - quietSince >= DRAIN_QUIET_MS) this.server.closeIdleConnections();
+			if (this.taken !== seen) {
+				seen = this.taken;
+				quietSince = Date.now();
+			} else if (Date.now() - quietSince >= DRAIN_QUIET_MS) this.server.closeIdleConnections();
 			await new Promise((resolve) => setTimeout(resolve, 20));
 		}
-		const cut = this.inFlight.size;
-		if (!closed) this.server.closeAllConnections();
+		let cut = 0;
+		if (!closed) {
+			this.server.closeIdleConnections();
+			cut = this.connections.size;
+			this.server.closeAllConnections();
+		}
 		await allClosed;
 		return cut;
 	}

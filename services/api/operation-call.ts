@@ -11,13 +11,13 @@ import type { Operation } from "../../src/contract/operations";
 import { countReplay, heldAnswerCounter, type HeldAnswerCounter } from "../../src/platform/metrics-middleware";
 import { BEHIND_NOTICES_META, HEARD_NOTICES_META, noticesOf } from "../../src/platform/notices";
 import type { ServiceBroker } from "moleculer";
-import { answerParts } from "./answer-body";
+import { answerParts, heldBodyOf } from "./answer-body";
+import { entityTagOf } from "../../src/contract/entity-tags";
 import { bindParams } from "./bind";
 import type { HeldAnswer, HeldAnswers, HoldSlot } from "./held-answers";
 import { fingerprintOf, idempotencyKeyOf, type Idempotency } from "./idempotency";
 import type { GatewayRequest, RequestState } from "./request-state";
 import {
-	heldBodyOf,
 	isReadable,
 	recordError,
 	recordSuccess,
@@ -159,7 +159,7 @@ export class OperationCalls {
 			if (holding) held.settle(slot, token, null);
 			return writeAnswer(req, res, state, answer, parts);
 		}
-		const body = heldBodyOf(operation, parts);
+		const body = heldBodyOf(parts, operation.entityTag ? entityTagOf : null);
 		held.settle(slot, token, ctx.meta[BEHIND_NOTICES_META] ? null : body);
 		writeHeldAnswer(req, res, state, body);
 	}

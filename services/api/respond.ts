@@ -13,7 +13,7 @@ import { entityTagOf, isNotModified } from "../../src/contract/entity-tags";
 import { classify, errorBody } from "../../src/contract/error-body";
 import { answersLocation, API_BASE, type Operation } from "../../src/contract/operations";
 import { COMMON_HEADER_LIST, ERROR_CONTENT_TYPE, withCharset } from "../../src/contract/response-headers";
-import { joinParts } from "./answer-body";
+import { joinParts, type HeldBody } from "./answer-body";
 import type { GatewayRequest, RequestState } from "./request-state";
 
 export function isReadable(value: unknown): value is Readable {
@@ -84,22 +84,6 @@ function writeNotModified(res: ServerResponse, tag: string): void {
 	res.end();
 }
 
-/** A held answer's body (services/api/held-answers.ts): its JSON parts, with the byte length and entity tag worked out once, when it is held. */
-export interface HeldBody {
-	parts: readonly string[];
-	length: string;
-	tag: string | undefined;
-}
-
-export function heldBodyOf(operation: Operation, parts: readonly string[]): HeldBody {
-	const body = joinParts(parts);
-	return {
-		parts,
-		length: String(Buffer.byteLength(body)),
-		tag: operation.entityTag ? entityTagOf(body) : undefined,
-	};
-}
-
 /** A held answer, as `writeAnswer` writes the answer it was made from (a held operation is a GET: no Location). */
 export function writeHeldAnswer(req: IncomingMessage, res: ServerResponse, state: RequestState, held: HeldBody): void {
 	const operation = state.operation as Operation;
@@ -111,7 +95,7 @@ export function writeHeldAnswer(req: IncomingMessage, res: ServerResponse, state
 			? [...COMMON_HEADER_LIST, "Content-Type", state.contentType, "Content-Length", held.length]
 			: [...COMMON_HEADER_LIST, "Content-Type", state.contentType, "ETag", tag, "Content-Length", held.length],
 	);
-	res.end(joinParts(held.parts));
+	res.end(held.bytes ?? joinParts(held.parts));
 }
 
 /**

@@ -11,7 +11,7 @@ import { parsePathValues } from "../../src/contract/negotiation";
 import { OPERATIONS } from "../../src/contract/operations";
 
 /** A held body of one part. */
-const body = (text: string) => ({ parts: [text], length: String(text.length), tag: undefined });
+const body = (text: string) => ({ parts: [text], length: String(text.length), tag: undefined, bytes: null });
 
 const lookup = OPERATIONS.find((operation) => operation.id === "findOrganizationProcesses")!;
 const read = OPERATIONS.find((operation) => operation.id === "getParticipantByQualifiedIdentifier")!;
