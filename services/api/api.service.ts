@@ -26,6 +26,7 @@ import { checkContentType, chooseOperation, parsePathValues } from "../../src/co
 import { API_BASE } from "../../src/contract/operations";
 import type { RegistryContext } from "../../src/platform/context";
 import { NOTICES, NOTICES_RESET, noticesOf } from "../../src/platform/notices";
+import { countMetric, REGISTRY_METRICS } from "../../src/platform/registry-metrics";
 import { Authenticator, tooManyRequests, type VerifiedCredential } from "./authenticate";
 import { QUERY_OPTIONS } from "./bind";
 import { clientAddress, trustedProxies, type TrustedProxies } from "./client-address";
@@ -327,6 +328,7 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 			syncIntervalMs: envNumber("RATE_LIMIT_SYNC_MS"),
 			onSyncError: (error) =>
 				this.logger.warn("rate limit: sharing with the other gateways failed:", String(error)),
+			onSynced: () => countMetric(this.broker, REGISTRY_METRICS.rateLimitSyncRounds),
 		});
 		this.held = new HeldAnswers({
 			lookups: this.settings.heldLookups,

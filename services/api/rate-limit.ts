@@ -35,6 +35,8 @@ export interface RateLimiterOptions {
 	prefix?: string;
 	syncIntervalMs?: number;
 	onSyncError?: (error: unknown) => void;
+	/** A round shared this gateway's spending and learned the others' (registry_rate_limit_sync_rounds_total). */
+	onSynced?: () => void;
 }
 
 /** Buckets untouched this long are dropped (they are full again by then). */
@@ -112,6 +114,7 @@ export class RateLimiter {
 				if (others > bucket.others) bucket.tokens -= others - bucket.others;
 				bucket.others = Math.max(bucket.others, others);
 			});
+			this.options.onSynced?.();
 		} catch (error) {
 			this.options.onSyncError?.(error);
 		} finally {

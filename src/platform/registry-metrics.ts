@@ -66,6 +66,12 @@ export const REGISTRY_METRICS = {
 		labelNames: [],
 		description: "Times this process may have missed notices and dropped every held answer",
 	},
+	rateLimitSyncRounds: {
+		type: "counter",
+		name: "registry.rate.limit.sync.rounds.total",
+		labelNames: [],
+		description: "Rounds in which this gateway shared its callers' spending with the other gateways through Redis",
+	},
 	loginLockouts: {
 		type: "counter",
 		name: "registry.login.lockouts.total",

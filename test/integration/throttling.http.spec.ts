@@ -89,9 +89,39 @@ function get(path: string, options: { authorization?: string; address: string })
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A lockout reaches the other gateways' memory (where credentials verified before are checked) as a notice: give it a moment. */
-async function lockSpread(): Promise<void> {
-	if (gateways.length > 1) await sleep(100);
+/** Polls `done` until it holds; fails at the deadline (what the tests wait for is an event, never a fixed time). */
+async function until(what: string, done: () => Promise<boolean>, deadlineMs = 30_000): Promise<void> {
+	const deadline = Date.now() + deadlineMs;
+	while (!(await done())) {
+		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+		await sleep(20);
+	}
+}
+
+/**
+ * A lockout reaches the other gateways' memory (where credentials verified before are checked)
+ * as a notice: wait until every gateway refuses `headers` (a refused request counts nothing).
+ */
+async function lockSpread(headers: { authorization: string; address: string }): Promise<void> {
+	if (gateways.length < 2) return;
+	for (const gateway of gateways)
+		await until(`${gateway} to hear of the lockout`, async () => {
+			const answer = await rawRequest(gateway, {
+				method: "GET",
+				path: "/rest/api/processes",
+				headers: { authorization: headers.authorization, "x-forwarded-for": headers.address },
+			});
+			return answer.status === 429;
+		});
+}
+
+const SYNC_ROUNDS = "registry_rate_limit_sync_rounds_total";
+
+/** A counter without labels on one gateway's /metrics (0 before its first count). */
+async function counterAt(gateway: string, metric: string): Promise<number> {
+	const text = await (await fetch(`${gateway}/metrics`)).text();
+	const line = text.split("\n").find((entry) => entry.startsWith(`${metric} `));
+	return line ? Number(line.slice(metric.length + 1)) : 0;
 }
 
 function expectTooMany(answer: RawAnswer): number {
@@ -132,10 +162,9 @@ describe("failed logins (decisions §3)", () => {
 				});
 				expect(wrong.status).toBe(401);
 			}
-			await lockSpread();
-			waits.push(
-				expectTooMany(await get("/processes", { authorization: right, address: `10.3.0.${++address}` })),
-			);
+			const probe = { authorization: right, address: `10.3.0.${++address}` };
+			await lockSpread(probe);
+			waits.push(expectTooMany(await get("/processes", probe)));
 			expectTooMany(
 				await get("/processes", {
 					authorization: basic(account.username, "another-guess"),
@@ -190,7 +219,7 @@ describe("failed logins (decisions §3)", () => {
 			});
 			expect(wrong.status).toBe(401);
 		}
-		await lockSpread();
+		await lockSpread({ authorization: admin, address });
 		const locked = await get("/accessPoints", { authorization: admin, address });
 		expect(expectTooMany(locked)).toBeLessThanOrEqual(LOCKOUT_SECONDS);
 		expectTooMany(await get("/processes", { authorization: basic("someone-new", "x"), address }));
@@ -203,9 +232,20 @@ describe("failed logins (decisions §3)", () => {
 });
 
 describe("per-caller rate limit (RATE_LIMIT)", () => {
-	/** Gateways share what their callers spent every 500 ms: wait for a round before expecting the limit everywhere. */
+	/**
+	 * Gateways share what their callers spent in rounds (registry_rate_limit_sync_rounds_total).
+	 * Two rounds of each gateway after the burst have shared all it spent (the second starts after
+	 * the first ended), two more after that have every gateway learn what the others spent.
+	 */
 	async function shared(): Promise<void> {
-		if (gateways.length > 1) await sleep(400);
+		if (gateways.length < 2) return;
+		const rounds = () => Promise.all(gateways.map((gateway) => counterAt(gateway, SYNC_ROUNDS)));
+		for (let phase = 0; phase < 2; phase++) {
+			const before = await rounds();
+			await until("two rate limit rounds of every gateway", async () =>
+				(await rounds()).every((count, index) => count >= before[index] + 2),
+			);
+		}
 	}
 
 	test(`the ${RATE_LIMIT + 1}th request of one account within a minute is 429 with Retry-After; another account is unaffected`, async () => {
