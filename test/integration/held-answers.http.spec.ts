@@ -78,14 +78,40 @@ async function counted(metric: string, action: string): Promise<number> {
 	return lines.reduce((total, line) => total + Number(line.split(" ").pop()), 0);
 }
 
-/** Every gateway forgets what it holds (a catalog notice, as a process change sends), and has heard it. */
+/** An organization without participants, held only to tell when the gateway has forgotten what it holds. */
+const PROBE = `iso6523-actorid-upis::0088:held-probe-${process.pid}`;
+
+/** The gateway's registry_held_answers_total. */
+async function heldCount(): Promise<number> {
+	const text = await (await fetch(`${registry.url}/metrics`)).text();
+	return text
+		.split("\n")
+		.filter((line) => line.startsWith("registry_held_answers_total{"))
+		.reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);
+}
+
+/**
+ * Every gateway forgets what it holds (a catalog notice, as a process change sends), and has
+ * heard it: in a cluster the notice travels through JetStream, so the probe, held before, is
+ * asked until the full path answers it again.
+ */
 async function forgetHeld(): Promise<void> {
+	const distributed = TOPOLOGY === "distributed";
+	if (distributed) for (let ask = 0; ask < 2; ask++) await get(lookupPath(PROBE));
 	await noticesOf(registry.broker).publish(NOTICES.catalogChanged, {
 		resource: "process",
 		identifier: "00000000-0000-4000-8000-000000000000",
 		operation: "update",
 	});
-	if (TOPOLOGY === "distributed") await new Promise((resolve) => setTimeout(resolve, 300));
+	if (!distributed) return;
+	const deadline = Date.now() + 30_000;
+	for (;;) {
+		const before = await heldCount();
+		expect((await get(lookupPath(PROBE))).status).toBe(404);
+		if ((await heldCount()) === before) return;
+		if (Date.now() > deadline) throw new Error("the gateway did not hear the catalog notice within 30 s");
+		await new Promise((resolve) => setTimeout(resolve, 20));
+	}
 }
 
 /** The full path's answer (which fills the held one) and then the held answer, checked to be held. */
