@@ -939,6 +939,34 @@ describe("SQLite reads of one event-loop turn share a read transaction", () => {
 	});
 });
 
+describe("SQLite write transactions and other processes", () => {
+	test("a write transaction holds the write lock from its start: another connection writing meanwhile is refused, never this one", async () => {
+		const file = path.join(tempDir(), "immediate.db");
+		const store = new SqliteStore(file);
+		// Another process sharing the file, refused at once instead of waiting for the lock.
+		const other = new Database(file);
+		other.pragma("busy_timeout = 0");
+		try {
+			const people = await store.collection<Person>(peopleSpec("immediate"));
+			await people.insert(person("i1"));
+			const otherWrite = () =>
+				other.prepare("UPDATE people_immediate SET version = version + 1 WHERE identifier = ?").run("i1");
+			store.transaction(() => {
+				// Read first, then the other connection tries to write, then this one writes: with a deferred
+				// transaction the other write would commit and this one's write fail with SQLITE_BUSY.
+				expect(store.db.prepare("SELECT count(*) AS n FROM people_immediate").get()).toEqual({ n: 1 });
+				expect(otherWrite).toThrow(/locked|busy/i);
+				store.db.prepare("UPDATE people_immediate SET version = version + 1 WHERE identifier = ?").run("i1");
+			});
+			otherWrite();
+			expect((await people.get("i1"))?.version).toBe(3);
+		} finally {
+			other.close();
+			await store.close();
+		}
+	});
+});
+
 describe("SQLite WAL checkpoints", () => {
 	test("the checkpointer thread copies committed pages into the database file, not the writing connection", async () => {
 		const file = path.join(tempDir(), "checkpoint.db");

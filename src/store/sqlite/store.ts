@@ -69,7 +69,9 @@ export class SqliteStore implements Store {
 		this.db.pragma("busy_timeout = 5000");
 		this.db.pragma("foreign_keys = OFF");
 		this.db.pragma("temp_store = MEMORY");
-		this.transactional = this.db.transaction((work: () => unknown) => work());
+		// BEGIN IMMEDIATE: a transaction that read first and then writes would be refused at once (SQLITE_BUSY, no
+		// busy wait) if another process sharing the file wrote in between; taking the write lock first waits instead.
+		this.transactional = this.db.transaction((work: () => unknown) => work()).immediate;
 		this.beginRead = this.db.prepare("BEGIN");
 		this.commitRead = this.db.prepare("COMMIT");
 		if (this.location !== ":memory:") {
