@@ -64,15 +64,14 @@ export function joinParts(parts: readonly string[]): string {
 }
 
 /**
- * A held answer's body (services/api/held-answers.ts): its JSON parts, with the byte length and
- * entity tag worked out once, when it is held. A one-part body without a tag (a lookup answer) is
- * shared by every organization answered with the same bytes, and kept as those bytes.
+ * A held answer's body (services/api/held-answers.ts): its bytes, with their length and entity
+ * tag, worked out once, when it is held. A one-part body without a tag (a lookup answer) is
+ * shared by every organization answered with the same bytes.
  */
 export interface HeldBody {
-	parts: readonly string[];
+	bytes: Buffer;
 	length: string;
 	tag: string | undefined;
-	bytes: Buffer | null;
 }
 
 const sharedBodies = new Map<string, HeldBody>();
@@ -82,12 +81,11 @@ export function heldBodyOf(parts: readonly string[], tagOf: ((body: string) => s
 	const known = shareable ? sharedBodies.get(parts[0]) : undefined;
 	if (known) return known;
 	const body = joinParts(parts);
-	const length = Buffer.byteLength(body);
-	const held: HeldBody = { parts, length: String(length), tag: tagOf ? tagOf(body) : undefined, bytes: null };
-	if (!shareable) return held;
 	// Its own memory, not a slice of Buffer's shared pool (a slice would keep a whole 8 KB slab alive).
-	held.bytes = Buffer.allocUnsafeSlow(length);
-	held.bytes.write(body, "utf8");
+	const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(body));
+	bytes.write(body, "utf8");
+	const held: HeldBody = { bytes, length: String(bytes.length), tag: tagOf ? tagOf(body) : undefined };
+	if (!shareable) return held;
 	if (sharedBodies.size >= MAX_SHARED_PARTS) sharedBodies.clear();
 	sharedBodies.set(parts[0], held);
 	return held;

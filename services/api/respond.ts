@@ -95,7 +95,7 @@ export function writeHeldAnswer(req: IncomingMessage, res: ServerResponse, state
 			? [...COMMON_HEADER_LIST, "Content-Type", state.contentType, "Content-Length", held.length]
 			: [...COMMON_HEADER_LIST, "Content-Type", state.contentType, "ETag", tag, "Content-Length", held.length],
 	);
-	res.end(held.bytes ?? joinParts(held.parts));
+	res.end(held.bytes);
 }
 
 /**

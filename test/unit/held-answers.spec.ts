@@ -4,14 +4,15 @@
  * key is not kept, each notice forgets what it touches and nothing else, and the holding is bounded.
  */
 import fc from "fast-check";
-import { answerParts, joinParts } from "../../services/api/answer-body";
+import { answerParts, heldBodyOf, joinParts } from "../../services/api/answer-body";
+import { entityTagOf } from "../../src/contract/entity-tags";
 import { HeldAnswers } from "../../services/api/held-answers";
 import type { Caller } from "../../src/contract/model";
 import { parsePathValues } from "../../src/contract/negotiation";
 import { OPERATIONS } from "../../src/contract/operations";
 
 /** A held body of one part. */
-const body = (text: string) => ({ parts: [text], length: String(text.length), tag: undefined, bytes: null });
+const body = (text: string) => ({ bytes: Buffer.from(text), length: String(text.length), tag: undefined });
 
 const lookup = OPERATIONS.find((operation) => operation.id === "findOrganizationProcesses")!;
 const read = OPERATIONS.find((operation) => operation.id === "getParticipantByQualifiedIdentifier")!;
@@ -31,6 +32,25 @@ describe("answer bodies", () => {
 			}),
 			{ numRuns: 500 },
 		);
+	});
+
+	test("a held body is the answer's UTF-8 bytes with their length; one lookup answer's body is shared, a tagged one is not", () => {
+		fc.assert(
+			fc.property(fc.jsonValue(), (value) => {
+				const parts = answerParts(value, true);
+				const held = heldBodyOf(parts, entityTagOf);
+				expect(held.bytes.toString("utf8")).toBe(JSON.stringify(value));
+				expect(held.length).toBe(String(Buffer.byteLength(JSON.stringify(value))));
+				expect(held.tag).toBe(entityTagOf(JSON.stringify(value)));
+			}),
+			{ numRuns: 200 },
+		);
+		const lookup = [{ identifier: "p".repeat(200), title: "Fakturering æøå" }];
+		const first = heldBodyOf(answerParts(JSON.parse(JSON.stringify(lookup)), true), null);
+		expect(heldBodyOf(answerParts(JSON.parse(JSON.stringify(lookup)), true), null)).toBe(first);
+		expect(first.tag).toBeUndefined();
+		const tagged = answerParts(JSON.parse(JSON.stringify(lookup)), true);
+		expect(heldBodyOf(tagged, entityTagOf)).not.toBe(heldBodyOf(tagged, entityTagOf));
 	});
 
 	test("undefined fields are left out, as JSON.stringify leaves them out", () => {
