@@ -326,7 +326,12 @@ export function noticesMiddleware(source: NodeJS.ProcessEnv = process.env): Brok
 				const bus = noticesOf(ctx.broker);
 				if (position <= bus.heard) return handler.call(this, ctx);
 				return bus.caughtUp(position).then((done) => {
-					if (!done) ctx.meta[BEHIND_NOTICES_META] = true;
+					if (!done) {
+						ctx.meta[BEHIND_NOTICES_META] = true;
+						countMetric(ctx.broker, REGISTRY_METRICS.noticeCatchUpTimeouts, {
+							action: ctx.action?.name ?? "",
+						});
+					}
 					return handler.call(this, ctx);
 				});
 			};

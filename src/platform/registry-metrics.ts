@@ -66,6 +66,13 @@ export const REGISTRY_METRICS = {
 		labelNames: [],
 		description: "Times this process may have missed notices and dropped every held answer",
 	},
+	noticeCatchUpTimeouts: {
+		type: "counter",
+		name: "registry.notice.catch.up.timeouts.total",
+		labelNames: ["action"],
+		description:
+			"Calls this process answered without having heard every notice its caller had, after waiting for them (the caller holds nothing from such an answer)",
+	},
 	rateLimitSyncRounds: {
 		type: "counter",
 		name: "registry.rate.limit.sync.rounds.total",

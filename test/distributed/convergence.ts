@@ -189,10 +189,18 @@ export async function runConvergence(cluster: Cluster, options: ConvergenceOptio
 		const started = Date.now();
 		const observations = observationsFor(touched);
 		const seen = new Set<string>();
+		let slowest: { observation: { label: string }; ms: number } | undefined;
+		const slowestRead = () => (slowest ? ` (slowest read: ${slowest.observation.label}, ${slowest.ms} ms)` : "");
 		for (;;) {
 			const results = await Promise.all(
-				observations.map(async (observation) => ({ observation, value: await observation.read() })),
+				observations.map(async (observation) => {
+					const sent = Date.now();
+					const value = await observation.read();
+					return { observation, value, ms: Date.now() - sent };
+				}),
 			);
+			// A slow change is usually one slow read (docs/reliability.md): say which.
+			for (const result of results) if (!slowest || result.ms > slowest.ms) slowest = result;
 			let agreed = true;
 			for (const { observation, value } of results) {
 				const matches = value === observation.want();
@@ -209,7 +217,7 @@ export async function runConvergence(cluster: Cluster, options: ConvergenceOptio
 			if (agreed) {
 				if (!counted) return;
 				report.times.push(elapsed);
-				if (elapsed > STALE_AFTER_MS) report.staleAfterOneSecond.push(`${what}: ${elapsed} ms`);
+				if (elapsed > STALE_AFTER_MS) report.staleAfterOneSecond.push(`${what}: ${elapsed} ms${slowestRead()}`);
 				return;
 			}
 			if (elapsed > GIVE_UP_MS) {
@@ -218,7 +226,7 @@ export async function runConvergence(cluster: Cluster, options: ConvergenceOptio
 					.map(({ observation, value }) => `${observation.label}: ${value} (want ${observation.want()})`);
 				report.times.push(elapsed);
 				report.staleAfterOneSecond.push(
-					`${what}: not converged after ${elapsed} ms: ${differing.slice(0, 4).join("; ")}`,
+					`${what}: not converged after ${elapsed} ms${slowestRead()}: ${differing.slice(0, 4).join("; ")}`,
 				);
 				return;
 			}

@@ -49,6 +49,11 @@ test("the standalone lookup killed and restarted, then Redis killed and restarte
 	});
 	// eslint-disable-next-line no-console
 	console.info(`${summary("with faults", report)}; ${faults.join(", ")}`);
+	// A stale change is rare: keep what the processes logged (warnings and up) beside it.
+	if (report.staleAfterOneSecond.length > 0)
+		for (const [name, entry] of cluster.processes)
+			// eslint-disable-next-line no-console
+			console.info(`--- ${name} (last lines)\n${entry.output.join("").slice(-1500)}`);
 	expect(faults).toHaveLength(4);
 	expect(report.failedWrites).toEqual([]);
 	expect(report.changes).toBeGreaterThanOrEqual(500);
