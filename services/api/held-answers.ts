@@ -15,7 +15,7 @@ import type { PathValue } from "../../src/contract/negotiation";
 import type { Operation } from "../../src/contract/operations";
 import type { HeldBody } from "./answer-body";
 
-/** A held answer: the answer's body (its JSON parts, services/api/answer-body.ts, with its length and tag), or "no such organization". */
+/** A held answer: the answer's body (its JSON's bytes, services/api/answer-body.ts, with its length and tag), or "no such organization". */
 export type HeldAnswer = HeldBody | { notFound: true };
 
 /** One kind of held answer, bounded (the oldest filled go first). */

@@ -11,8 +11,7 @@ import type { Operation } from "../../src/contract/operations";
 import { countReplay, heldAnswerCounter, type HeldAnswerCounter } from "../../src/platform/metrics-middleware";
 import { BEHIND_NOTICES_META, HEARD_NOTICES_META, noticesOf } from "../../src/platform/notices";
 import type { ServiceBroker } from "moleculer";
-import { answerParts, heldBodyOf } from "./answer-body";
-import { entityTagOf } from "../../src/contract/entity-tags";
+import { heldBodyOf } from "./answer-body";
 import { bindParams } from "./bind";
 import type { HeldAnswer, HeldAnswers, HoldSlot } from "./held-answers";
 import { fingerprintOf, idempotencyKeyOf, type Idempotency } from "./idempotency";
@@ -151,15 +150,15 @@ export class OperationCalls {
 				);
 			throw error;
 		}
-		const parts =
+		const json =
 			answer === null || answer === undefined || operation.status === 204 || isReadable(answer)
 				? null
-				: answerParts(answer, holding);
-		if (!holding || !parts) {
+				: JSON.stringify(answer);
+		if (!holding || json === null) {
 			if (holding) held.settle(slot, token, null);
-			return writeAnswer(req, res, state, answer, parts);
+			return writeAnswer(req, res, state, answer, json);
 		}
-		const body = heldBodyOf(parts, operation.entityTag ? entityTagOf : null);
+		const body = heldBodyOf(json, operation.entityTag === true);
 		held.settle(slot, token, ctx.meta[BEHIND_NOTICES_META] ? null : body);
 		writeHeldAnswer(req, res, state, body);
 	}

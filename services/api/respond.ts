@@ -13,7 +13,7 @@ import { entityTagOf, isNotModified } from "../../src/contract/entity-tags";
 import { classify, errorBody } from "../../src/contract/error-body";
 import { answersLocation, API_BASE, type Operation } from "../../src/contract/operations";
 import { COMMON_HEADER_LIST, ERROR_CONTENT_TYPE, withCharset } from "../../src/contract/response-headers";
-import { joinParts, type HeldBody } from "./answer-body";
+import type { HeldBody } from "./answer-body";
 import type { GatewayRequest, RequestState } from "./request-state";
 
 export function isReadable(value: unknown): value is Readable {
@@ -35,13 +35,13 @@ function writeHead(res: ServerResponse, status: number, more: string[]): void {
 	res.writeHead(status, more.length === 0 ? (COMMON_HEADER_LIST as string[]) : [...COMMON_HEADER_LIST, ...more]);
 }
 
-/** A successful answer of the request's operation: `parts` is the answer's JSON (services/api/answer-body.ts), or null when it has no body. */
+/** A successful answer of the request's operation: `json` is the answer's JSON when the caller made it already. */
 export function writeAnswer(
 	req: IncomingMessage,
 	res: ServerResponse,
 	state: RequestState,
 	answer: unknown,
-	parts: readonly string[] | null,
+	json: string | null,
 ): void {
 	const operation = state.operation as Operation;
 	const location = answersLocation(operation) ? locationOf(operation, answer) : undefined;
@@ -61,7 +61,7 @@ export function writeAnswer(
 		pipeline(answer, res, () => undefined); // a client gone or a failed stream ends the answer
 		return;
 	}
-	const body = joinParts(parts ?? [JSON.stringify(answer)]);
+	const body = json ?? JSON.stringify(answer);
 	if (operation.entityTag) {
 		const tag = entityTagOf(body);
 		if (notModified(req, tag)) return writeNotModified(res, tag);
