@@ -10,6 +10,9 @@ export interface HeldBody {
 	bytes: Buffer;
 	length: string;
 	tag: string | undefined;
+	/** The answer's head for `headType` (respond.ts makes it once: a body is answered with one Accept's type almost always). */
+	head: string[] | undefined;
+	headType: string;
 }
 
 /** Distinct shared bodies kept; past the bound the table starts again (held answers keep their own references). */
@@ -24,7 +27,13 @@ export function heldBodyOf(json: string, tagged: boolean): HeldBody {
 	// Its own memory, not a slice of Buffer's shared pool (a slice would keep a whole 8 KB slab alive).
 	const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(json));
 	bytes.write(json, "utf8");
-	const held: HeldBody = { bytes, length: String(bytes.length), tag: tagged ? entityTagOf(json) : undefined };
+	const held: HeldBody = {
+		bytes,
+		length: String(bytes.length),
+		tag: tagged ? entityTagOf(json) : undefined,
+		head: undefined,
+		headType: "",
+	};
 	if (tagged) return held;
 	if (sharedBodies.size >= MAX_SHARED_BODIES) sharedBodies.clear();
 	sharedBodies.set(json, held);

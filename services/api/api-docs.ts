@@ -70,8 +70,8 @@ export function serveApiDocs(req: http.IncomingMessage, res: http.ServerResponse
 	const name = urlPath.slice("/docs/".length);
 	const send = (type: string, body: string | Buffer) => {
 		res.statusCode = 200;
-		res.setHeader("Content-Type", type);
-		res.setHeader("Content-Length", Buffer.byteLength(body));
+		res.setHeader("content-type", type);
+		res.setHeader("content-length", Buffer.byteLength(body));
 		res.end(req.method === "HEAD" ? undefined : body);
 	};
 	if (urlPath === "/docs" || name === "" || name === "index.html") {

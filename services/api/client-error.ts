@@ -38,9 +38,9 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
 	const payload = JSON.stringify(body);
 	const headers = {
 		...COMMON_HEADERS,
-		"Content-Type": ERROR_CONTENT_TYPE,
-		"Content-Length": String(Buffer.byteLength(payload)),
-		Connection: "close",
+		"content-type": ERROR_CONTENT_TYPE,
+		"content-length": String(Buffer.byteLength(payload)),
+		connection: "close",
 	};
 	const head = [`HTTP/1.1 ${status} ${body.error}`]
 		.concat(Object.entries(headers).map(([name, value]) => `${name}: ${value}`))

@@ -77,12 +77,12 @@ export function consoleAssets(directory = consoleDirectory()): ConsoleAssets {
 			if (urlPath !== CONSOLE_PATH && !urlPath.startsWith(`${CONSOLE_PATH}/`)) return false;
 			if (req.method !== "GET" && req.method !== "HEAD") return false;
 			setCommonHeaders(res);
-			res.setHeader("Content-Security-Policy", CONSOLE_CSP);
-			res.setHeader("Referrer-Policy", "no-referrer");
+			res.setHeader("content-security-policy", CONSOLE_CSP);
+			res.setHeader("referrer-policy", "no-referrer");
 			const send = (status: number, type: string, body: Buffer | string) => {
 				res.statusCode = status;
-				res.setHeader("Content-Type", type);
-				res.setHeader("Content-Length", Buffer.byteLength(body));
+				res.setHeader("content-type", type);
+				res.setHeader("content-length", Buffer.byteLength(body));
 				res.end(req.method === "HEAD" ? undefined : body);
 			};
 			let relative: string;
@@ -101,7 +101,7 @@ export function consoleAssets(directory = consoleDirectory()): ConsoleAssets {
 					send(404, "text/plain; charset=utf-8", "Not found\n");
 					return true;
 				}
-				res.setHeader("Cache-Control", IMMUTABLE);
+				res.setHeader("cache-control", IMMUTABLE);
 				res.removeHeader("Pragma");
 				res.removeHeader("Expires");
 				send(200, type, content);

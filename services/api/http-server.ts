@@ -37,7 +37,7 @@ export class GatewayServer {
 		this.server = http.createServer((req, res) => {
 			this.taken++;
 			// A request that still reaches a draining gateway (an open keep-alive connection) is answered, and its connection closed.
-			if (this.draining) res.setHeader("Connection", "close");
+			if (this.draining) res.setHeader("connection", "close");
 			const url = req.url ?? "/";
 			const question = url.indexOf("?");
 			const path = question === -1 ? url : url.slice(0, question);

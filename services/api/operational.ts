@@ -36,7 +36,7 @@ export function operationalAnswers(broker: ServiceBroker, registryVersion: strin
 			const allowed = methodsOf(path);
 			if (allowed.length === 0) return false;
 			setCommonHeaders(res);
-			res.setHeader("Allow", [...allowed, "OPTIONS"].join(", "));
+			res.setHeader("allow", [...allowed, "OPTIONS"].join(", "));
 			res.statusCode = 204;
 			res.end();
 			return true;
@@ -51,7 +51,7 @@ export function operationalAnswers(broker: ServiceBroker, registryVersion: strin
 			setCommonHeaders(res);
 			openApiText ??= JSON.stringify(openApiDocument(registryVersion));
 			res.statusCode = 200;
-			res.setHeader("Content-Type", "application/json;charset=UTF-8");
+			res.setHeader("content-type", "application/json;charset=UTF-8");
 			res.end(openApiText);
 			return true;
 		}

@@ -45,13 +45,13 @@ export function writeAnswer(
 ): void {
 	const operation = state.operation as Operation;
 	const location = answersLocation(operation) ? locationOf(operation, answer) : undefined;
-	const more = location ? ["Location", location] : [];
+	const more = location ? ["location", location] : [];
 	if (operation.status === 204 || answer === null || answer === undefined) {
 		writeHead(res, operation.status, more);
 		res.end();
 		return;
 	}
-	more.push("Content-Type", state.contentType);
+	more.push("content-type", state.contentType);
 	if (isReadable(answer)) {
 		writeHead(res, operation.status, more);
 		if (req.method === "HEAD") {
@@ -65,9 +65,9 @@ export function writeAnswer(
 	if (operation.entityTag) {
 		const tag = entityTagOf(body);
 		if (notModified(req, tag)) return writeNotModified(res, tag);
-		more.push("ETag", tag);
+		more.push("etag", tag);
 	}
-	writeHead(res, operation.status, [...more, "Content-Length", String(Buffer.byteLength(body))]);
+	writeHead(res, operation.status, [...more, "content-length", String(Buffer.byteLength(body))]);
 	res.end(body);
 }
 
@@ -80,7 +80,7 @@ function notModified(req: IncomingMessage, tag: string): boolean {
 }
 
 function writeNotModified(res: ServerResponse, tag: string): void {
-	writeHead(res, 304, ["ETag", tag]);
+	writeHead(res, 304, ["etag", tag]);
 	res.end();
 }
 
@@ -91,11 +91,18 @@ export function writeHeldAnswer(req: IncomingMessage, res: ServerResponse, state
 	if (tag !== undefined && notModified(req, tag)) return writeNotModified(res, tag);
 	res.writeHead(
 		operation.status,
-		tag === undefined
-			? [...COMMON_HEADER_LIST, "Content-Type", state.contentType, "Content-Length", held.length]
-			: [...COMMON_HEADER_LIST, "Content-Type", state.contentType, "ETag", tag, "Content-Length", held.length],
+		held.headType === state.contentType ? held.head : heldHeadOf(held, state.contentType),
 	);
 	res.end(held.bytes);
+}
+
+function heldHeadOf(held: HeldBody, contentType: string): string[] {
+	held.head =
+		held.tag === undefined
+			? [...COMMON_HEADER_LIST, "content-type", contentType, "content-length", held.length]
+			: [...COMMON_HEADER_LIST, "content-type", contentType, "etag", held.tag, "content-length", held.length];
+	held.headType = contentType;
+	return held.head;
 }
 
 /**
@@ -114,8 +121,8 @@ export function recordSuccess(operation: Operation, mediaType: string, answer: u
 		return { status: operation.status, head: [], body: null };
 	const body = JSON.stringify(answer);
 	const location = answersLocation(operation) ? locationOf(operation, answer) : undefined;
-	const head = [...(location ? ["Location", location] : []), "Content-Type", withCharset(mediaType)];
-	if (operation.entityTag) head.push("ETag", entityTagOf(body));
+	const head = [...(location ? ["location", location] : []), "content-type", withCharset(mediaType)];
+	if (operation.entityTag) head.push("etag", entityTagOf(body));
 	return { status: operation.status, head, body };
 }
 
@@ -123,15 +130,15 @@ export function recordSuccess(operation: Operation, mediaType: string, answer: u
 export function recordError(req: IncomingMessage, error: unknown, state?: RequestState): RecordedAnswer {
 	const classified = classify(error, state?.validated);
 	const head: string[] = [];
-	if (classified.status === 401) head.push("WWW-Authenticate", 'Basic realm="registry"');
+	if (classified.status === 401) head.push("www-authenticate", 'Basic realm="registry"');
 	const data = (error as { data?: { retryAfter?: number; allow?: string[] } } | null)?.data;
-	if (classified.status === 429) head.push("Retry-After", String(data?.retryAfter ?? 60));
-	if (classified.status === 405 && data?.allow) head.push("Allow", data.allow.join(", "));
+	if (classified.status === 429) head.push("retry-after", String(data?.retryAfter ?? 60));
+	if (classified.status === 405 && data?.allow) head.push("allow", data.allow.join(", "));
 	const path = ((req as GatewayRequest).originalUrl ?? req.url ?? "").split("?")[0];
 	const body = errorBody(classified, path, state?.operation?.body?.objectName);
 	return {
 		status: classified.status,
-		head: [...head, "Content-Type", ERROR_CONTENT_TYPE],
+		head: [...head, "content-type", ERROR_CONTENT_TYPE],
 		body: JSON.stringify(body),
 	};
 }
@@ -144,7 +151,7 @@ export function writeRecorded(res: ServerResponse, answer: RecordedAnswer, more:
 		return;
 	}
 	// Node sends no body to a HEAD request, and keeps the GET's Content-Length.
-	writeHead(res, answer.status, [...answer.head, ...more, "Content-Length", String(Buffer.byteLength(answer.body))]);
+	writeHead(res, answer.status, [...answer.head, ...more, "content-length", String(Buffer.byteLength(answer.body))]);
 	res.end(answer.body);
 }
 

@@ -15,8 +15,8 @@ const JSON_TYPE = "application/json;charset=UTF-8";
 function send(res: http.ServerResponse, status: number, type: string, body: string): void {
 	setCommonHeaders(res);
 	res.statusCode = status;
-	res.setHeader("Content-Type", type);
-	res.setHeader("Content-Length", Buffer.byteLength(body));
+	res.setHeader("content-type", type);
+	res.setHeader("content-length", Buffer.byteLength(body));
 	res.end(body);
 }
 

@@ -12,7 +12,13 @@ import { parsePathValues } from "../../src/contract/negotiation";
 import { OPERATIONS } from "../../src/contract/operations";
 
 /** A held body of one part. */
-const body = (text: string) => ({ bytes: Buffer.from(text), length: String(text.length), tag: undefined });
+const body = (text: string) => ({
+	bytes: Buffer.from(text),
+	length: String(text.length),
+	tag: undefined,
+	head: undefined,
+	headType: "",
+});
 
 const lookup = OPERATIONS.find((operation) => operation.id === "findOrganizationProcesses")!;
 const read = OPERATIONS.find((operation) => operation.id === "getParticipantByQualifiedIdentifier")!;
