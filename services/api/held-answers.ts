@@ -18,11 +18,14 @@ import type { HeldBody } from "./answer-body";
 /** A held answer: the answer's body (its JSON's bytes, services/api/answer-body.ts, with its length and tag), or "no such organization". */
 export type HeldAnswer = HeldBody | { notFound: true };
 
+/** A held answer's key: a string, or a number where one identifies the answer (`lookupKey`). */
+type HeldKey = string | number;
+
 /** One kind of held answer, bounded (the oldest filled go first). */
 class HeldAnswerMap {
-	private readonly entries = new Map<string, HeldAnswer>();
+	private readonly entries = new Map<HeldKey, HeldAnswer>();
 	/** Fills in flight by key, each with its token: a notice about the key cancels it. */
-	private readonly pending = new Map<string, number>();
+	private readonly pending = new Map<HeldKey, number>();
 	private nextToken = 1;
 
 	constructor(private readonly maxEntries: number) {}
@@ -31,26 +34,26 @@ class HeldAnswerMap {
 		return this.entries.size;
 	}
 
-	get(key: string): HeldAnswer | undefined {
+	get(key: HeldKey): HeldAnswer | undefined {
 		return this.entries.get(key);
 	}
 
-	begin(key: string): number {
+	begin(key: HeldKey): number {
 		const token = this.nextToken++;
 		this.pending.set(key, token);
 		return token;
 	}
 
-	settle(key: string, token: number, answer: HeldAnswer | null): void {
+	settle(key: HeldKey, token: number, answer: HeldAnswer | null): void {
 		if (this.pending.get(key) !== token) return;
 		this.pending.delete(key);
 		if (!answer || this.maxEntries <= 0) return;
 		if (!this.entries.has(key) && this.entries.size >= this.maxEntries)
-			this.entries.delete(this.entries.keys().next().value as string);
+			this.entries.delete(this.entries.keys().next().value as HeldKey);
 		this.entries.set(key, answer);
 	}
 
-	forget(key: string): void {
+	forget(key: HeldKey): void {
 		this.entries.delete(key);
 		this.pending.delete(key);
 	}
@@ -64,7 +67,7 @@ class HeldAnswerMap {
 /** Which held answers a request may be answered from, and under which key. */
 export interface HoldSlot {
 	kind: "lookup" | "participantRead";
-	key: string;
+	key: HeldKey;
 	/** Whether a 404 is held too (the lookup's "no participant for this organization"). */
 	holdsNotFound: boolean;
 }
@@ -157,8 +160,28 @@ export class HeldAnswers {
 	}
 }
 
-function lookupKey(visibility: "all" | "visible", organizationKey: string): string {
+/**
+ * A held lookup's key. A Norwegian organization (ICD 0192, nine digits) is keyed by its number,
+ * the visibility in the sign: among 100,000 held organizations a number is found without hashing
+ * a string or reading the stored key, half the time of a string key (docs/performance.md, eighth
+ * round). Any other organization by its visibility and key.
+ */
+function lookupKey(visibility: "all" | "visible", organizationKey: string): HeldKey {
+	const number = organizationNumberOf(organizationKey);
+	if (number >= 0) return visibility === "visible" ? number : -1 - number;
 	return `${visibility}\u0000${organizationKey}`;
+}
+
+/** The number of an organization key "0192:" + nine digits (a small integer: at most 999,999,999), else -1. */
+function organizationNumberOf(organizationKey: string): number {
+	if (organizationKey.length !== 14 || !organizationKey.startsWith("0192:")) return -1;
+	let number = 0;
+	for (let index = 5; index < 14; index++) {
+		const digit = organizationKey.charCodeAt(index) - 48;
+		if (digit < 0 || digit > 9) return -1;
+		number = number * 10 + digit;
+	}
+	return number;
 }
 
 function readKey(serviceProvider: string, organizationKey: string): string {

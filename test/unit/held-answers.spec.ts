@@ -108,6 +108,37 @@ describe("held answers", () => {
 		expect([held.get(anonymous), held.get(other), held.get(mine)].map(Boolean)).toEqual([false, false, false]);
 	});
 
+	test("lookup keys never collide across visibilities, ICDs and identifier lengths, and a change forgets exactly its organization", () => {
+		const admin: Caller = { username: "admin", role: "ADMIN" };
+		const organizations = fc.oneof(
+			fc.stringMatching(/^[0-9]{9}$/).map((number) => `0192:${number}`),
+			fc.stringMatching(/^[0-9]{8,10}$/).map((number) => `0192:${number}`),
+			fc.stringMatching(/^[0-9]{9}$/).map((number) => `0007:${number}`),
+			fc.stringMatching(/^[0-9a-z]{1,12}$/).map((identifier) => `9908:${identifier}`),
+		);
+		fc.assert(
+			fc.property(fc.uniqueArray(organizations, { minLength: 2, maxLength: 8 }), (keys) => {
+				const held = new HeldAnswers({ lookups: 100, participantReads: 10 });
+				const slots = keys.flatMap((key) =>
+					[null, admin].map((caller) =>
+						held.slotOf(
+							lookup,
+							caller,
+							parsePathValues({ qualifiedIdentifier: `iso6523-actorid-upis::${key}` }),
+						)!,
+					),
+				);
+				expect(new Set(slots.map((slot) => slot.key)).size).toBe(slots.length);
+				slots.forEach((slot, index) => held.settle(slot, held.begin(slot), body(String(index))));
+				held.lookupChanged(keys[0]);
+				expect(slots.map((slot) => held.get(slot)?.bytes.toString() ?? null)).toEqual(
+					slots.map((_, index) => (index < 2 ? null : String(index))),
+				);
+			}),
+			{ numRuns: 300 },
+		);
+	});
+
 	test("is bounded: the oldest filled goes first", () => {
 		const held = new HeldAnswers({ lookups: 2, participantReads: 2 });
 		const slots = ["991825827", "923609016", "986252932"].map((number) =>
