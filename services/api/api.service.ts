@@ -276,10 +276,9 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 			if (caller && !operation.roles.includes(caller.role)) throw new AccessDenied();
 			// Not moleculer-web's `rateLimit`: it runs before authentication, keys on the address and asks its store every request.
 			if (this.rateLimiter.enabled) {
-				const wait = this.rateLimiter.take(
-					caller ? `user:${caller.username}` : `addr:${state.address}`,
-					state.now,
-				);
+				const wait = caller
+					? this.rateLimiter.take("user", caller.username, state.now)
+					: this.rateLimiter.take("addr", state.address, state.now);
 				if (wait > 0)
 					throw tooManyRequests(
 						wait,

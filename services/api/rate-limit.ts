@@ -44,8 +44,12 @@ const IDLE_MS = 120_000;
 /** Buckets touched this recently take part in sync rounds even when they spent nothing here. */
 const RECENT_MS = 10_000;
 
+/** Who a bucket is for: an account (by username) or an anonymous client (by address). */
+export type CallerKind = "user" | "addr";
+
 export class RateLimiter {
-	private readonly buckets = new Map<string, Bucket>();
+	/** Buckets by kind, then by the caller's own string (no key made per request: the username and address strings are the same objects every time). */
+	private readonly buckets: Record<CallerKind, Map<string, Bucket>> = { user: new Map(), addr: new Map() };
 	private readonly perMs: number;
 	private timer?: NodeJS.Timeout;
 	private syncing = false;
@@ -63,8 +67,8 @@ export class RateLimiter {
 	}
 
 	/** Takes a token for the caller: 0 when it may go on, else the seconds until one is free. */
-	take(callerKey: string, now = Date.now()): number {
-		const bucket = this.bucketOf(callerKey, now);
+	take(kind: CallerKind, caller: string, now = Date.now()): number {
+		const bucket = this.bucketOf(this.buckets[kind], caller, now);
 		if (bucket.tokens >= 1) {
 			bucket.tokens -= 1;
 			bucket.unsynced += 1;
@@ -92,9 +96,13 @@ export class RateLimiter {
 		try {
 			const minute = Math.floor(now / 60_000);
 			const active: [string, Bucket][] = [];
-			for (const [key, bucket] of this.buckets) {
-				if (bucket.unsynced === 0 && now - bucket.at >= IDLE_MS) this.buckets.delete(key);
-				else if (bucket.unsynced > 0 || now - bucket.at < RECENT_MS) active.push([key, bucket]);
+			for (const kind of ["user", "addr"] as const) {
+				const buckets = this.buckets[kind];
+				for (const [caller, bucket] of buckets) {
+					if (bucket.unsynced === 0 && now - bucket.at >= IDLE_MS) buckets.delete(caller);
+					else if (bucket.unsynced > 0 || now - bucket.at < RECENT_MS)
+						active.push([`${kind}:${caller}`, bucket]);
+				}
 			}
 			if (active.length === 0) return;
 			const pipeline = redis.pipeline();
@@ -122,11 +130,11 @@ export class RateLimiter {
 		}
 	}
 
-	private bucketOf(callerKey: string, now: number): Bucket {
-		let bucket = this.buckets.get(callerKey);
+	private bucketOf(buckets: Map<string, Bucket>, caller: string, now: number): Bucket {
+		let bucket = buckets.get(caller);
 		if (!bucket) {
 			bucket = { tokens: this.options.perMinute, at: now, unsynced: 0, minute: 0, mine: 0, others: 0 };
-			this.buckets.set(callerKey, bucket);
+			buckets.set(caller, bucket);
 			return bucket;
 		}
 		if (now > bucket.at) {

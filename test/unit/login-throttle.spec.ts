@@ -87,20 +87,20 @@ describe("per-caller rate limit (a token bucket per caller)", () => {
 	test("a caller may spend the limit at once; the next request waits until a token is back", () => {
 		const limiter = new RateLimiter({ perMinute: 3 });
 		const now = Date.UTC(2026, 0, 1, 0, 0, 30);
-		for (let request = 0; request < 3; request++) expect(limiter.take("user:a", now)).toBe(0);
-		expect(limiter.take("user:a", now)).toBe(20);
-		expect(limiter.take("user:b", now)).toBe(0);
+		for (let request = 0; request < 3; request++) expect(limiter.take("user", "a", now)).toBe(0);
+		expect(limiter.take("user", "a", now)).toBe(20);
+		expect(limiter.take("user", "b", now)).toBe(0);
 	});
 
 	test("tokens come back at the limit's rate, up to the limit", () => {
 		const limiter = new RateLimiter({ perMinute: 60 });
 		const start = Date.UTC(2026, 0, 1);
-		for (let request = 0; request < 60; request++) expect(limiter.take("user:a", start)).toBe(0);
-		expect(limiter.take("user:a", start)).toBe(1);
-		expect(limiter.take("user:a", start + 1000)).toBe(0);
-		expect(limiter.take("user:a", start + 1000)).toBe(1);
+		for (let request = 0; request < 60; request++) expect(limiter.take("user", "a", start)).toBe(0);
+		expect(limiter.take("user", "a", start)).toBe(1);
+		expect(limiter.take("user", "a", start + 1000)).toBe(0);
+		expect(limiter.take("user", "a", start + 1000)).toBe(1);
 		const later = start + 10 * 60_000;
-		for (let request = 0; request < 60; request++) expect(limiter.take("user:a", later)).toBe(0);
-		expect(limiter.take("user:a", later)).toBeGreaterThan(0);
+		for (let request = 0; request < 60; request++) expect(limiter.take("user", "a", later)).toBe(0);
+		expect(limiter.take("user", "a", later)).toBeGreaterThan(0);
 	});
 });
