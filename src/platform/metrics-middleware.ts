@@ -92,6 +92,8 @@ class DeferredSeriesSet {
 }
 
 const FOLD_INTERVAL_MS = 1000;
+/** A histogram series' first buffer of values (it doubles when a second brings more). */
+const INITIAL_VALUES = 256;
 const deferredSets = new WeakMap<object, DeferredSeriesSet>();
 
 function deferredSetOf(registry: object): DeferredSeriesSet {
@@ -138,7 +140,14 @@ class ValueSeries implements DeferredSeries {
 class HistogramSeries implements DeferredSeries {
 	private readonly metric: MetricLike;
 	private item: HistogramItem | null = null;
-	private pending: number[] = [];
+	/**
+	 * The values observed since the last fold, and the buffer the fold before filled (swapped at each
+	 * fold): numbers kept outside the garbage-collected heap, which a request-rate array of them
+	 * burdened at every scavenge (docs/performance.md, eighth round).
+	 */
+	private pending = new Float64Array(INITIAL_VALUES);
+	private pendingCount = 0;
+	private spare = new Float64Array(INITIAL_VALUES);
 	constructor(
 		registry: MetricRegistryLike,
 		name: string,
@@ -148,12 +157,21 @@ class HistogramSeries implements DeferredSeries {
 		deferredSetOf(registry).add(this);
 	}
 	observe(value: number): void {
-		this.pending.push(value);
+		if (this.pendingCount === this.pending.length) this.grow();
+		this.pending[this.pendingCount++] = value;
+	}
+	private grow(): void {
+		const larger = new Float64Array(this.pending.length * 2);
+		larger.set(this.pending);
+		this.pending = larger;
 	}
 	fold(now: number): void {
+		const count = this.pendingCount;
+		if (count === 0) return;
 		const values = this.pending;
-		if (values.length === 0) return;
-		this.pending = [];
+		this.pending = this.spare;
+		this.pendingCount = 0;
+		this.spare = values;
 		let index = 0;
 		if (!this.item) {
 			// The first observation creates the item (buckets, quantiles, rate) the public way.
@@ -164,7 +182,7 @@ class HistogramSeries implements DeferredSeries {
 		const bounds = this.metric.buckets ?? [];
 		// How many values fall in each bucket alone; a bucket of moleculer's counts every value up to its bound.
 		const counts = new Array<number>(bounds.length).fill(0);
-		for (; index < values.length; index++) {
+		for (; index < count; index++) {
 			const value = values[index];
 			item.sum += value;
 			item.count++;
@@ -180,7 +198,7 @@ class HistogramSeries implements DeferredSeries {
 				item.bucketValues[bounds[bucket]] += upToBound;
 			}
 		}
-		item.lastValue = values[values.length - 1];
+		item.lastValue = values[count - 1];
 		item.timestamp = now;
 		if (item.rate) item.rate.update(item.count);
 		this.metric.changed(item.lastValue, this.labels);
@@ -226,31 +244,34 @@ function measuredSeries(registry: MetricRegistryLike, metrics: MeasuredMetrics, 
 	};
 }
 
-/** Counts one call of `run` as moleculer's Metrics middleware does: total, active while it runs, its time, and its error (in `errorMetric`). */
-function measured(
+/**
+ * Counts one call of `next` as moleculer's Metrics middleware does: total, active while it runs,
+ * its time, and its error (in `errorMetric`). An async function, not `.then` with closures: it
+ * runs for every request, and allocates less.
+ */
+async function measured(
 	registry: MetricRegistryLike,
 	series: MeasuredSeries,
 	errorMetric: string,
-	run: () => Promise<unknown>,
+	next: (...args: unknown[]) => Promise<unknown>,
+	self: unknown,
+	args: IArguments,
 ): Promise<unknown> {
 	series.total.add(1);
 	series.active.add(1);
 	const started = performance.now();
-	const done = () => {
+	try {
+		return await next.apply(self, args as unknown as unknown[]);
+	} catch (error) {
+		registry.increment(errorMetric, {
+			...series.labels,
+			...errorLabels(error as { name?: string; code?: unknown; type?: unknown } | undefined),
+		});
+		throw error;
+	} finally {
 		series.time.observe(performance.now() - started);
 		series.active.add(-1);
-	};
-	return run().then(
-		(result) => {
-			done();
-			return result;
-		},
-		(error: { name?: string; code?: unknown; type?: unknown } | undefined) => {
-			done();
-			registry.increment(errorMetric, { ...series.labels, ...errorLabels(error) });
-			throw error;
-		},
-	);
+	}
 }
 
 /** The series of one action, for one caller, called locally or remotely. */
@@ -365,11 +386,12 @@ export function requestMetricsMiddleware(broker: ServiceBroker): Record<string, 
 				byCaller.set(caller, series);
 				return series;
 			};
-			return function requestMetrics(ctx: Context): Promise<unknown> {
+			return function requestMetrics(this: unknown, ctx: Context): Promise<unknown> {
 				const caller = (ctx as unknown as { caller: string | null }).caller;
 				const series = byCaller.get(caller) ?? seriesOf(caller);
 				series.level(ctx.level).add(1);
-				return measured(registry, series, REQUEST_METRICS.errors, () => next(ctx));
+				// eslint-disable-next-line prefer-rest-params
+				return measured(registry, series, REQUEST_METRICS.errors, next as never, this, arguments);
 			};
 		};
 	/** Local event handlers: moleculer's received-event series (total, active, time, errors), found once per event name and caller. */
@@ -390,8 +412,7 @@ export function requestMetricsMiddleware(broker: ServiceBroker): Record<string, 
 			const { eventName, caller } = ctx as unknown as { eventName: string; caller: string | null };
 			const series = byName.get(`${eventName}\u0000${caller}`) ?? seriesOf(eventName, caller);
 			// eslint-disable-next-line prefer-rest-params
-			const args = arguments as unknown as [Context];
-			return measured(registry, series, EVENT_METRICS.errors, () => next.apply(this, args));
+			return measured(registry, series, EVENT_METRICS.errors, next as never, this, arguments);
 		};
 	};
 	return {

@@ -47,7 +47,8 @@ function countsOf(broker: ServiceBroker): string[] {
 }
 
 async function exercise(broker: ServiceBroker): Promise<void> {
-	for (let i = 0; i < 3; i++) await broker.call("probe.echo", { value: i });
+	// More calls between two folds than a series' first buffer of times holds (it grows).
+	for (let i = 0; i < 700; i++) await broker.call("probe.echo", { value: i });
 	await broker.call("probe.fail").catch(() => undefined);
 	await broker.call("probe.tell");
 	await broker.call("probe.tell");
