@@ -9,6 +9,9 @@
  * gateway forgets what a change touches. A fill whose call overlapped a notice about its key
  * is not kept (`begin`/`settle`), and the callee answers only once it has heard every notice
  * the gateway had heard when it called (HEARD_NOTICES_META).
+ *
+ * Bounded per kind: at the bound the oldest lookup goes, or the oldest read of the provider
+ * holding the most.
  */
 import type { Caller } from "../../src/contract/model";
 import type { PathValue } from "../../src/contract/negotiation";
@@ -18,17 +21,34 @@ import type { HeldBody } from "./answer-body";
 /** A held answer: the answer's body (its JSON's bytes, services/api/answer-body.ts, with its length and tag), or "no such organization". */
 export type HeldAnswer = HeldBody | { notFound: true };
 
-/** A held answer's key: a string, or a number where one identifies the answer (`lookupKey`). */
+/** A held answer's key: a string, or a number where one identifies the answer (`organizationKeyOf`). */
 type HeldKey = string | number;
 
-/** One kind of held answer, bounded (the oldest filled go first). */
+/** How many answers one kind may hold, shared by its maps (each provider's reads are a map of their own). */
+class HeldBudget {
+	readonly maps = new Set<HeldAnswerMap>();
+	size = 0;
+	constructor(readonly max: number) {}
+
+	/** Room for one more answer: at the bound, the oldest of the largest map goes. */
+	makeRoom(): void {
+		if (this.size < this.max) return;
+		let largest: HeldAnswerMap | undefined;
+		for (const map of this.maps) if (!largest || map.size > largest.size) largest = map;
+		largest?.dropOldest();
+	}
+}
+
+/** Held answers of one kind (and provider), within their budget. */
 class HeldAnswerMap {
 	private readonly entries = new Map<HeldKey, HeldAnswer>();
 	/** Fills in flight by key, each with its token: a notice about the key cancels it. */
 	private readonly pending = new Map<HeldKey, number>();
 	private nextToken = 1;
 
-	constructor(private readonly maxEntries: number) {}
+	constructor(private readonly budget: HeldBudget) {
+		budget.maps.add(this);
+	}
 
 	get size(): number {
 		return this.entries.size;
@@ -47,18 +67,26 @@ class HeldAnswerMap {
 	settle(key: HeldKey, token: number, answer: HeldAnswer | null): void {
 		if (this.pending.get(key) !== token) return;
 		this.pending.delete(key);
-		if (!answer || this.maxEntries <= 0) return;
-		if (!this.entries.has(key) && this.entries.size >= this.maxEntries)
-			this.entries.delete(this.entries.keys().next().value as HeldKey);
+		if (!answer || this.budget.max <= 0) return;
+		if (!this.entries.has(key)) {
+			this.budget.makeRoom();
+			this.budget.size++;
+		}
 		this.entries.set(key, answer);
 	}
 
+	dropOldest(): void {
+		const oldest = this.entries.keys().next();
+		if (!oldest.done) this.forget(oldest.value);
+	}
+
 	forget(key: HeldKey): void {
-		this.entries.delete(key);
+		if (this.entries.delete(key)) this.budget.size--;
 		this.pending.delete(key);
 	}
 
 	clear(): void {
+		this.budget.size -= this.entries.size;
 		this.entries.clear();
 		this.pending.clear();
 	}
@@ -67,6 +95,8 @@ class HeldAnswerMap {
 /** Which held answers a request may be answered from, and under which key. */
 export interface HoldSlot {
 	kind: "lookup" | "participantRead";
+	/** The reading provider (lower case) of a participant read; "" for a lookup. */
+	provider: string;
 	key: HeldKey;
 	/** Whether a 404 is held too (the lookup's "no participant for this organization"). */
 	holdsNotFound: boolean;
@@ -79,11 +109,13 @@ export interface HeldAnswerLimits {
 
 export class HeldAnswers {
 	private readonly lookups: HeldAnswerMap;
-	private readonly participantReads: HeldAnswerMap;
+	private readonly readBudget: HeldBudget;
+	/** Participant reads by provider, then by organization: the organization's key alone is the small key. */
+	private readonly reads = new Map<string, HeldAnswerMap>();
 
 	constructor(limits: HeldAnswerLimits) {
-		this.lookups = new HeldAnswerMap(limits.lookups);
-		this.participantReads = new HeldAnswerMap(limits.participantReads);
+		this.lookups = new HeldAnswerMap(new HeldBudget(limits.lookups));
+		this.readBudget = new HeldBudget(limits.participantReads);
 	}
 
 	/** The slot of a request (the operations table's `held` column), or null when its answer is never held. */
@@ -93,6 +125,7 @@ export class HeldAnswers {
 			if (!organization) return null;
 			return {
 				kind: "lookup",
+				provider: "",
 				key: lookupKey(caller ? "all" : "visible", organization.organizationKey),
 				holdsNotFound: true,
 			};
@@ -102,7 +135,8 @@ export class HeldAnswers {
 			if (!organization) return null;
 			return {
 				kind: "participantRead",
-				key: readKey(caller.serviceProvider, organization.organizationKey),
+				provider: caller.serviceProvider.toLowerCase(),
+				key: organizationKeyOf(organization.organizationKey),
 				holdsNotFound: false,
 			};
 		}
@@ -110,7 +144,7 @@ export class HeldAnswers {
 	}
 
 	get(slot: HoldSlot): HeldAnswer | undefined {
-		return this.map(slot).get(slot.key);
+		return slot.kind === "lookup" ? this.lookups.get(slot.key) : this.reads.get(slot.provider)?.get(slot.key);
 	}
 
 	begin(slot: HoldSlot): number {
@@ -122,7 +156,7 @@ export class HeldAnswers {
 	}
 
 	get size(): { lookups: number; participantReads: number } {
-		return { lookups: this.lookups.size, participantReads: this.participantReads.size };
+		return { lookups: this.lookups.size, participantReads: this.readBudget.size };
 	}
 
 	/** A lookup node applied a change of the organization (every organization when none is named). */
@@ -134,42 +168,54 @@ export class HeldAnswers {
 
 	/** A participant changed: its owners' reads of it (every read when its owners are not named). */
 	participantChanged(organizationKey: string | undefined, serviceProviders: string[] | undefined): void {
-		if (organizationKey === undefined || !serviceProviders) return this.participantReads.clear();
-		for (const serviceProvider of serviceProviders)
-			this.participantReads.forget(readKey(serviceProvider, organizationKey));
+		if (organizationKey === undefined || !serviceProviders) return this.clearReads();
+		const key = organizationKeyOf(organizationKey);
+		for (const serviceProvider of serviceProviders) this.reads.get(serviceProvider.toLowerCase())?.forget(key);
 	}
 
 	/** A process or document type changed: every answer embeds them. */
 	catalogChanged(): void {
-		this.lookups.clear();
-		this.participantReads.clear();
+		this.clear();
 	}
 
 	/** An account or service provider changed: participant reads embed the provider's title. */
 	accountsChanged(): void {
-		this.participantReads.clear();
+		this.clearReads();
 	}
 
 	clear(): void {
 		this.lookups.clear();
-		this.participantReads.clear();
+		this.clearReads();
+	}
+
+	private clearReads(): void {
+		for (const map of this.reads.values()) map.clear();
 	}
 
 	private map(slot: HoldSlot): HeldAnswerMap {
-		return slot.kind === "lookup" ? this.lookups : this.participantReads;
+		if (slot.kind === "lookup") return this.lookups;
+		let reads = this.reads.get(slot.provider);
+		if (!reads) this.reads.set(slot.provider, (reads = new HeldAnswerMap(this.readBudget)));
+		return reads;
 	}
 }
 
 /**
- * A held lookup's key. A Norwegian organization (ICD 0192, nine digits) is keyed by its number,
- * the visibility in the sign: among 100,000 held organizations a number is found without hashing
- * a string or reading the stored key, half the time of a string key (docs/performance.md, eighth
- * round). Any other organization by its visibility and key.
+ * An organization's key among held answers. A Norwegian organization (ICD 0192, nine digits) is
+ * keyed by its number: among 100,000 held organizations a number is found without hashing a
+ * string or reading the stored key, in half the time of a string key (docs/performance.md,
+ * eighth round). Any other organization by its organization key.
  */
-function lookupKey(visibility: "all" | "visible", organizationKey: string): HeldKey {
+function organizationKeyOf(organizationKey: string): HeldKey {
 	const number = organizationNumberOf(organizationKey);
-	if (number >= 0) return visibility === "visible" ? number : -1 - number;
-	return `${visibility}\u0000${organizationKey}`;
+	return number >= 0 ? number : organizationKey;
+}
+
+/** A held lookup's key: the organization's, with the visibility in the sign of a number or the prefix of a string. */
+function lookupKey(visibility: "all" | "visible", organizationKey: string): HeldKey {
+	const key = organizationKeyOf(organizationKey);
+	if (typeof key === "number") return visibility === "visible" ? key : -1 - key;
+	return `${visibility}\u0000${key}`;
 }
 
 /** The number of an organization key "0192:" + nine digits (a small integer: at most 999,999,999), else -1. */
@@ -182,8 +228,4 @@ function organizationNumberOf(organizationKey: string): number {
 		number = number * 10 + digit;
 	}
 	return number;
-}
-
-function readKey(serviceProvider: string, organizationKey: string): string {
-	return `${serviceProvider.toLowerCase()}\u0000${organizationKey}`;
 }

@@ -153,4 +153,32 @@ describe("held answers", () => {
 		for (const slot of slots) held.settle(slot, held.begin(slot), body("x"));
 		expect(slots.map((slot) => Boolean(held.get(slot)))).toEqual([false, true, true]);
 	});
+
+	test("participant reads share one bound across providers: the largest provider's oldest read goes first", () => {
+		const held = new HeldAnswers({ lookups: 10, participantReads: 3 });
+		const provider = (serviceProvider: string): Caller => ({
+			username: serviceProvider,
+			role: "SERVICE_PROVIDER",
+			serviceProvider,
+		});
+		const readOf = (caller: Caller, number: string) =>
+			held.slotOf(read, caller, parsePathValues({ participant: `iso6523-actorid-upis::0192:${number}` }))!;
+		const [a, b] = [
+			provider("AAAAAAAA-0000-4000-8000-000000000001"),
+			provider("bbbbbbbb-0000-4000-8000-000000000002"),
+		];
+		const slots = [readOf(a, "991825827"), readOf(a, "923609016"), readOf(b, "991825827")];
+		for (const slot of slots) held.settle(slot, held.begin(slot), body("x"));
+		expect(held.size.participantReads).toBe(3);
+		const later = readOf(b, "986252932");
+		held.settle(later, held.begin(later), body("y"));
+		expect([...slots, later].map((slot) => Boolean(held.get(slot)))).toEqual([false, true, true, true]);
+		expect(held.size.participantReads).toBe(3);
+		// A provider is known by its identifier in any case; a change forgets only the named provider's read.
+		held.participantChanged("0192:991825827", ["aaaaaaaa-0000-4000-8000-000000000001"]);
+		expect(Boolean(held.get(readOf(b, "991825827")))).toBe(true);
+		held.participantChanged("0192:923609016", ["AAAAAAAA-0000-4000-8000-000000000001"]);
+		expect(Boolean(held.get(slots[1]))).toBe(false);
+		expect(held.size.participantReads).toBe(2);
+	});
 });
