@@ -244,34 +244,31 @@ function measuredSeries(registry: MetricRegistryLike, metrics: MeasuredMetrics, 
 	};
 }
 
-/**
- * Counts one call of `next` as moleculer's Metrics middleware does: total, active while it runs,
- * its time, and its error (in `errorMetric`). An async function, not `.then` with closures: it
- * runs for every request, and allocates less.
- */
-async function measured(
+/** Counts one call of `run` as moleculer's Metrics middleware does: total, active while it runs, its time, and its error (in `errorMetric`). */
+function measured(
 	registry: MetricRegistryLike,
 	series: MeasuredSeries,
 	errorMetric: string,
-	next: (...args: unknown[]) => Promise<unknown>,
-	self: unknown,
-	args: IArguments,
+	run: () => Promise<unknown>,
 ): Promise<unknown> {
 	series.total.add(1);
 	series.active.add(1);
 	const started = performance.now();
-	try {
-		return await next.apply(self, args as unknown as unknown[]);
-	} catch (error) {
-		registry.increment(errorMetric, {
-			...series.labels,
-			...errorLabels(error as { name?: string; code?: unknown; type?: unknown } | undefined),
-		});
-		throw error;
-	} finally {
+	const done = () => {
 		series.time.observe(performance.now() - started);
 		series.active.add(-1);
-	}
+	};
+	return run().then(
+		(result) => {
+			done();
+			return result;
+		},
+		(error: { name?: string; code?: unknown; type?: unknown } | undefined) => {
+			done();
+			registry.increment(errorMetric, { ...series.labels, ...errorLabels(error) });
+			throw error;
+		},
+	);
 }
 
 /** The series of one action, for one caller, called locally or remotely. */
@@ -386,12 +383,11 @@ export function requestMetricsMiddleware(broker: ServiceBroker): Record<string, 
 				byCaller.set(caller, series);
 				return series;
 			};
-			return function requestMetrics(this: unknown, ctx: Context): Promise<unknown> {
+			return function requestMetrics(ctx: Context): Promise<unknown> {
 				const caller = (ctx as unknown as { caller: string | null }).caller;
 				const series = byCaller.get(caller) ?? seriesOf(caller);
 				series.level(ctx.level).add(1);
-				// eslint-disable-next-line prefer-rest-params
-				return measured(registry, series, REQUEST_METRICS.errors, next as never, this, arguments);
+				return measured(registry, series, REQUEST_METRICS.errors, () => next(ctx));
 			};
 		};
 	/** Local event handlers: moleculer's received-event series (total, active, time, errors), found once per event name and caller. */
@@ -412,7 +408,8 @@ export function requestMetricsMiddleware(broker: ServiceBroker): Record<string, 
 			const { eventName, caller } = ctx as unknown as { eventName: string; caller: string | null };
 			const series = byName.get(`${eventName}\u0000${caller}`) ?? seriesOf(eventName, caller);
 			// eslint-disable-next-line prefer-rest-params
-			return measured(registry, series, EVENT_METRICS.errors, next as never, this, arguments);
+			const args = arguments as unknown as [Context];
+			return measured(registry, series, EVENT_METRICS.errors, () => next.apply(this, args));
 		};
 	};
 	return {
