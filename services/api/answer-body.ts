@@ -10,7 +10,7 @@ export interface HeldBody {
 	bytes: Buffer;
 	length: string;
 	tag: string | undefined;
-	/** The answer's head for `headType` (respond.ts makes it once: a body is answered with one Accept's type almost always). */
+	/** A shared body's head for `headType` (respond.ts makes it once: a body is answered with one Accept's type almost always). */
 	head: string[] | undefined;
 	headType: string;
 }
