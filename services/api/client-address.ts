@@ -34,25 +34,12 @@ export function trustedProxies(setting: string): TrustedProxies {
 	};
 }
 
-/** Socket peers normalized so far: node hands every request of a connection the same string, so this finds it by its kept hash. */
-const normalizedPeers = new Map<string, string>();
-const MAX_NORMALIZED_PEERS = 10_000;
-
-function normalizedPeer(peer: string): string {
-	let plain = normalizedPeers.get(peer);
-	if (plain === undefined) {
-		if (normalizedPeers.size >= MAX_NORMALIZED_PEERS) normalizedPeers.clear();
-		normalizedPeers.set(peer, (plain = normalize(peer)));
-	}
-	return plain;
-}
-
 export function clientAddress(
 	peer: string | undefined,
 	forwardedFor: string | string[] | undefined,
 	trusted: TrustedProxies,
 ): string {
-	const socketPeer = normalizedPeer(peer ?? "unknown");
+	const socketPeer = normalize(peer ?? "unknown");
 	if (!trusted(socketPeer) || typeof forwardedFor !== "string") return socketPeer;
 	const hops = forwardedFor
 		.split(",")

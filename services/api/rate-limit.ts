@@ -48,7 +48,7 @@ const RECENT_MS = 10_000;
 export type CallerKind = "user" | "addr";
 
 export class RateLimiter {
-	/** Buckets by kind, then by the caller's own string (no key made per request: the username and address strings are the same objects every time). */
+	/** Buckets by kind, then by the caller's username or address (no `user:…`/`addr:…` key string made per request). */
 	private readonly buckets: Record<CallerKind, Map<string, Bucket>> = { user: new Map(), addr: new Map() };
 	private readonly perMs: number;
 	private timer?: NodeJS.Timeout;

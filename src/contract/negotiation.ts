@@ -16,8 +16,6 @@ export interface OperationGroup {
 	anonymous: boolean;
 	/** `chooseOperation`'s answers so far, by the participant path value's form and the Accept header. */
 	choices: Map<PathValue["form"], Map<string, Choice>>;
-	/** Its last answer: a client sends the same Accept on every request, compared faster than hashed. */
-	lastChoice: { form: PathValue["form"]; accept: string; choice: Choice } | null;
 }
 
 export function groupOperations(operations: Operation[]): OperationGroup[] {
@@ -30,7 +28,6 @@ export function groupOperations(operations: Operation[]): OperationGroup[] {
 			operations: [],
 			anonymous: false,
 			choices: new Map(),
-			lastChoice: null,
 		};
 		group.operations.push(operation);
 		if (operation.roles.includes("ANONYMOUS")) group.anonymous = true;
@@ -151,8 +148,6 @@ const MAX_CHOICES = 64;
  */
 export function chooseOperation(group: OperationGroup, participant: PathValue | undefined, accept = ""): Choice {
 	const form = participant?.form ?? null;
-	const last = group.lastChoice;
-	if (last !== null && last.accept === accept && last.form === form) return last.choice;
 	let byAccept = group.choices.get(form);
 	if (!byAccept) group.choices.set(form, (byAccept = new Map()));
 	let choice = byAccept.get(accept);
@@ -163,7 +158,6 @@ export function chooseOperation(group: OperationGroup, participant: PathValue | 
 		if (byAccept.size >= MAX_CHOICES) byAccept.clear();
 		byAccept.set(accept, choice);
 	}
-	group.lastChoice = { form, accept, choice };
 	return choice;
 }
 
