@@ -21,11 +21,14 @@
  *     NATS and Redis with a namespace of their own, removed afterwards; /metrics must count
  *     every request sent (`api.rest`). autocannon, one Node process, saturates at about the
  *     bare server's rate: its ratios near 1.0 measured the client;
- *   - `--only hooks`: what each of the gateway's hooks costs per request (bench/hook-costs.ts).
+ *   - `--only hooks`: what each of the gateway's hooks costs per request (bench/hook-costs.ts);
+ *   - `--only instructions`: instructions per hot read under valgrind's callgrind, the registry
+ *     against the moleculer-web limit (bench/lib/instructions.ts): unlike a throughput, it
+ *     repeats on a machine whose speed drifts.
  * Throughputs are measured in rounds that alternate the baseline and the registry, so both
  * see the same machine; a ratio is the median of the rounds' ratios, each round against the
  * baseline round just before it (this machine's speed drifts within minutes). Options: --rounds N, --duration S, --only a,b (lookup, auth,
- * hot (the hot reads only), hooks (what each hook costs), distributed, finds, writes, memory), --million (the 1,000,000-participant run of
+ * hot (the hot reads only), hooks (what each hook costs), instructions (callgrind's counts), distributed, finds, writes, memory), --million (the 1,000,000-participant run of
  * docs/performance.md: finds and lookup only).
  */
 import { execFileSync } from "node:child_process";
@@ -37,6 +40,7 @@ import { SingleBar, Presets } from "cli-progress";
 import { parseAllDocuments } from "yaml";
 import { createGenerator, GENERATOR_VERSION, nameWords, qualifiedIdentifier, type Generator } from "./lib/generate";
 import type { LatencyResult, LoadResult } from "./lib/load-client";
+import { callgrindWrapper, countInstructions, valgrindMissing, type InstructionCount } from "./lib/instructions";
 import { loadParticipants, readDemoSeed, ROOT } from "./lib/load";
 import { reachable } from "../src/platform/local-network";
 import {
@@ -119,7 +123,8 @@ interface Figure {
 const figures: Figure[] = [];
 
 function format(value: number, unit: string): string {
-	if (unit === "req/s" || unit === "/s") return Math.round(value).toLocaleString("en-US");
+	if (unit === "req/s" || unit === "/s" || unit === "instructions/request")
+		return Math.round(value).toLocaleString("en-US");
 	if (unit === "MB") return value.toFixed(0);
 	if (unit === "ms") return value < 10 ? value.toFixed(2) : value.toFixed(1);
 	return value.toFixed(2);
@@ -911,6 +916,99 @@ async function runHotReads(
 	}
 }
 
+/** Requests each side answers before its instructions are counted, and how many are counted. */
+const CALLGRIND_WARM = 10_000;
+const CALLGRIND_COUNTED = 5_000;
+
+/**
+ * Instructions per hot read under callgrind (bench/lib/instructions.ts): the registry in one
+ * process (ConfigMap settings; again with METRICS off, for the metrics' share) against the
+ * moleculer-web limit. No target: the targets are throughputs; this is what tells, on a machine
+ * whose speed drifts, whether a change made the gateway's work smaller.
+ */
+async function runInstructions(options: Options, data: Sizes, work: Workload): Promise<void> {
+	note(
+		`instructions per request under callgrind, one process, ${options.small.toLocaleString("en-US")} participants: ${CALLGRIND_WARM.toLocaleString("en-US")} requests to warm, then ${CALLGRIND_COUNTED.toLocaleString("en-US")} counted`,
+	);
+	const missing = valgrindMissing();
+	if (missing) {
+		console.log(`  not measured: ${missing}`);
+		return;
+	}
+	const kinds: { name: string; paths: string[]; headers: Record<string, string> }[] = [
+		{ name: "lookup", paths: work.lookupPaths(options.small), headers: { accept: LOOKUP_ACCEPT } },
+		{
+			name: "authenticated read (sp1)",
+			paths: work.readPaths(options.small),
+			headers: { accept: "application/vnd.registry.participants.get.v1+json", authorization: work.sp1Auth },
+		},
+	];
+	const { dir, wrapper } = callgrindWrapper();
+	const counted = new Map<string, InstructionCount>();
+	const count = async (side: string, pid: number, url: string) => {
+		for (const kind of kinds) {
+			const result = await countInstructions({
+				pid,
+				dir,
+				url,
+				paths: kind.paths,
+				headers: kind.headers,
+				warm: CALLGRIND_WARM,
+				requests: CALLGRIND_COUNTED,
+			});
+			const others = Object.keys(result.statusCodes).filter((status) => status !== "200");
+			if (others.length > 0)
+				throw new Error(
+					`${side}, ${kind.name}: answers other than 200 (${JSON.stringify(result.statusCodes)})`,
+				);
+			const windows = result.windows.map((value) => Math.round(value).toLocaleString("en-US")).join(", ");
+			console.log(`    ${side}, ${kind.name}: ${windows} instructions/request (windows counted; the last kept)`);
+			counted.set(`${side}/${kind.name}`, result);
+		}
+	};
+	let answer: Awaited<ReturnType<typeof capture>> | null = null;
+	try {
+		for (const [side, metrics] of [
+			["registry", "true"],
+			["registry, METRICS off", "false"],
+		] as const) {
+			const registry = await startRegistry(
+				`${side} under callgrind`,
+				{ ...configMapEnv(true), METRICS: metrics, DATA_DIR: data.small },
+				{ wrapper, timeoutMs: 600_000 },
+			);
+			try {
+				answer ??= await capture(registry.url, kinds[0].paths[0], kinds[0].headers);
+				await count(side, registry.child.pid as number, registry.url);
+			} finally {
+				await registry.stop();
+			}
+		}
+		const limit = await startMoleculerWebLimit(answer as NonNullable<typeof answer>, false, wrapper);
+		try {
+			await count(LIMIT, limit.child.pid as number, limit.url);
+		} finally {
+			await limit.stop();
+		}
+	} finally {
+		fs.rmSync(dir, { recursive: true, force: true });
+	}
+	for (const kind of kinds) {
+		const registry = (counted.get(`registry/${kind.name}`) as InstructionCount).perRequest;
+		const withoutMetrics = (counted.get(`registry, METRICS off/${kind.name}`) as InstructionCount).perRequest;
+		const limit = (counted.get(`${LIMIT}/${kind.name}`) as InstructionCount).perRequest;
+		const round = (value: number) => Math.round(value).toLocaleString("en-US");
+		report({
+			name: `instructions per ${kind.name}, one process`,
+			value: registry,
+			unit: "instructions/request",
+			ratio: limit / registry,
+			ratioOf: LIMIT,
+			detail: `callgrind; ${LIMIT} ${round(limit)}; the registry with METRICS off ${round(withoutMetrics)} (the metrics' share ${round(registry - withoutMetrics)}); the process's own work only (not the kernel's, nor cache misses)`,
+		});
+	}
+}
+
 /** Participant rows and updated contacts in a participants store, read after the registry stopped. */
 function storedCounts(dataDir: string): { participants: number; updated: number; organizations: number } {
 	const participants = new Database(path.join(dataDir, "participants.db"), { readonly: true });
@@ -1132,7 +1230,7 @@ async function main(): Promise<void> {
 		await runMillion(options, work);
 	} else {
 		const want = (name: string) => !options.only || options.only.has(name);
-		const needs = ["lookup", "auth", "hot", "finds", "memory", "distributed", "writes"].some(want);
+		const needs = ["lookup", "auth", "hot", "instructions", "finds", "memory", "distributed", "writes"].some(want);
 		const data: Sizes = needs
 			? { large: await ensureData(options, options.large), small: await ensureData(options, options.small) }
 			: { large: "", small: "" };
@@ -1140,6 +1238,7 @@ async function main(): Promise<void> {
 		if (want("hooks")) runHookCosts();
 		if (["lookup", "auth", "hot"].some(want))
 			await runHotReads(options, data, work, (name) => want(name) || want("hot"));
+		if (want("instructions")) await runInstructions(options, data, work);
 		if (["lookup", "auth", "finds", "memory"].some(want)) await runOneProcess(options, data, work, want);
 		if (["lookup", "finds"].some(want)) await runGrowth(options, data, work, want);
 		if (want("writes")) await runWrites(options, data, work);

@@ -48,16 +48,17 @@ async function isReady(port: number): Promise<boolean> {
 	}
 }
 
-/** Starts `node dist/server.js` with the given environment and waits for /health/ready. */
+/** Starts `node dist/server.js` with the given environment and waits for /health/ready; `wrapper`: a command node runs under (valgrind and its options). */
 export async function startRegistry(
 	name: string,
 	env: Record<string, string>,
-	options: { timeoutMs?: number; nodeArgs?: string[] } = {},
+	options: { timeoutMs?: number; nodeArgs?: string[]; wrapper?: string[] } = {},
 ): Promise<RegistryProcess> {
 	const port = env.PORT ? Number(env.PORT) : await freePort();
 	const output: string[] = [];
 	const started = performance.now();
-	const child = spawn(process.execPath, [...(options.nodeArgs ?? []), SERVER], {
+	const [command, ...args] = [...(options.wrapper ?? []), process.execPath, ...(options.nodeArgs ?? []), SERVER];
+	const child = spawn(command, args, {
 		cwd: ROOT,
 		env: { ...process.env, ...env, PORT: String(port) },
 		stdio: ["ignore", "pipe", "pipe"],
@@ -181,23 +182,32 @@ export function startBaseline(answer: {
 	return startAnswering("baseline-server.js", answer);
 }
 
-/** The bare moleculer-web gateway whose alias writes `answer` from memory (bench/moleculer-web-limit.ts); `metrics`: with moleculer's request metrics on. */
+/** The bare moleculer-web gateway whose alias writes `answer` from memory (bench/moleculer-web-limit.ts); `metrics`: with moleculer's request metrics on; `wrapper` as for `startRegistry`. */
 export function startMoleculerWebLimit(
 	answer: { status: number; headers: [string, string][]; body: string },
 	metrics = false,
+	wrapper: string[] = [],
 ): Promise<BaselineServer> {
-	return startAnswering("moleculer-web-limit.js", answer, { ...process.env, BENCH_LIMIT_METRICS: String(metrics) });
+	return startAnswering(
+		"moleculer-web-limit.js",
+		answer,
+		{ ...process.env, BENCH_LIMIT_METRICS: String(metrics) },
+		wrapper,
+	);
 }
 
 function startAnswering(
 	script: string,
 	answer: { status: number; headers: [string, string][]; body: string },
 	env: NodeJS.ProcessEnv = process.env,
+	wrapper: string[] = [],
 ): Promise<BaselineServer> {
 	return new Promise((resolve, reject) => {
+		const [command, ...args] = wrapper;
 		const child = fork(path.join(__dirname, "..", script), [], {
 			stdio: ["ignore", "inherit", "inherit", "ipc"],
 			env,
+			...(command ? { execPath: command, execArgv: [...args, process.execPath] } : {}),
 		});
 		child.once("message", (message: { port?: number; error?: string }) => {
 			if (!message.port) return reject(new Error(message.error ?? "baseline failed"));
