@@ -44,23 +44,22 @@ export function callgrindWrapper(): { dir: string; wrapper: string[] } {
 }
 
 export interface InstructionCount {
-	/** Instructions the process executed per answered request, in the last counted window. */
+	/** The fewest instructions per answered request among the windows counted. */
 	perRequest: number;
-	/** The windows counted (per request each), until two in a row agreed. */
+	/** Every window counted (per request each). */
 	windows: number[];
 	requests: number;
 	statusCodes: Record<string, number>;
 }
 
-/** Two windows in a row within this share of each other: the count has settled. */
-const SETTLED = 0.03;
-const MAX_WINDOWS = 6;
-
 /**
  * Warms the server with `warm` requests over `paths` (in turn), then counts the instructions of
- * windows of `requests` more until two in a row agree: V8 compiles hot code on threads of its
- * own, which valgrind runs slowly, so the first windows after a warm-up still pay for compiling.
- * `pid` is the process under callgrind, `dir` its folder.
+ * `windows` windows of `requests` more each and keeps the fewest. A window can be dearer for
+ * work that is not the requests': V8 compiling hot code on its own threads (valgrind runs them
+ * slowly, so after a warm-up the first windows still pay for it), a major garbage collection,
+ * the process's timers (under callgrind a server answers ~40 times slower, so its timers weigh
+ * ~40 times more per request than at full speed). `pid` is the process under callgrind, `dir`
+ * its folder.
  */
 export async function countInstructions(spec: {
 	pid: number;
@@ -70,9 +69,8 @@ export async function countInstructions(spec: {
 	headers: Record<string, string>;
 	warm: number;
 	requests: number;
+	windows: number;
 }): Promise<InstructionCount> {
-	const control = (...args: string[]) =>
-		execFileSync("callgrind_control", [...args, String(spec.pid)], { stdio: "ignore" });
 	const send = (amount: number) =>
 		runLoad({
 			url: spec.url,
@@ -82,30 +80,36 @@ export async function countInstructions(spec: {
 			headers: spec.headers,
 			plan: { kind: "paths", paths: spec.paths, sequence: true },
 		});
-	const dumps = () => fs.readdirSync(spec.dir).filter((name) => name.startsWith(`callgrind.${spec.pid}.`));
-	const window = async () => {
-		for (const name of dumps()) fs.rmSync(path.join(spec.dir, name));
-		control("--zero");
-		control("--instr=on");
-		const result = await send(spec.requests);
-		control("--instr=off");
-		control("--dump");
-		let total = 0;
-		for (const name of dumps()) {
-			const match = /^totals: (\d+)/m.exec(fs.readFileSync(path.join(spec.dir, name), "utf8"));
-			if (!match) throw new Error(`callgrind's dump ${name} has no totals`);
-			total += Number(match[1]);
-		}
-		return { perRequest: total / result.total, result };
-	};
 	await send(spec.warm);
 	const windows: number[] = [];
-	for (;;) {
-		const { perRequest, result } = await window();
-		windows.push(perRequest);
-		const previous = windows.at(-2);
-		const settled = previous !== undefined && Math.abs(perRequest - previous) <= SETTLED * previous;
-		if (settled || windows.length === MAX_WINDOWS)
-			return { perRequest, windows, requests: result.total, statusCodes: result.statusCodes };
+	let requests = 0;
+	const statusCodes: Record<string, number> = {};
+	for (let window = 0; window < spec.windows; window++) {
+		const { total, value: result } = await counted(spec.pid, spec.dir, () => send(spec.requests));
+		windows.push(total / result.total);
+		requests += result.total;
+		for (const [status, count] of Object.entries(result.statusCodes))
+			statusCodes[status] = (statusCodes[status] ?? 0) + count;
 	}
+	return { perRequest: Math.min(...windows), windows, requests, statusCodes };
+}
+
+/** The instructions `pid` executed while `work` ran (counting switched on, then off, and the counts dumped). */
+async function counted<T>(pid: number, dir: string, work: () => Promise<T>): Promise<{ total: number; value: T }> {
+	const control = (...args: string[]) =>
+		execFileSync("callgrind_control", [...args, String(pid)], { stdio: "ignore" });
+	const dumps = () => fs.readdirSync(dir).filter((name) => name.startsWith(`callgrind.${pid}.`));
+	for (const name of dumps()) fs.rmSync(path.join(dir, name));
+	control("--zero");
+	control("--instr=on");
+	const value = await work();
+	control("--instr=off");
+	control("--dump");
+	let total = 0;
+	for (const name of dumps()) {
+		const match = /^totals: (\d+)/m.exec(fs.readFileSync(path.join(dir, name), "utf8"));
+		if (!match) throw new Error(`callgrind's dump ${name} has no totals`);
+		total += Number(match[1]);
+	}
+	return { total, value };
 }
