@@ -196,6 +196,7 @@ async function ensureData(options: Options, count: number): Promise<string> {
 // ---- requests ----------------------------------------------------------------------------
 
 const LOOKUP_ACCEPT = "application/vnd.registry.organizations.processes.v1+json";
+const READ_ACCEPT = "application/vnd.registry.participants.get.v1+json";
 const basic = (username: string, password: string) =>
 	`Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
 
@@ -504,7 +505,7 @@ async function runOneProcess(
 		if (want("auth")) {
 			// The held read answers the RSS figure below includes.
 			const readHeaders = {
-				accept: "application/vnd.registry.participants.get.v1+json",
+				accept: READ_ACCEPT,
 				authorization: work.sp1Auth,
 			};
 			await warmEvery(registry.url, work.readPaths(count), readHeaders);
@@ -811,7 +812,7 @@ async function runHotReads(
 		return;
 	}
 	const lookupHeaders = { accept: LOOKUP_ACCEPT };
-	const readHeaders = { accept: "application/vnd.registry.participants.get.v1+json", authorization: work.sp1Auth };
+	const readHeaders = { accept: READ_ACCEPT, authorization: work.sp1Auth };
 	const paths = work.lookupPaths(options.large);
 	const readPaths = work.readPaths(options.large);
 	const clusterReachable = (await reachable(NATS_URL)) && (await reachable(REDIS_URL));
@@ -941,7 +942,7 @@ async function runInstructions(options: Options, data: Sizes, work: Workload): P
 		{
 			name: "authenticated read (sp1)",
 			paths: work.readPaths(options.small),
-			headers: { accept: "application/vnd.registry.participants.get.v1+json", authorization: work.sp1Auth },
+			headers: { accept: READ_ACCEPT, authorization: work.sp1Auth },
 		},
 	];
 	const { dir, wrapper } = callgrindWrapper();

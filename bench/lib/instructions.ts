@@ -6,23 +6,20 @@
  * whether a change made the gateway's work smaller. It counts the process's own work only: not
  * the kernel's (writing the answer), nor what a cache miss costs.
  *
- * The server runs under callgrind with counting off; it is warmed, counting is switched on
- * (callgrind_control) for a fixed number of requests, switched off and the counts dumped.
+ * The server runs under callgrind with counting off; it is warmed, then counting is switched on
+ * (callgrind_control) for each of a few windows of requests, switched off and the counts dumped;
+ * the fewest per request are kept.
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { runLoad } from "./processes";
+import { installed, runLoad } from "./processes";
 
 export function valgrindMissing(): string | null {
-	for (const tool of ["valgrind", "callgrind_control"]) {
-		try {
-			execFileSync("sh", ["-c", `command -v ${tool}`], { stdio: "ignore" });
-		} catch {
+	for (const tool of ["valgrind", "callgrind_control"])
+		if (!installed(tool))
 			return `${tool} is not installed: the instruction counts need it (apt-get install valgrind)`;
-		}
-	}
 	return null;
 }
 
@@ -38,6 +35,7 @@ export function callgrindWrapper(): { dir: string; wrapper: string[] } {
 			// Node's JIT writes code it then runs: without this valgrind would run stale translations.
 			"--smc-check=all-non-file",
 			`--callgrind-out-file=${path.join(dir, "callgrind.%p")}`,
+			// valgrind's own messages, off the bench's output.
 			`--log-file=${path.join(dir, "valgrind.%p.log")}`,
 		],
 	};
@@ -48,7 +46,7 @@ export interface InstructionCount {
 	perRequest: number;
 	/** Every window counted (per request each). */
 	windows: number[];
-	requests: number;
+	/** The answers' statuses over every window. */
 	statusCodes: Record<string, number>;
 }
 
@@ -82,16 +80,14 @@ export async function countInstructions(spec: {
 		});
 	await send(spec.warm);
 	const windows: number[] = [];
-	let requests = 0;
 	const statusCodes: Record<string, number> = {};
 	for (let window = 0; window < spec.windows; window++) {
 		const { total, value: result } = await counted(spec.pid, spec.dir, () => send(spec.requests));
 		windows.push(total / result.total);
-		requests += result.total;
 		for (const [status, count] of Object.entries(result.statusCodes))
 			statusCodes[status] = (statusCodes[status] ?? 0) + count;
 	}
-	return { perRequest: Math.min(...windows), windows, requests, statusCodes };
+	return { perRequest: Math.min(...windows), windows, statusCodes };
 }
 
 /** The instructions `pid` executed while `work` ran (counting switched on, then off, and the counts dumped). */

@@ -3,7 +3,7 @@
  * process or the k8s/ topology over the local NATS and Redis), the bare baseline server,
  * and the load generator. Every process started here is stopped here (by its own pid).
  */
-import { fork, spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, fork, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { freePort } from "../../src/platform/local-network";
@@ -17,6 +17,16 @@ export const NATS_URL = process.env.BENCH_NATS_URL ?? "nats://127.0.0.1:4222";
 export const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Whether a command is on the PATH (the bench's outside tools: wrk, taskset, valgrind). */
+export function installed(command: string): boolean {
+	try {
+		execFileSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" });
+		return true;
+	} catch {
+		return false;
+	}
+}
 
 /** Resident set size of a process, from /proc (bytes). */
 export function rssOf(pid: number): number {

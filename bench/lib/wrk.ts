@@ -8,6 +8,7 @@ import { execFile, execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { installed } from "./processes";
 
 /** The core wrk runs on; every server measured is pinned to SERVER_CORE. */
 export const CLIENT_CORE = 0;
@@ -23,13 +24,9 @@ export interface WrkResult {
 }
 
 export function wrkMissing(): string | null {
-	for (const tool of ["wrk", "taskset"]) {
-		try {
-			execFileSync("sh", ["-c", `command -v ${tool}`], { stdio: "ignore" });
-		} catch {
+	for (const tool of ["wrk", "taskset"])
+		if (!installed(tool))
 			return `${tool} is not installed: the hot-read throughputs need it (apt-get install ${tool === "wrk" ? "wrk" : "util-linux"})`;
-		}
-	}
 	if (os.cpus().length < 2) return "wrk and the server need a core each: this machine has one";
 	return null;
 }
