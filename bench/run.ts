@@ -40,7 +40,13 @@ import { SingleBar, Presets } from "cli-progress";
 import { parseAllDocuments } from "yaml";
 import { createGenerator, GENERATOR_VERSION, nameWords, qualifiedIdentifier, type Generator } from "./lib/generate";
 import type { LatencyResult, LoadResult } from "./lib/load-client";
-import { callgrindWrapper, countInstructions, valgrindMissing, type InstructionCount } from "./lib/instructions";
+import {
+	callgrindWrapper,
+	countInstructions,
+	removePerfMap,
+	valgrindMissing,
+	type InstructionCount,
+} from "./lib/instructions";
 import { loadParticipants, readDemoSeed, ROOT } from "./lib/load";
 import { reachable } from "../src/platform/local-network";
 import {
@@ -921,6 +927,16 @@ async function runHotReads(
 const CALLGRIND_WARM = 10_000;
 const CALLGRIND_WINDOWS = 4;
 const CALLGRIND_COUNTED = 4_000;
+/** How many functions the instruction section lists where the registry spends more than the limit. */
+const INSTRUCTION_BREAKDOWN = 25;
+
+/** The `count` functions on which `side` spends the most more than `baseline` (per request). */
+function costlier(side: Map<string, number>, baseline: Map<string, number>, count: number): [string, number][] {
+	return [...side]
+		.map(([name, cost]): [string, number] => [name, cost - (baseline.get(name) ?? 0)])
+		.sort((a, b) => b[1] - a[1])
+		.slice(0, count);
+}
 
 /**
  * Instructions per hot read under callgrind (bench/lib/instructions.ts): the registry in one
@@ -945,7 +961,7 @@ async function runInstructions(options: Options, data: Sizes, work: Workload): P
 			headers: { accept: READ_ACCEPT, authorization: work.sp1Auth },
 		},
 	];
-	const { dir, wrapper } = callgrindWrapper();
+	const { dir, wrapper, nodeArgs } = callgrindWrapper();
 	const counted = new Map<string, InstructionCount>();
 	const round = (value: number) => Math.round(value).toLocaleString("en-US");
 	const count = async (side: string, pid: number, url: string) => {
@@ -965,7 +981,9 @@ async function runInstructions(options: Options, data: Sizes, work: Workload): P
 				throw new Error(
 					`${side}, ${kind.name}: answers other than 200 (${JSON.stringify(result.statusCodes)})`,
 				);
-			console.log(`    ${side}, ${kind.name}: ${result.windows.map(round).join(", ")} instructions/request`);
+			console.log(
+				`    ${side}, ${kind.name}: request path ${result.requestPathWindows.map(round).join(", ")}; whole process ${result.windows.map(round).join(", ")} instructions/request`,
+			);
 			counted.set(`${side}/${kind.name}`, result);
 		}
 	};
@@ -978,36 +996,41 @@ async function runInstructions(options: Options, data: Sizes, work: Workload): P
 			const registry = await startRegistry(
 				`${side} under callgrind`,
 				{ ...configMapEnv(true), METRICS: metrics, DATA_DIR: data.small },
-				{ wrapper, timeoutMs: 600_000 },
+				{ wrapper, nodeArgs, timeoutMs: 600_000 },
 			);
 			try {
 				answer ??= await capture(registry.url, kinds[0].paths[0], kinds[0].headers);
 				await count(side, registry.child.pid as number, registry.url);
 			} finally {
 				await registry.stop();
+				removePerfMap(registry.child.pid as number);
 			}
 		}
-		const limit = await startMoleculerWebLimit(answer as NonNullable<typeof answer>, false, wrapper);
+		const limit = await startMoleculerWebLimit(answer as NonNullable<typeof answer>, false, { wrapper, nodeArgs });
 		try {
 			await count(LIMIT, limit.child.pid as number, limit.url);
 		} finally {
 			await limit.stop();
+			removePerfMap(limit.child.pid as number);
 		}
 	} finally {
 		fs.rmSync(dir, { recursive: true, force: true });
 	}
 	for (const kind of kinds) {
-		const perRequest = (side: string) => (counted.get(`${side}/${kind.name}`) as InstructionCount).perRequest;
-		const registry = perRequest("registry");
-		const withoutMetrics = perRequest("registry, METRICS off");
-		const limit = perRequest(LIMIT);
+		const countOf = (side: string) => counted.get(`${side}/${kind.name}`) as InstructionCount;
+		const [registry, withoutMetrics, limit] = ["registry", "registry, METRICS off", LIMIT].map(countOf);
+		console.log(
+			`    where the registry's ${kind.name} spends more than the limit's (instructions/request in the function itself, whole process, in the window of the fewest on the request path):`,
+		);
+		for (const [name, more] of costlier(registry.functions, limit.functions, INSTRUCTION_BREAKDOWN))
+			console.log(`      ${round(more).padStart(7)}  ${name}`);
 		report({
 			name: `instructions per ${kind.name}, one process`,
-			value: registry,
+			value: registry.requestPath,
 			unit: "instructions/request",
-			ratio: limit / registry,
+			ratio: limit.requestPath / registry.requestPath,
 			ratioOf: LIMIT,
-			detail: `callgrind, the fewest of ${CALLGRIND_WINDOWS} windows; ${LIMIT} ${round(limit)}; the registry with METRICS off ${round(withoutMetrics)} (the metrics' share ${round(registry - withoutMetrics)}, their timers weighing ~40x more per request than at full speed); the process's own work only (not the kernel's, nor cache misses)`,
+			detail: `callgrind, the request path (node's HTTP parser callback, inclusive), the fewest of ${CALLGRIND_WINDOWS} windows; ${LIMIT} ${round(limit.requestPath)}; the registry with METRICS off ${round(withoutMetrics.requestPath)}. Whole process (timers and V8's threads too, ~40x their weight at full speed): registry ${round(registry.perRequest)}, ${LIMIT} ${round(limit.perRequest)}, METRICS off ${round(withoutMetrics.perRequest)}. The process's own work only (not the kernel's, nor cache misses)`,
 		});
 	}
 }

@@ -192,17 +192,17 @@ export function startBaseline(answer: {
 	return startAnswering("baseline-server.js", answer);
 }
 
-/** The bare moleculer-web gateway whose alias writes `answer` from memory (bench/moleculer-web-limit.ts); `metrics`: with moleculer's request metrics on; `wrapper` as for `startRegistry`. */
+/** The bare moleculer-web gateway whose alias writes `answer` from memory (bench/moleculer-web-limit.ts); `metrics`: with moleculer's request metrics on; `wrapper` and `nodeArgs` as for `startRegistry`. */
 export function startMoleculerWebLimit(
 	answer: { status: number; headers: [string, string][]; body: string },
 	metrics = false,
-	wrapper: string[] = [],
+	options: { wrapper?: string[]; nodeArgs?: string[] } = {},
 ): Promise<BaselineServer> {
 	return startAnswering(
 		"moleculer-web-limit.js",
 		answer,
 		{ ...process.env, BENCH_LIMIT_METRICS: String(metrics) },
-		wrapper,
+		options,
 	);
 }
 
@@ -210,14 +210,18 @@ function startAnswering(
 	script: string,
 	answer: { status: number; headers: [string, string][]; body: string },
 	env: NodeJS.ProcessEnv = process.env,
-	wrapper: string[] = [],
+	{ wrapper = [], nodeArgs = [] }: { wrapper?: string[]; nodeArgs?: string[] } = {},
 ): Promise<BaselineServer> {
 	return new Promise((resolve, reject) => {
 		const [command, ...args] = wrapper;
 		const child = fork(path.join(__dirname, "..", script), [], {
 			stdio: ["ignore", "inherit", "inherit", "ipc"],
 			env,
-			...(command ? { execPath: command, execArgv: [...args, process.execPath] } : {}),
+			...(command
+				? { execPath: command, execArgv: [...args, process.execPath, ...nodeArgs] }
+				: nodeArgs.length > 0
+					? { execArgv: nodeArgs }
+					: {}),
 		});
 		child.once("message", (message: { port?: number; error?: string }) => {
 			if (!message.port) return reject(new Error(message.error ?? "baseline failed"));
