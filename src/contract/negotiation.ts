@@ -16,6 +16,8 @@ export interface OperationGroup {
 	anonymous: boolean;
 	/** `chooseOperation`'s answers so far, by the participant path value's form and the Accept header. */
 	choices: Map<PathValue["form"], Map<string, Choice>>;
+	/** The last of them: a client sends the same Accept again, and comparing it costs less than hashing it anew for `choices`. */
+	lastChoice: { form: PathValue["form"]; accept: string; choice: Choice } | null;
 }
 
 export function groupOperations(operations: Operation[]): OperationGroup[] {
@@ -28,6 +30,7 @@ export function groupOperations(operations: Operation[]): OperationGroup[] {
 			operations: [],
 			anonymous: false,
 			choices: new Map(),
+			lastChoice: null,
 		};
 		group.operations.push(operation);
 		if (operation.roles.includes("ANONYMOUS")) group.anonymous = true;
@@ -148,6 +151,8 @@ const MAX_CHOICES = 64;
  */
 export function chooseOperation(group: OperationGroup, participant: PathValue | undefined, accept = ""): Choice {
 	const form = participant?.form ?? null;
+	const last = group.lastChoice;
+	if (last !== null && last.accept === accept && last.form === form) return last.choice;
 	let byAccept = group.choices.get(form);
 	if (!byAccept) group.choices.set(form, (byAccept = new Map()));
 	let choice = byAccept.get(accept);
@@ -158,6 +163,7 @@ export function chooseOperation(group: OperationGroup, participant: PathValue | 
 		if (byAccept.size >= MAX_CHOICES) byAccept.clear();
 		byAccept.set(accept, choice);
 	}
+	group.lastChoice = { form, accept, choice };
 	return choice;
 }
 

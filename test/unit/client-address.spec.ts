@@ -5,6 +5,20 @@ describe("client address for throttling (decisions §3)", () => {
 		expect(clientAddress("::ffff:10.0.0.5", "1.2.3.4", trustedProxies(""))).toBe("10.0.0.5");
 	});
 
+	test("connections from different peers in turn each count as their own address", () => {
+		const none = trustedProxies("");
+		const peers = ["::ffff:10.0.0.5", "::ffff:10.0.0.6", "10.0.0.5", "::1", "::ffff:10.0.0.5", "::ffff:10.0.0.5"];
+		expect(peers.map((peer) => clientAddress(peer, undefined, none))).toEqual([
+			"10.0.0.5",
+			"10.0.0.6",
+			"10.0.0.5",
+			"::1",
+			"10.0.0.5",
+			"10.0.0.5",
+		]);
+		expect(clientAddress(undefined, undefined, none)).toBe("unknown");
+	});
+
 	test("behind a trusted proxy range the right-most untrusted hop counts", () => {
 		const trusted = trustedProxies("10.0.0.0/8, 192.168.1.1");
 		expect(clientAddress("10.1.2.3", "6.6.6.6, 1.2.3.4, 192.168.1.1", trusted)).toBe("1.2.3.4");

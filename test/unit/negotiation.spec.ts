@@ -1,5 +1,6 @@
 import {
 	checkContentType,
+	chooseOperation,
 	groupOperations,
 	parsePathValue,
 	parsePathValues,
@@ -58,6 +59,33 @@ describe("content negotiation (decisions §2)", () => {
 		expect(selectByAccept(lookup, "application/vnd.registry.organization.processes.v1+json").id).toBe(
 			"findOrganizationProcesses",
 		);
+	});
+
+	test("a choice remembered for one Accept and path form is not given to another", () => {
+		const participants = groupOperations(OPERATIONS).find(
+			(candidate) => candidate.method === "GET" && candidate.path === "/participants/:participant",
+		)!;
+		const byIdentifier = parsePathValue("iso6523-actorid-upis::0192:991825827");
+		const byUuid = parsePathValue("3f2504e0-4f89-41d3-9a0c-0305e82c3301");
+		const stream = "application/vnd.registry.participants.stream.v1+json";
+		const choices = [
+			[byIdentifier, undefined],
+			[byIdentifier, "application/json"],
+			[byUuid, "application/json"],
+			[byIdentifier, undefined],
+			[byUuid, undefined],
+		] as const;
+		const chosen = choices.map(([value, accept]) => chooseOperation(participants, value, accept).operation.id);
+		expect(chosen).toEqual(
+			choices.map(
+				([value, accept]) => selectByAccept(selectByPathForm(participants.operations, value), accept).id,
+			),
+		);
+		expect(new Set(chosen).size).toBe(2);
+		expect(() => chooseOperation(participants, byIdentifier, stream)).toThrow(
+			expect.objectContaining({ code: 406 }),
+		);
+		expect(chooseOperation(participants, byIdentifier, "*/*").operation.id).toBe(chosen[0]);
 	});
 
 	test("Content-Type must be the operation's media type or application/json, else 415", () => {
