@@ -103,12 +103,14 @@ export async function countInstructions(spec: {
 		const {
 			total,
 			requestPath,
-			listing,
+			dumps,
 			value: result,
 		} = await counted(spec.pid, spec.dir, () => send(spec.requests));
 		windows.push(total / result.total);
 		requestPathWindows.push(requestPath / result.total);
-		if (requestPath / result.total <= Math.min(...requestPathWindows)) fewest = { listing, requests: result.total };
+		// Listed by function only while its dumps are there (the next window's counting removes them).
+		if (requestPath / result.total <= Math.min(...requestPathWindows))
+			fewest = { listing: dumps.map((dump) => annotate(dump, false)).join(""), requests: result.total };
 		for (const [status, count] of Object.entries(result.statusCodes))
 			statusCodes[status] = (statusCodes[status] ?? 0) + count;
 	}
@@ -195,12 +197,12 @@ function requestPathOf(dump: string): number {
 	return Number(match[1].replace(/,/g, ""));
 }
 
-/** The instructions `pid` executed while `work` ran (counting switched on, then off, and the counts dumped): all, and on the request path. */
+/** The instructions `pid` executed while `work` ran (counting switched on, then off, and the counts dumped): all, on the request path, and the dumps (until the next call). */
 async function counted<T>(
 	pid: number,
 	dir: string,
 	work: () => Promise<T>,
-): Promise<{ total: number; requestPath: number; listing: string; value: T }> {
+): Promise<{ total: number; requestPath: number; dumps: string[]; value: T }> {
 	const control = (...args: string[]) =>
 		execFileSync("callgrind_control", [...args, String(pid)], { stdio: "ignore" });
 	const dumps = () => fs.readdirSync(dir).filter((name) => name.startsWith(`callgrind.${pid}.`));
@@ -212,14 +214,12 @@ async function counted<T>(
 	control("--dump");
 	let total = 0;
 	let requestPath = 0;
-	let listing = "";
-	for (const name of dumps()) {
-		const dump = path.join(dir, name);
+	const written = dumps().map((name) => path.join(dir, name));
+	for (const dump of written) {
 		const match = /^totals: (\d+)/m.exec(fs.readFileSync(dump, "utf8"));
-		if (!match) throw new Error(`callgrind's dump ${name} has no totals`);
+		if (!match) throw new Error(`callgrind's dump ${dump} has no totals`);
 		total += Number(match[1]);
 		requestPath += requestPathOf(dump);
-		listing += annotate(dump, false);
 	}
-	return { total, requestPath, listing, value };
+	return { total, requestPath, dumps: written, value };
 }

@@ -219,9 +219,7 @@ function startAnswering(
 			env,
 			...(command
 				? { execPath: command, execArgv: [...args, process.execPath, ...nodeArgs] }
-				: nodeArgs.length > 0
-					? { execArgv: nodeArgs }
-					: {}),
+				: { execArgv: [...process.execArgv, ...nodeArgs] }),
 		});
 		child.once("message", (message: { port?: number; error?: string }) => {
 			if (!message.port) return reject(new Error(message.error ?? "baseline failed"));

@@ -14,10 +14,18 @@ export interface OperationGroup {
 	operations: Operation[];
 	/** Whether some operation of the group is open to anonymous callers (else one is refused before negotiation). */
 	anonymous: boolean;
-	/** `chooseOperation`'s answers so far, by the participant path value's form and the Accept header. */
-	choices: Map<PathValue["form"], Map<string, Choice>>;
-	/** The last of them: a client sends the same Accept again, and comparing it costs less than hashing it anew for `choices`. */
-	lastChoice: { form: PathValue["form"]; accept: string; choice: Choice } | null;
+	/**
+	 * `chooseOperation`'s answers so far, the one asked for last first: a client sends the same Accept
+	 * again, and comparing it costs less than hashing the request's fresh string for a map.
+	 */
+	choices: RememberedChoice[];
+}
+
+/** One answer of `chooseOperation`, with the participant path value's form and the Accept it was for. */
+interface RememberedChoice {
+	form: PathValue["form"];
+	accept: string;
+	choice: Choice;
 }
 
 export function groupOperations(operations: Operation[]): OperationGroup[] {
@@ -29,8 +37,7 @@ export function groupOperations(operations: Operation[]): OperationGroup[] {
 			path: operation.path,
 			operations: [],
 			anonymous: false,
-			choices: new Map(),
-			lastChoice: null,
+			choices: [],
 		};
 		group.operations.push(operation);
 		if (operation.roles.includes("ANONYMOUS")) group.anonymous = true;
@@ -140,7 +147,7 @@ export interface Choice {
 	contentType: string;
 }
 
-/** Accept values remembered per group and path form; past the bound the memo starts again (the header is the client's). */
+/** Answers remembered per group; past the bound the last of them is dropped (the header is the client's). */
 const MAX_CHOICES = 64;
 
 /**
@@ -151,19 +158,22 @@ const MAX_CHOICES = 64;
  */
 export function chooseOperation(group: OperationGroup, participant: PathValue | undefined, accept = ""): Choice {
 	const form = participant?.form ?? null;
-	const last = group.lastChoice;
-	if (last !== null && last.accept === accept && last.form === form) return last.choice;
-	let byAccept = group.choices.get(form);
-	if (!byAccept) group.choices.set(form, (byAccept = new Map()));
-	let choice = byAccept.get(accept);
-	if (choice === undefined) {
-		const operation = selectByAccept(selectByPathForm(group.operations, participant), accept);
-		const mediaType = responseMediaType(operation, accept);
-		choice = { operation, mediaType, contentType: withCharset(mediaType) };
-		if (byAccept.size >= MAX_CHOICES) byAccept.clear();
-		byAccept.set(accept, choice);
+	const choices = group.choices;
+	for (let index = 0; index < choices.length; index++) {
+		const remembered = choices[index];
+		if (remembered.accept !== accept || remembered.form !== form) continue;
+		// Swapped to the front: nothing allocated on the hot path.
+		if (index > 0) {
+			choices[index] = choices[0];
+			choices[0] = remembered;
+		}
+		return remembered.choice;
 	}
-	group.lastChoice = { form, accept, choice };
+	const operation = selectByAccept(selectByPathForm(group.operations, participant), accept);
+	const mediaType = responseMediaType(operation, accept);
+	const choice = { operation, mediaType, contentType: withCharset(mediaType) };
+	if (choices.length >= MAX_CHOICES) choices.pop();
+	choices.unshift({ form, accept, choice });
 	return choice;
 }
 
