@@ -31,13 +31,14 @@ export function valgrindMissing(): string | null {
 /**
  * A folder for callgrind's files, the command a server runs under (its counting off until
  * `countInstructions`), and node's options for it: `--perf-basic-prof` writes /tmp/perf-<pid>.map,
- * which names the JIT's code in callgrind's dumps (`functionCosts`).
+ * which names the JIT's code in callgrind's dumps (`functionCosts`), and a V8 log (into the folder,
+ * not the working directory's isolate-*.log).
  */
 export function callgrindWrapper(): { dir: string; wrapper: string[]; nodeArgs: string[] } {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "registry-bench-callgrind-"));
 	return {
 		dir,
-		nodeArgs: ["--perf-basic-prof"],
+		nodeArgs: ["--perf-basic-prof", `--logfile=${path.join(dir, "v8-%p.log")}`, "--no-logfile-per-isolate"],
 		wrapper: [
 			"valgrind",
 			"--tool=callgrind",
