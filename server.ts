@@ -11,10 +11,12 @@ import { startOperationalServer } from "./src/platform/operational-server";
 import { bootstrapRegistry } from "./src/exchange/bootstrap";
 import { env, envNumber, selectedServices } from "./src/config/settings";
 import { redact } from "./src/platform/connections";
+import { holdTickObjectShape } from "./src/platform/tick-object-shape";
 
 const DEMO_SEED = path.join(__dirname, "..", "seed", "demo.json");
 
 async function main(): Promise<void> {
+	await holdTickObjectShape();
 	const services = selectedServices();
 	const broker = createRegistryBroker({ services, overrides: { skipProcessEventRegistration: true } });
 	let operational: Awaited<ReturnType<typeof startOperationalServer>> | null = null;
