@@ -107,7 +107,12 @@ export class GatewayServer {
 			if (this.taken !== seen) {
 				seen = this.taken;
 				quietSince = Date.now();
-			} else if (Date.now() - quietSince >= DRAIN_QUIET_MS) this.server.closeIdleConnections();
+			} else if (Date.now() - quietSince >= DRAIN_QUIET_MS) {
+				// Timers run before the event loop reads its sockets: after a stall (a busy or descheduled process) a
+				// request already sent still sits unread, its connection "idle". Close only after one more read.
+				await new Promise((resolve) => setImmediate(resolve));
+				if (this.taken === seen) this.server.closeIdleConnections();
+			}
 			await new Promise((resolve) => setTimeout(resolve, 20));
 		}
 		let cut = 0;
