@@ -291,9 +291,10 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 		async drain(this: GatewayThis, timeoutMs: number): Promise<void> {
 			this.changeStreams.endAll();
 			const cut = await this.server.drain(timeoutMs);
-			this.logger.info(
-				`gateway drained: stopped listening${cut ? `, ${cut} busy connection(s) cut at the deadline` : ""}`,
-			);
+			// Cut connections lost their answers: an operator should see that at the default log level.
+			if (cut)
+				this.logger.warn(`gateway drained: stopped listening, ${cut} busy connection(s) cut at the deadline`);
+			else this.logger.info("gateway drained: stopped listening");
 		},
 	},
 
