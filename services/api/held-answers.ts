@@ -13,7 +13,11 @@
  * Bounded per kind: at the bound the oldest lookup goes, or the oldest read of the provider
  * holding the most.
  */
-import type { OrganizationRef } from "../../src/contract/identifiers";
+import {
+	NORWEGIAN_ICD,
+	organizationKey as organizationKeyFor,
+	type OrganizationRef,
+} from "../../src/contract/identifiers";
 import type { Caller } from "../../src/contract/model";
 import type { PathValue } from "../../src/contract/negotiation";
 import type { Operation } from "../../src/contract/operations";
@@ -202,6 +206,9 @@ export class HeldAnswers {
 	}
 }
 
+/** How a numbered organization's key begins ("0192:"). */
+const NUMBERED_KEY_PREFIX = organizationKeyFor(NORWEGIAN_ICD, "");
+
 /**
  * An organization's key among held answers, from its organization key (a notice's). A Norwegian
  * organization (ICD 0192, nine digits) is keyed by its number: among 100,000 held organizations a
@@ -209,7 +216,9 @@ export class HeldAnswers {
  * key (docs/performance.md, eighth round). Any other organization by its organization key.
  */
 function organizationKeyOf(organizationKey: string): HeldKey {
-	const number = organizationKey.startsWith("0192:") ? nineDigitsAt(organizationKey, 5) : -1;
+	const number = organizationKey.startsWith(NUMBERED_KEY_PREFIX)
+		? nineDigitsAt(organizationKey, NUMBERED_KEY_PREFIX.length)
+		: -1;
 	return number >= 0 ? number : organizationKey;
 }
 
@@ -219,7 +228,7 @@ function organizationKeyOf(organizationKey: string): HeldKey {
  * (in its runtime) before reading a digit of it.
  */
 function heldKeyOf(organization: OrganizationRef): HeldKey {
-	const number = organization.icd === "0192" ? nineDigitsAt(organization.organizationIdentifier, 0) : -1;
+	const number = organization.icd === NORWEGIAN_ICD ? nineDigitsAt(organization.organizationIdentifier, 0) : -1;
 	return number >= 0 ? number : organization.organizationKey;
 }
 

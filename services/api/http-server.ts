@@ -9,7 +9,7 @@ import net, { type AddressInfo } from "node:net";
 import { answerClientError } from "./client-error";
 
 /** How long nothing must be in flight before a draining server closes its idle keep-alive connections. */
-const DRAIN_QUIET_MS = 250;
+export const DRAIN_QUIET_MS = 250;
 /** Keep-alive connections must outlive a load balancer's idle timeout. */
 const KEEP_ALIVE_MS = 65_000;
 

@@ -20,6 +20,9 @@ export function isUuid(value: string): boolean {
 
 export const ICD_PATTERN = /^\d{1,4}$/;
 
+/** Norway's ICD: its organization identifiers are nine-digit organization numbers. */
+export const NORWEGIAN_ICD = "0192";
+
 export function organizationKey(icd: string, organizationIdentifier: string): string {
 	return `${icd}:${organizationIdentifier.toLowerCase()}`;
 }
@@ -60,6 +63,6 @@ export function isValidNorwegianOrganizationNumber(value: string): boolean {
 
 /** Per-ICD organization identifier rules beyond length (decisions §5). */
 export function organizationIdentifierIsValid(icd: string, organizationIdentifier: string): boolean {
-	if (icd === "0192") return isValidNorwegianOrganizationNumber(organizationIdentifier);
+	if (icd === NORWEGIAN_ICD) return isValidNorwegianOrganizationNumber(organizationIdentifier);
 	return true;
 }

@@ -5,9 +5,9 @@
  * broker (Moleculer's request tracking, services' `stopped`, transporter, cacher).
  */
 import http from "node:http";
-import net from "node:net";
 import { SHUTDOWN_TIMEOUT_MS } from "../../src/config/runtime";
 import { ONE_PROCESS_PER_SERVICE, type Cluster } from "../support/cluster";
+import { connectionRefused } from "../support/raw-http";
 import { demoAuth, REGISTRY_START_TIMEOUT_MS } from "../support/registry";
 import { ADD, CONTACT, FREE_PROCESSES, metricOf, pollUntil, send, startSeededCluster } from "./support";
 
@@ -71,18 +71,6 @@ function request(
 	return { outcome, done };
 }
 
-/** Whether a new TCP connection to the port is refused. */
-function refused(port: number): Promise<boolean> {
-	return new Promise((resolve) => {
-		const socket = net.connect({ host: "127.0.0.1", port });
-		socket.once("connect", () => {
-			socket.destroy();
-			resolve(false);
-		});
-		socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code === "ECONNREFUSED"));
-	});
-}
-
 test("SIGTERM to the gateway while participant adds and finds are in flight: every request sent before the signal gets a complete answer, new connections are refused, and the process exits 0 within the shutdown timeout", async () => {
 	const gateway = cluster.processes.get("gateway");
 	if (!gateway) throw new Error("no gateway process");
@@ -136,7 +124,7 @@ test("SIGTERM to the gateway while participant adds and finds are in flight: eve
 	const refusedAt = await pollUntil(
 		"new connections to be refused",
 		10000,
-		async () => ((await refused(gateway.port)) ? Date.now() : undefined),
+		async () => ((await connectionRefused(gateway.port)) ? Date.now() : undefined),
 		100,
 	);
 	const stillRunningWhenRefused = gateway.child.exitCode === null && gateway.child.signalCode === null;
@@ -167,7 +155,7 @@ test("SIGTERM to the gateway while participant adds and finds are in flight: eve
 	expect(BURST - answeredBefore).toBeGreaterThan(0);
 	expect(code).toBe(0);
 	expect(exitedAt - signalledAt).toBeLessThanOrEqual(SHUTDOWN_TIMEOUT_MS);
-	expect(await refused(gateway.port)).toBe(true);
+	expect(await connectionRefused(gateway.port)).toBe(true);
 }, 120000);
 
 test("SIGTERM to one of two participants nodes while reads run: it leaves the cluster first, finishes what it took, and no read fails; it exits 0", async () => {

@@ -24,6 +24,18 @@ export interface RawRequest {
 	timeoutMs?: number;
 }
 
+/** Whether a new TCP connection to the local port is refused (nothing listens there any more). */
+export function connectionRefused(port: number): Promise<boolean> {
+	return new Promise((resolve) => {
+		const socket = net.connect({ host: "127.0.0.1", port });
+		socket.once("connect", () => {
+			socket.destroy();
+			resolve(false);
+		});
+		socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code === "ECONNREFUSED"));
+	});
+}
+
 /** One request on its own connection (no agent), so no state is shared between requests. */
 export function rawRequest(baseUrl: string, request: RawRequest): Promise<RawAnswer> {
 	const { hostname, port } = new URL(baseUrl);

@@ -3,24 +3,13 @@
  * stop is answered even when the process stalls while draining.
  */
 import net from "node:net";
-import { GatewayServer } from "../../services/api/http-server";
+import { DRAIN_QUIET_MS, GatewayServer } from "../../services/api/http-server";
+import { connectionRefused } from "../support/raw-http";
 
 /** Holds the thread, as a busy or descheduled process does: timers fall due while sockets go unread. */
 function stall(ms: number): void {
 	const until = Date.now() + ms;
 	while (Date.now() < until);
-}
-
-/** Whether a new connection to the port is refused (the drain has closed the listener). */
-function refused(port: number): Promise<boolean> {
-	return new Promise((resolve) => {
-		const socket = net.connect({ host: "127.0.0.1", port });
-		socket.once("connect", () => {
-			socket.destroy();
-			resolve(false);
-		});
-		socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code === "ECONNREFUSED"));
-	});
 }
 
 test("a request sent on a keep-alive connection while the draining gateway stalls is answered, not reset", async () => {
@@ -49,10 +38,10 @@ test("a request sent on a keep-alive connection while the draining gateway stall
 
 	// The drain stops listening, then closes idle connections once no request has come for a quiet moment.
 	const drained = server.drain(5000);
-	while (!(await refused(port)));
+	while (!(await connectionRefused(port)));
 	// The next request reaches the kernel, and the process stalls past the quiet period before reading it.
 	client.write(REQUEST);
-	stall(400);
+	stall(DRAIN_QUIET_MS + 150);
 
 	expect(await ended).toBeUndefined();
 	expect(answers()).toBe(2);
