@@ -40,7 +40,7 @@ import { LoginThrottle } from "./login-throttle";
 import { operationalAnswers } from "./operational";
 import { OperationCalls } from "./operation-call";
 import { RateLimiter } from "./rate-limit";
-import { stateOf, type GatewayContext, type GatewayRequest, type OperationAlias } from "./request-state";
+import { requestIdOf, stateOf, type GatewayContext, type GatewayRequest, type OperationAlias } from "./request-state";
 import { writeError } from "./respond";
 import { methodsOf, operationAliases } from "./routes";
 
@@ -151,8 +151,11 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 		// A request's `api.rest` context is not tracked: the gateway's drain (http-server.ts) waits for every request
 		// already; the calls it makes are tracked as usual. (A function: moleculer-web tests a plain object with lodash's
 		// isPlainObject, which prints the Object constructor to a string on every request.)
-		rootCallOptions(options: { tracking?: boolean }) {
+		// No request ID yet: moleculer-web would set X-Request-ID before the answer's head, which sends node's writeHead
+		// through setHeader for every header (~2 µs a request); respond.ts writes it in the head, the first hook gives it back.
+		rootCallOptions(options: { tracking?: boolean; requestID?: string }) {
 			options.tracking = false;
+			options.requestID = "";
 		},
 		optimizeOrder: false,
 		logRequest: null,
@@ -242,6 +245,7 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 			res: ServerResponse,
 			alias: OperationAlias,
 		): Caller | null | Promise<Caller | null> {
+			ctx.requestID = requestIdOf(req);
 			const address = clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], this.trusted);
 			const now = Date.now();
 			ctx.locals.request = {

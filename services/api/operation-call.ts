@@ -116,7 +116,7 @@ export class OperationCalls {
 			},
 		);
 		if (run.replayed) countReplay(this.parts.broker, operation.action);
-		writeRecorded(res, run.answer, run.replayed ? ["idempotent-replayed", "true"] : []);
+		writeRecorded(req, res, run.answer, run.replayed ? ["idempotent-replayed", "true"] : []);
 	}
 
 	/** The action, then the answer, held when its slot says so and no notice about it came meanwhile. */

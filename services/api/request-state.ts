@@ -49,6 +49,17 @@ export function stateOf(req: GatewayRequest): RequestState | undefined {
 	return req.$ctx?.locals.request;
 }
 
+/**
+ * The request's ID: the client's X-Correlation-ID or X-Request-ID (moleculer-web's order), else
+ * its `api.rest` context's id. The gateway writes it as X-Request-ID in every answer's head
+ * (respond.ts) and gives it to the context in the first hook (api.service.ts `rootCallOptions`).
+ */
+export function requestIdOf(req: GatewayRequest): string {
+	// Node joins a repeated header it does not know into one string.
+	const { headers } = req as { headers: Record<string, string | undefined> };
+	return headers["x-correlation-id"] || headers["x-request-id"] || req.$ctx.id;
+}
+
 /** The alias of one method and path, generated from the operations table (services/api/routes.ts). */
 export interface OperationAlias {
 	group: OperationGroup;

@@ -2,8 +2,9 @@
  * How the gateway writes an answer (spec rule 4, decisions §2 and §8): the status of the
  * operation, its media type with the charset, `Location` for a 201 and a 202, nothing for a 204, a
  * stream piped as it comes, a single record's `ETag` (and 304 to a matching `If-None-Match`);
- * errors in the spec's error body; no body to a HEAD. Every answer's head, the common no-cache
- * and security headers first, is written in one call (moleculer-web has set X-Request-ID).
+ * errors in the spec's error body; no body to a HEAD. Every answer's head, X-Request-ID and the
+ * common no-cache and security headers first, is written in one call: with no header set before
+ * it, node's `writeHead` takes its fast path (docs/performance.md, thirteenth round).
  * moleculer-web's own `sendResponse` is not used: its ETag tags lists too, and it writes
  * header by header.
  */
@@ -14,7 +15,9 @@ import { classify, errorBody } from "../../src/contract/error-body";
 import { answersLocation, API_BASE, type Operation } from "../../src/contract/operations";
 import { COMMON_HEADER_LIST, ERROR_CONTENT_TYPE, withCharset } from "../../src/contract/response-headers";
 import type { HeldBody } from "./answer-body";
-import type { GatewayRequest, RequestState } from "./request-state";
+import { requestIdOf, type GatewayRequest, type RequestState } from "./request-state";
+
+const REQUEST_ID = "X-Request-ID";
 
 export function isReadable(value: unknown): value is Readable {
 	return (
@@ -30,9 +33,14 @@ function locationOf(operation: Operation, answer: unknown): string | undefined {
 	return typeof identifier === "string" ? `${API_BASE}${operation.path}/${identifier}` : undefined;
 }
 
-/** The head of an answer: the common headers, then `more` (name, value, …), in one call. */
-function writeHead(res: ServerResponse, status: number, more: string[]): void {
-	res.writeHead(status, more.length === 0 ? (COMMON_HEADER_LIST as string[]) : [...COMMON_HEADER_LIST, ...more]);
+/** The head of an answer: X-Request-ID (a request moleculer-web took), the common headers, then `more` (name, value, …), in one call. */
+function writeHead(req: IncomingMessage, res: ServerResponse, status: number, more: string[]): void {
+	res.writeHead(
+		status,
+		(req as GatewayRequest).$ctx
+			? [REQUEST_ID, requestIdOf(req as GatewayRequest), ...COMMON_HEADER_LIST, ...more]
+			: [...COMMON_HEADER_LIST, ...more],
+	);
 }
 
 /** A successful answer of the request's operation: `json` is the answer's JSON when the caller made it already. */
@@ -47,13 +55,13 @@ export function writeAnswer(
 	const location = answersLocation(operation) ? locationOf(operation, answer) : undefined;
 	const more = location ? ["location", location] : [];
 	if (operation.status === 204 || answer === null || answer === undefined) {
-		writeHead(res, operation.status, more);
+		writeHead(req, res, operation.status, more);
 		res.end();
 		return;
 	}
 	more.push("content-type", state.contentType);
 	if (isReadable(answer)) {
-		writeHead(res, operation.status, more);
+		writeHead(req, res, operation.status, more);
 		if (req.method === "HEAD") {
 			answer.destroy(); // nobody reads it: a stream that would run on (the change stream) ends now
 			return void res.end();
@@ -64,10 +72,10 @@ export function writeAnswer(
 	const body = json ?? JSON.stringify(answer);
 	if (operation.entityTag) {
 		const tag = entityTagOf(body);
-		if (notModified(req, tag)) return writeNotModified(res, tag);
+		if (notModified(req, tag)) return writeNotModified(req, res, tag);
 		more.push("etag", tag);
 	}
-	writeHead(res, operation.status, [...more, "content-length", String(Buffer.byteLength(body))]);
+	writeHead(req, res, operation.status, [...more, "content-length", String(Buffer.byteLength(body))]);
 	res.end(body);
 }
 
@@ -79,8 +87,8 @@ function notModified(req: IncomingMessage, tag: string): boolean {
 	);
 }
 
-function writeNotModified(res: ServerResponse, tag: string): void {
-	writeHead(res, 304, ["etag", tag]);
+function writeNotModified(req: IncomingMessage, res: ServerResponse, tag: string): void {
+	writeHead(req, res, 304, ["etag", tag]);
 	res.end();
 }
 
@@ -88,19 +96,20 @@ function writeNotModified(res: ServerResponse, tag: string): void {
 export function writeHeldAnswer(req: IncomingMessage, res: ServerResponse, state: RequestState, held: HeldBody): void {
 	const operation = state.operation as Operation;
 	const { tag } = held;
-	if (tag !== undefined && notModified(req, tag)) return writeNotModified(res, tag);
-	res.writeHead(
-		operation.status,
-		held.headType === state.contentType ? held.head : heldHeadOf(held, state.contentType),
-	);
+	if (tag !== undefined && notModified(req, tag)) return writeNotModified(req, res, tag);
+	const head = held.headType === state.contentType ? (held.head as string[]) : heldHeadOf(held, state.contentType);
+	// writeHead has written a head into the answer when it returns: a kept head serves every answer, with its request's ID.
+	head[1] = requestIdOf(req as GatewayRequest);
+	res.writeHead(operation.status, head);
 	res.end(held.bytes);
 }
 
+/** A held body's head; its second entry (the request's ID) is set per answer. */
 function heldHeadOf(held: HeldBody, contentType: string): string[] {
+	const first = [REQUEST_ID, "", ...COMMON_HEADER_LIST, "content-type", contentType];
 	// A tagged body is one record's: its head is made per answer, not kept (~0.2 KB for every held read).
-	if (held.tag !== undefined)
-		return [...COMMON_HEADER_LIST, "content-type", contentType, "etag", held.tag, "content-length", held.length];
-	held.head = [...COMMON_HEADER_LIST, "content-type", contentType, "content-length", held.length];
+	if (held.tag !== undefined) return [...first, "etag", held.tag, "content-length", held.length];
+	held.head = [...first, "content-length", held.length];
 	held.headType = contentType;
 	return held.head;
 }
@@ -144,20 +153,30 @@ export function recordError(req: IncomingMessage, error: unknown, state?: Reques
 }
 
 /** Writes a recorded answer (without its body to a HEAD request); `more` are headers of this request only. */
-export function writeRecorded(res: ServerResponse, answer: RecordedAnswer, more: string[] = []): void {
+export function writeRecorded(
+	req: IncomingMessage,
+	res: ServerResponse,
+	answer: RecordedAnswer,
+	more: string[] = [],
+): void {
 	if (answer.body === null) {
-		writeHead(res, answer.status, [...answer.head, ...more]);
+		writeHead(req, res, answer.status, [...answer.head, ...more]);
 		res.end();
 		return;
 	}
 	// Node sends no body to a HEAD request, and keeps the GET's Content-Length.
-	writeHead(res, answer.status, [...answer.head, ...more, "content-length", String(Buffer.byteLength(answer.body))]);
+	writeHead(req, res, answer.status, [
+		...answer.head,
+		...more,
+		"content-length",
+		String(Buffer.byteLength(answer.body)),
+	]);
 	res.end(answer.body);
 }
 
 /** An error in the spec's body; returns its status. */
 export function writeError(req: IncomingMessage, res: ServerResponse, error: unknown, state?: RequestState): number {
 	const answer = recordError(req, error, state);
-	if (!res.headersSent) writeRecorded(res, answer);
+	if (!res.headersSent) writeRecorded(req, res, answer);
 	return answer.status;
 }
