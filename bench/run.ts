@@ -264,9 +264,20 @@ interface Comparison {
 	ratio: number;
 }
 
-function cpuMillis(pid: number): number {
+/** A process's CPU time so far (ms): user and kernel (from /proc/<pid>/stat, in clock ticks of 10 ms). */
+function cpuTimes(pid: number): { user: number; kernel: number } {
 	const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-	return (Number(fields[11]) + Number(fields[12])) * (1000 / 100);
+	return { user: Number(fields[11]) * (1000 / 100), kernel: Number(fields[12]) * (1000 / 100) };
+}
+
+function cpuMillis(pid: number): number {
+	const { user, kernel } = cpuTimes(pid);
+	return user + kernel;
+}
+
+/** The kernel's CPU time so far (ms) of a side's processes. */
+function kernelMillis(pids: number[]): number {
+	return pids.reduce((sum, pid) => sum + cpuTimes(pid).kernel, 0);
 }
 
 /** Baseline and subject in alternating rounds; the best round of each. */
@@ -702,6 +713,8 @@ interface SideRounds {
 	results: WrkResult[];
 	/** Server CPU per answered request, per round (µs), summed over the side's processes. */
 	cpuMicros: number[];
+	/** The kernel's part of it (µs): reading the request and writing the answer, waking the client. */
+	kernelMicros: number[];
 }
 
 /** The median of a list (the lower middle of an even one). */
@@ -721,20 +734,25 @@ async function wrkRounds(
 	paths: string[],
 	headers: Record<string, string>,
 ): Promise<Map<string, SideRounds>> {
-	const rounds = new Map<string, SideRounds>(sides.map((side) => [side.name, { results: [], cpuMicros: [] }]));
+	const rounds = new Map<string, SideRounds>(
+		sides.map((side) => [side.name, { results: [], cpuMicros: [], kernelMicros: [] }]),
+	);
 	for (let round = 0; round < options.rounds; round++) {
 		const order = round % 2 === 0 ? sides : [...sides].reverse();
 		const parts: string[] = [];
 		for (const side of order) {
 			const before = side.pids.reduce((sum, pid) => sum + cpuMillis(pid), 0);
+			const kernelBefore = kernelMillis(side.pids);
 			const result = await runWrk({ url: side.url, paths, headers, connections: 64, duration: options.duration });
-			const cpu =
-				((side.pids.reduce((sum, pid) => sum + cpuMillis(pid), 0) - before) * 1000) / Math.max(1, result.total);
+			const perRequest = 1000 / Math.max(1, result.total);
+			const cpu = (side.pids.reduce((sum, pid) => sum + cpuMillis(pid), 0) - before) * perRequest;
+			const kernel = (kernelMillis(side.pids) - kernelBefore) * perRequest;
 			const entry = rounds.get(side.name) as SideRounds;
 			entry.results.push(result);
 			entry.cpuMicros.push(cpu);
+			entry.kernelMicros.push(kernel);
 			parts.push(
-				`${side.name} ${Math.round(result.requestsPerSecond)} req/s (p99 ${result.latency.p99} ms, ${cpu.toFixed(0)} µs CPU)`,
+				`${side.name} ${Math.round(result.requestsPerSecond)} req/s (p99 ${result.latency.p99} ms, ${cpu.toFixed(0)} µs CPU, kernel ${kernel.toFixed(0)})`,
 			);
 			if (result.non2xx > 0 || result.socketErrors > 0)
 				parts.push(`! ${side.name}: ${result.non2xx} non-2xx, ${result.socketErrors} socket errors`);
@@ -757,7 +775,7 @@ function sideFigure(
 	minRatio: number | undefined,
 	maxP99: number | undefined,
 ): Figure {
-	const { results, cpuMicros } = rounds.get(side) as SideRounds;
+	const { results, cpuMicros, kernelMicros } = rounds.get(side) as SideRounds;
 	const toLimit = roundRatios(rounds, side, LIMIT);
 	const toBare = roundRatios(rounds, side, BARE);
 	const toLimitWithMetrics = rounds.has(LIMIT_METRICS) ? median(roundRatios(rounds, side, LIMIT_METRICS)) : NaN;
@@ -783,7 +801,7 @@ function sideFigure(
 			`wrk, 1 thread on core ${CLIENT_CORE}, servers on core ${SERVER_CORE}, 64 connections; median of the rounds' ratios: ${ratio.toFixed(2)}x of the moleculer-web limit ` +
 			`(${toLimit.map((value) => value.toFixed(2)).join(", ")}), ${median(toBare).toFixed(2)}x of bare node:http (${toBare.map((value) => value.toFixed(2)).join(", ")}), ` +
 			`${toLimitWithMetrics.toFixed(2)}x of the ${LIMIT_METRICS}; ` +
-			`median p50 ${median(results.map((result) => result.latency.p50))} ms, p99 ${p99} ms; server CPU ${median(cpuMicros).toFixed(1)} µs/request`,
+			`median p50 ${median(results.map((result) => result.latency.p50))} ms, p99 ${p99} ms; server CPU ${median(cpuMicros).toFixed(1)} µs/request (kernel ${median(kernelMicros).toFixed(1)})`,
 	};
 }
 
