@@ -264,20 +264,20 @@ interface Comparison {
 	ratio: number;
 }
 
-/** A process's CPU time so far (ms): user and kernel (from /proc/<pid>/stat, in clock ticks of 10 ms). */
-function cpuTimes(pid: number): { user: number; kernel: number } {
-	const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-	return { user: Number(fields[11]) * (1000 / 100), kernel: Number(fields[12]) * (1000 / 100) };
+/** CPU time so far (ms) of processes together, and the kernel's part of it (from /proc/<pid>/stat, in ticks of 10 ms). */
+function cpuTimes(pids: number[]): { total: number; kernel: number } {
+	let user = 0;
+	let kernel = 0;
+	for (const pid of pids) {
+		const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+		user += Number(fields[11]) * (1000 / 100);
+		kernel += Number(fields[12]) * (1000 / 100);
+	}
+	return { total: user + kernel, kernel };
 }
 
 function cpuMillis(pid: number): number {
-	const { user, kernel } = cpuTimes(pid);
-	return user + kernel;
-}
-
-/** The kernel's CPU time so far (ms) of a side's processes. */
-function kernelMillis(pids: number[]): number {
-	return pids.reduce((sum, pid) => sum + cpuTimes(pid).kernel, 0);
+	return cpuTimes([pid]).total;
 }
 
 /** Baseline and subject in alternating rounds; the best round of each. */
@@ -741,12 +741,12 @@ async function wrkRounds(
 		const order = round % 2 === 0 ? sides : [...sides].reverse();
 		const parts: string[] = [];
 		for (const side of order) {
-			const before = side.pids.reduce((sum, pid) => sum + cpuMillis(pid), 0);
-			const kernelBefore = kernelMillis(side.pids);
+			const before = cpuTimes(side.pids);
 			const result = await runWrk({ url: side.url, paths, headers, connections: 64, duration: options.duration });
+			const after = cpuTimes(side.pids);
 			const perRequest = 1000 / Math.max(1, result.total);
-			const cpu = (side.pids.reduce((sum, pid) => sum + cpuMillis(pid), 0) - before) * perRequest;
-			const kernel = (kernelMillis(side.pids) - kernelBefore) * perRequest;
+			const cpu = (after.total - before.total) * perRequest;
+			const kernel = (after.kernel - before.kernel) * perRequest;
 			const entry = rounds.get(side.name) as SideRounds;
 			entry.results.push(result);
 			entry.cpuMicros.push(cpu);

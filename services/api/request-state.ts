@@ -50,14 +50,17 @@ export function stateOf(req: GatewayRequest): RequestState | undefined {
 }
 
 /**
- * The request's ID: the client's X-Correlation-ID or X-Request-ID (moleculer-web's order), else
- * its `api.rest` context's id. The gateway writes it as X-Request-ID in every answer's head
- * (respond.ts) and gives it to the context in the first hook (api.service.ts `rootCallOptions`).
+ * The request's ID: the one its `api.rest` context carries once the `authentication` hook gave it
+ * (api.service.ts; `rootCallOptions` leaves it empty until then), else the client's
+ * X-Correlation-ID or X-Request-ID (moleculer-web's order), else the context's id. respond.ts
+ * writes it as X-Request-ID in the head of every answer moleculer-web took.
  */
 export function requestIdOf(req: GatewayRequest): string {
+	const ctx = req.$ctx;
+	if (ctx.requestID) return ctx.requestID;
 	// Node joins a repeated header it does not know into one string.
 	const { headers } = req as { headers: Record<string, string | undefined> };
-	return headers["x-correlation-id"] || headers["x-request-id"] || req.$ctx.id;
+	return headers["x-correlation-id"] || headers["x-request-id"] || ctx.id;
 }
 
 /** The alias of one method and path, generated from the operations table (services/api/routes.ts). */

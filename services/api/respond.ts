@@ -106,12 +106,16 @@ export function writeHeldAnswer(req: IncomingMessage, res: ServerResponse, state
 
 /** A held body's head; its second entry (the request's ID) is set per answer. */
 function heldHeadOf(held: HeldBody, contentType: string): string[] {
-	const first = [REQUEST_ID, "", ...COMMON_HEADER_LIST, "content-type", contentType];
+	const head = [REQUEST_ID, "", ...COMMON_HEADER_LIST, "content-type", contentType];
 	// A tagged body is one record's: its head is made per answer, not kept (~0.2 KB for every held read).
-	if (held.tag !== undefined) return [...first, "etag", held.tag, "content-length", held.length];
-	held.head = [...first, "content-length", held.length];
+	if (held.tag !== undefined) {
+		head.push("etag", held.tag, "content-length", held.length);
+		return head;
+	}
+	head.push("content-length", held.length);
+	held.head = head;
 	held.headType = contentType;
-	return held.head;
+	return head;
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import http from "node:http";
 import { ServiceBroker, type Context } from "moleculer";
-import ApiService from "../../services/api/api.service";
+import { loadServiceSchema } from "../../services";
 
 const LOOKUP_ACCEPT = "application/vnd.registry.organizations.processes.v1+json";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -32,7 +32,7 @@ beforeAll(async () => {
 			},
 		},
 	});
-	const gateway = broker.createService(ApiService);
+	const gateway = broker.createService(loadServiceSchema("api"));
 	await broker.start();
 	if (previousPort === undefined) delete process.env.PORT;
 	else process.env.PORT = previousPort;

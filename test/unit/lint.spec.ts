@@ -1,6 +1,8 @@
 /**
- * `npm run lint` as part of `npm test`: the layering (eslint.config.mjs: shared code never
- * imports a service, a service never another's files) and the formatting hold on every commit.
+ * `npm run lint` and `npm run typecheck` as part of `npm test`: the layering (eslint.config.mjs:
+ * shared code never imports a service, a service never another's files), the formatting and the
+ * types hold on every commit (ts-jest runs the tests without checking their types, and the build
+ * leaves out test/ and bench/).
  */
 import { spawnSync } from "node:child_process";
 import path from "node:path";
@@ -24,6 +26,13 @@ describe("npm run lint", () => {
 
 	test("every file is formatted as Prettier writes it", () => {
 		const { status, output } = run("prettier", ["--list-different", "."]);
+		expect({ status, output }).toEqual({ status: 0, output: "" });
+	}, 120_000);
+});
+
+describe("npm run typecheck", () => {
+	test("tsc finds no type error in the sources, tests, bench, CLI and examples", () => {
+		const { status, output } = run("tsc", ["--noEmit", "-p", "."]);
 		expect({ status, output }).toEqual({ status: 0, output: "" });
 	}, 120_000);
 });
