@@ -14,8 +14,11 @@ export interface OrganizationRef {
 	organizationKey: string;
 }
 
+const HYPHEN = 0x2d;
+
 export function isUuid(value: string): boolean {
-	return value.length === 36 && UUID_PATTERN.test(value);
+	// A Norwegian participant's qualified identifier is 36 characters too: its "a" at 8 turns it away before the pattern runs.
+	return value.length === 36 && value.charCodeAt(8) === HYPHEN && UUID_PATTERN.test(value);
 }
 
 export const ICD_PATTERN = /^\d{1,4}$/;
