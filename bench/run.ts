@@ -276,10 +276,6 @@ function cpuTimes(pids: number[]): { total: number; kernel: number } {
 	return { total: user + kernel, kernel };
 }
 
-function cpuMillis(pid: number): number {
-	return cpuTimes([pid]).total;
-}
-
 /** Baseline and subject in alternating rounds; the best round of each. */
 async function compare(
 	options: Options,
@@ -302,7 +298,7 @@ async function compare(
 			plan: { kind: "paths", paths },
 		});
 		if (!bestBaseline || base.requestsPerSecond > bestBaseline.requestsPerSecond) bestBaseline = base;
-		const before = subjectPid ? cpuMillis(subjectPid) : 0;
+		const before = subjectPid ? cpuTimes([subjectPid]).total : 0;
 		const subject = await runLoad({
 			url,
 			connections: 64,
@@ -312,7 +308,9 @@ async function compare(
 		});
 		answered += subject.total;
 		ratios.push(subject.requestsPerSecond / base.requestsPerSecond);
-		const cpu = subjectPid ? ((cpuMillis(subjectPid) - before) * 1000) / Math.max(1, subject.total) : undefined;
+		const cpu = subjectPid
+			? ((cpuTimes([subjectPid]).total - before) * 1000) / Math.max(1, subject.total)
+			: undefined;
 		console.log(
 			`    round ${round + 1}: baseline ${Math.round(base.requestsPerSecond)} req/s, registry ${Math.round(subject.requestsPerSecond)} req/s (p50 ${subject.latency.p50} ms, p99 ${subject.latency.p99} ms${cpu ? `, ${cpu.toFixed(0)} µs CPU/request` : ""}; load ${load()})`,
 		);
