@@ -22,7 +22,14 @@ export interface ClusterProcess {
 	port: number;
 	child: ChildProcess;
 	output: string[];
+	/** Exited and its output read to the end (the child's `close`). */
+	closed: boolean;
+	/** Exited because its port was taken, and launched again on another (`launch`). */
+	relaunched: boolean;
 }
+
+/** How often a process whose port was taken is launched again on another before its start fails. */
+const PORT_ATTEMPTS = 5;
 
 export interface Cluster {
 	url: string;
@@ -101,8 +108,15 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 		...options.env,
 	};
 	const processes = new Map<string, ClusterProcess>();
+	let stopping = false;
 
-	const launch = (name: string, services: string, port: number): ClusterProcess => {
+	/**
+	 * Starts one process. A port picked by freePort() can be taken by someone else (another
+	 * suite's process, an outgoing connection's ephemeral port) before the child binds it: such a
+	 * child exits with EADDRINUSE and is launched again on a fresh port at once, not when its
+	 * turn to be waited for comes (the processes started before it wait for it meanwhile).
+	 */
+	const launch = (name: string, services: string, port: number, attempt = 1): ClusterProcess => {
 		const output: string[] = [];
 		const child = spawn(process.execPath, [path.join(ROOT, "dist", "server.js"), ...(options.args ?? [])], {
 			cwd: ROOT,
@@ -123,7 +137,22 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 		};
 		child.stdout?.on("data", keep);
 		child.stderr?.on("data", keep);
-		const entry = { name, services, port, child, output };
+		const entry: ClusterProcess = { name, services, port, child, output, closed: false, relaunched: false };
+		// `close`, not `exit`: only then has the output (the EADDRINUSE) been read whole.
+		child.once("close", () => {
+			entry.closed = true;
+			if (stopping || processes.get(name) !== entry || attempt >= PORT_ATTEMPTS) return;
+			if (!output.join("").includes("EADDRINUSE")) return;
+			entry.relaunched = true;
+			freePort().then(
+				(fresh) => {
+					if (!stopping) launch(name, services, fresh, attempt + 1);
+				},
+				() => {
+					entry.relaunched = false; // no port to move to: the start fails as it is
+				},
+			);
+		});
 		processes.set(name, entry);
 		return entry;
 	};
@@ -144,25 +173,16 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 		clearTimeout(timer);
 	};
 
-	/**
-	 * Waits until a process answers /health/ready. A port picked by freePort() can be taken by
-	 * someone else (an outgoing connection's ephemeral port) before the child binds it: such a
-	 * child exits with EADDRINUSE and is launched again on a fresh port.
-	 */
+	/** Waits until a process (or the one launched again in its place, `launch`) answers /health/ready. */
 	const untilReady = async (name: string, timeoutMs: number): Promise<ClusterProcess> => {
-		let attempts = 0;
 		let entry = processes.get(name) as ClusterProcess;
 		const firstPort = entry.port;
 		await waitFor(
 			async () => {
 				entry = processes.get(name) as ClusterProcess;
-				if (entry.child.exitCode !== null) {
-					const output = entry.output.join("");
-					if (output.includes("EADDRINUSE") && attempts++ < 5) {
-						launch(name, entry.services, await freePort());
-						return false;
-					}
-					throw new ProcessExited(`${name} exited:\n${output}`);
+				if (entry.child.exitCode !== null || entry.child.signalCode !== null) {
+					if (!entry.closed || entry.relaunched) return false;
+					throw new ProcessExited(`${name} exited:\n${entry.output.join("")}`);
 				}
 				return ready(entry.port);
 			},
@@ -198,6 +218,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 			await untilReady(name, 60000);
 		},
 		async stop() {
+			stopping = true;
 			await Promise.all([...processes.values()].map((entry) => stopProcess(entry, "SIGTERM")));
 			await broker.stop().catch(() => undefined);
 			await removeNamespace(
