@@ -106,15 +106,28 @@ export function writeHeldAnswer(req: IncomingMessage, res: ServerResponse, state
 
 /** A held body's head; its second entry (the request's ID) is set per answer. */
 function heldHeadOf(held: HeldBody, contentType: string): string[] {
-	const head = [REQUEST_ID, "", ...COMMON_HEADER_LIST, "content-type", contentType];
-	// A tagged body is one record's: its head is made per answer, not kept (~0.2 KB for every held read).
-	if (held.tag !== undefined) {
-		head.push("etag", held.tag, "content-length", held.length);
-		return head;
-	}
-	head.push("content-length", held.length);
+	if (held.tag !== undefined) return taggedHeadOf(held.tag, held.length, contentType);
+	const head = [REQUEST_ID, "", ...COMMON_HEADER_LIST, "content-type", contentType, "content-length", held.length];
 	held.head = head;
 	held.headType = contentType;
+	return head;
+}
+
+/**
+ * A tagged body is one record's: a head kept per body would cost ~0.2 KB for every held read. One
+ * head per content type serves them all instead (the operations' media types: a few), its tag
+ * and length set per answer like its request ID.
+ */
+const taggedHeads = new Map<string, string[]>();
+
+function taggedHeadOf(tag: string, length: string, contentType: string): string[] {
+	let head = taggedHeads.get(contentType);
+	if (!head) {
+		head = [REQUEST_ID, "", ...COMMON_HEADER_LIST, "content-type", contentType, "etag", "", "content-length", ""];
+		taggedHeads.set(contentType, head);
+	}
+	head[head.length - 3] = tag;
+	head[head.length - 1] = length;
 	return head;
 }
 

@@ -275,6 +275,20 @@ describe("held participant reads", () => {
 		expect(await counted("moleculer_request_total", "participants.get")).toBe(requests + 10);
 	});
 
+	test("of two participants, answered in turn, each carry their own ETag and Content-Length", async () => {
+		const other = await addParticipant(sp1);
+		const answers = new Map<string, RawAnswer>();
+		for (const qualifiedIdentifier of [NORDLYS, other])
+			answers.set(qualifiedIdentifier, await readTwice(readPath(qualifiedIdentifier), { Authorization: sp1 }));
+		expect(answers.get(NORDLYS)?.headers.etag).not.toBe(answers.get(other)?.headers.etag);
+		const before = await counted("registry_held_answers_total", "participants.get");
+		for (const qualifiedIdentifier of [NORDLYS, other, NORDLYS, other]) {
+			const held = await get(readPath(qualifiedIdentifier), { Authorization: sp1 });
+			expect(comparable(held)).toEqual(comparable(answers.get(qualifiedIdentifier) as RawAnswer));
+		}
+		expect(await counted("registry_held_answers_total", "participants.get")).toBe(before + 4);
+	});
+
 	test("never answer another provider's participant, another role, bad credentials or another form", async () => {
 		await fullThenHeld(readPath(NORDLYS), { Authorization: sp1 }, "participants.get"); // sp1's answer is held
 		const foreign = await get(readPath(NORDLYS), { Authorization: sp2 });
