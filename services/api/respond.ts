@@ -107,10 +107,15 @@ export function writeHeldAnswer(req: IncomingMessage, res: ServerResponse, state
 /** A held body's head; its second entry (the request's ID) is set per answer. */
 function heldHeadOf(held: HeldBody, contentType: string): string[] {
 	if (held.tag !== undefined) return taggedHeadOf(held.tag, held.length, contentType);
-	const head = [REQUEST_ID, "", ...COMMON_HEADER_LIST, "content-type", contentType, "content-length", held.length];
+	const head = headWith(contentType, "content-length", held.length);
 	held.head = head;
 	held.headType = contentType;
 	return head;
+}
+
+/** A held answer's head: the request's ID (set per answer), the common headers, its content type, then `more`. */
+function headWith(contentType: string, ...more: string[]): string[] {
+	return [REQUEST_ID, "", ...COMMON_HEADER_LIST, "content-type", contentType, ...more];
 }
 
 /**
@@ -123,7 +128,7 @@ const taggedHeads = new Map<string, string[]>();
 function taggedHeadOf(tag: string, length: string, contentType: string): string[] {
 	let head = taggedHeads.get(contentType);
 	if (!head) {
-		head = [REQUEST_ID, "", ...COMMON_HEADER_LIST, "content-type", contentType, "etag", "", "content-length", ""];
+		head = headWith(contentType, "etag", "", "content-length", "");
 		taggedHeads.set(contentType, head);
 	}
 	head[head.length - 3] = tag;

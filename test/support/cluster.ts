@@ -180,8 +180,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 		await waitFor(
 			async () => {
 				entry = processes.get(name) as ClusterProcess;
-				if (entry.child.exitCode !== null || entry.child.signalCode !== null) {
-					if (!entry.closed || entry.relaunched) return false;
+				// Exited but not yet closed: not ready, and its output is not whole yet.
+				if (entry.closed) {
+					if (entry.relaunched) return false;
 					throw new ProcessExited(`${name} exited:\n${entry.output.join("")}`);
 				}
 				return ready(entry.port);
