@@ -4,6 +4,8 @@
  * (status, headers, body bytes) from memory (for the authenticated read's paths too). Every request still takes moleculer-web's path
  * (the `api.rest` action, route and alias matching, the hooks' places): it is the most a
  * gateway built on moleculer-web can answer on this machine, what the registry is held to.
+ * BENCH_LIMIT_HOOKS=true adds the two hooks the design asks of the gateway (`authentication`,
+ * `authorization`), each returning at once: what they cost before any work is done in them.
  */
 import type { ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -22,6 +24,7 @@ process.once("message", async (answer: { status: number; headers: [string, strin
 	const head = headers.flat();
 	// BENCH_LIMIT_METRICS=true: the same with moleculer's own request metrics and context tracking on, as the registry runs.
 	const withMetrics = process.env.BENCH_LIMIT_METRICS === "true";
+	const withHooks = process.env.BENCH_LIMIT_HOOKS === "true";
 	const broker = new ServiceBroker({
 		logger: false,
 		metrics: { enabled: withMetrics },
@@ -34,6 +37,10 @@ process.once("message", async (answer: { status: number; headers: [string, strin
 	const gateway = broker.createService({
 		name: "api",
 		mixins: [ApiGateway],
+		methods: {
+			authenticate: () => null,
+			authorize: () => undefined,
+		},
 		settings: {
 			port: 0,
 			ip: "127.0.0.1",
@@ -47,6 +54,8 @@ process.once("message", async (answer: { status: number; headers: [string, strin
 					mappingPolicy: "restrict",
 					bodyParsers: false,
 					logging: false,
+					authentication: withHooks,
+					authorization: withHooks,
 					// The paths of both hot reads (the read is held to the same limit, with the lookup's bytes).
 					aliases: {
 						"GET /organizations/:qualifiedIdentifier/processes": writeAnswer,

@@ -11,7 +11,9 @@
  * microseconds):
  *   - the baseline: a bare node:http server answering a captured lookup answer (bytes and
  *     headers) from memory; beside it for the hot reads, the "moleculer-web limit": a bare
- *     moleculer-web gateway whose alias writes the same bytes (bench/moleculer-web-limit.ts);
+ *     moleculer-web gateway whose alias writes the same bytes (bench/moleculer-web-limit.ts),
+ *     for reading also with moleculer's metrics on and (beside the one-process lookup) with the
+ *     design's two hooks, empty;
  *   - the registry as `node dist/server.js` on generated data (npm run bench:data's
  *     generator; 10,000 and 100,000 participants, cached under bench/results/data);
  *   - the hot reads (lookup, authenticated read) with wrk (`apt-get install wrk`): one thread
@@ -777,6 +779,9 @@ function sideFigure(
 	const toLimit = roundRatios(rounds, side, LIMIT);
 	const toBare = roundRatios(rounds, side, BARE);
 	const toLimitWithMetrics = rounds.has(LIMIT_METRICS) ? median(roundRatios(rounds, side, LIMIT_METRICS)) : NaN;
+	const toLimitWithHooks = rounds.has(LIMIT_HOOKS)
+		? `, ${median(roundRatios(rounds, side, LIMIT_HOOKS)).toFixed(2)}x of the ${LIMIT_HOOKS}`
+		: "";
 	const ratio = median(toLimit);
 	const p99 = median(results.map((result) => result.latency.p99));
 	const targets = [
@@ -798,7 +803,7 @@ function sideFigure(
 		detail:
 			`wrk, 1 thread on core ${CLIENT_CORE}, servers on core ${SERVER_CORE}, 64 connections; median of the rounds' ratios: ${ratio.toFixed(2)}x of the moleculer-web limit ` +
 			`(${toLimit.map((value) => value.toFixed(2)).join(", ")}), ${median(toBare).toFixed(2)}x of bare node:http (${toBare.map((value) => value.toFixed(2)).join(", ")}), ` +
-			`${toLimitWithMetrics.toFixed(2)}x of the ${LIMIT_METRICS}; ` +
+			`${toLimitWithMetrics.toFixed(2)}x of the ${LIMIT_METRICS}${toLimitWithHooks}; ` +
 			`median p50 ${median(results.map((result) => result.latency.p50))} ms, p99 ${p99} ms; server CPU ${median(cpuMicros).toFixed(1)} µs/request (kernel ${median(kernelMicros).toFixed(1)})`,
 	};
 }
@@ -807,6 +812,8 @@ const BARE = "bare node:http";
 const LIMIT = "moleculer-web limit";
 /** The same with moleculer's own request metrics and context tracking on (METRICS on, as the registry runs): for reading, no target. */
 const LIMIT_METRICS = "moleculer-web limit, METRICS on";
+/** The limit with the design's `authentication` and `authorization` hooks, each returning at once (one-process lookup only): for reading, no target. */
+const LIMIT_HOOKS = "moleculer-web limit, empty hooks";
 
 /**
  * The two hot reads (the anonymous lookup and a service provider's read of its participant)
@@ -841,6 +848,7 @@ async function runHotReads(
 	let bare: BaselineServer | null = null;
 	let limit: BaselineServer | null = null;
 	let limitWithMetrics: BaselineServer | null = null;
+	let limitWithHooks: BaselineServer | null = null;
 	try {
 		for (const distributed of [false, true]) {
 			const setup = distributed ? "k8s topology" : "one process";
@@ -872,30 +880,27 @@ async function runHotReads(
 			const gateway = (cluster?.gateway ?? single) as RegistryProcess;
 			const registryPids = (cluster?.processes ?? [gateway]).map((entry) => entry.child.pid as number);
 			try {
-				if (!bare || !limit || !limitWithMetrics) {
+				if (!bare || !limit || !limitWithMetrics || !limitWithHooks) {
 					const answer = await capture(gateway.url, paths[0], lookupHeaders);
 					bare = await startBaseline(answer);
 					limit = await startMoleculerWebLimit(answer);
 					limitWithMetrics = await startMoleculerWebLimit(answer, true);
-					for (const server of [bare, limit, limitWithMetrics]) pinToServerCore(server.child.pid as number);
+					limitWithHooks = await startMoleculerWebLimit(answer, false, { hooks: true });
+					for (const server of [bare, limit, limitWithMetrics, limitWithHooks])
+						pinToServerCore(server.child.pid as number);
 				}
 				for (const pid of registryPids) pinToServerCore(pid);
-				const sides = (registry: string): Side[] => [
-					{
-						name: BARE,
-						url: (bare as BaselineServer).url,
-						pids: [(bare as BaselineServer).child.pid as number],
-					},
-					{
-						name: LIMIT,
-						url: (limit as BaselineServer).url,
-						pids: [(limit as BaselineServer).child.pid as number],
-					},
-					{
-						name: LIMIT_METRICS,
-						url: (limitWithMetrics as BaselineServer).url,
-						pids: [(limitWithMetrics as BaselineServer).child.pid as number],
-					},
+				const server = (name: string, answering: BaselineServer | null): Side => ({
+					name,
+					url: (answering as BaselineServer).url,
+					pids: [(answering as BaselineServer).child.pid as number],
+				});
+				// The empty hooks' side runs beside the one-process lookup only: what the hooks cost does not change with the read.
+				const sides = (registry: string, withHooks: boolean): Side[] => [
+					server(BARE, bare),
+					server(LIMIT, limit),
+					server(LIMIT_METRICS, limitWithMetrics),
+					...(withHooks ? [server(LIMIT_HOOKS, limitWithHooks)] : []),
 					{ name: registry, url: gateway.url, pids: registryPids },
 				];
 				for (const [kind, kindPaths, headers, minRatio] of [
@@ -906,7 +911,8 @@ async function runHotReads(
 					const label = kind === "lookup" ? "lookup" : "authenticated read (sp1)";
 					await warmEvery(gateway.url, [...kindPaths], headers);
 					const before = await requestsCounted(gateway.url, "api.rest");
-					const rounds = await wrkRounds(options, sides(label), [...kindPaths], headers);
+					const withHooks = kind === "lookup" && !distributed;
+					const rounds = await wrkRounds(options, sides(label, withHooks), [...kindPaths], headers);
 					const counted = (await requestsCounted(gateway.url, "api.rest")) - before;
 					const sent = (rounds.get(label) as SideRounds).results.reduce(
 						(sum, result) => sum + result.total,
@@ -924,6 +930,9 @@ async function runHotReads(
 								undefined,
 							),
 						);
+						report(
+							sideFigure(`${LIMIT_HOOKS} (beside the lookup)`, rounds, LIMIT_HOOKS, undefined, undefined),
+						);
 					}
 					report(metricsFigure(`${label} requests counted in /metrics, ${setup}`, "api.rest", sent, counted));
 				}
@@ -935,6 +944,7 @@ async function runHotReads(
 		await bare?.stop();
 		await limit?.stop();
 		await limitWithMetrics?.stop();
+		await limitWithHooks?.stop();
 		removeWrkFiles();
 	}
 }

@@ -192,16 +192,20 @@ export function startBaseline(answer: {
 	return startAnswering("baseline-server.js", answer);
 }
 
-/** The bare moleculer-web gateway whose alias writes `answer` from memory (bench/moleculer-web-limit.ts); `metrics`: with moleculer's request metrics on; `wrapper` and `nodeArgs` as for `startRegistry`. */
+/**
+ * The bare moleculer-web gateway whose alias writes `answer` from memory (bench/moleculer-web-limit.ts);
+ * `metrics`: with moleculer's request metrics on; `hooks`: with the design's two hooks, empty;
+ * `wrapper` and `nodeArgs` as for `startRegistry`.
+ */
 export function startMoleculerWebLimit(
 	answer: { status: number; headers: [string, string][]; body: string },
 	metrics = false,
-	options: { wrapper?: string[]; nodeArgs?: string[] } = {},
+	options: { wrapper?: string[]; nodeArgs?: string[]; hooks?: boolean } = {},
 ): Promise<BaselineServer> {
 	return startAnswering(
 		"moleculer-web-limit.js",
 		answer,
-		{ ...process.env, BENCH_LIMIT_METRICS: String(metrics) },
+		{ ...process.env, BENCH_LIMIT_METRICS: String(metrics), BENCH_LIMIT_HOOKS: String(options.hooks ?? false) },
 		options,
 	);
 }
