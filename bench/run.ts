@@ -778,10 +778,11 @@ function sideFigure(
 	const { results, cpuMicros, kernelMicros } = rounds.get(side) as SideRounds;
 	const toLimit = roundRatios(rounds, side, LIMIT);
 	const toBare = roundRatios(rounds, side, BARE);
-	const toLimitWithMetrics = rounds.has(LIMIT_METRICS) ? median(roundRatios(rounds, side, LIMIT_METRICS)) : NaN;
-	const toLimitWithHooks = rounds.has(LIMIT_HOOKS)
-		? `, ${median(roundRatios(rounds, side, LIMIT_HOOKS)).toFixed(2)}x of the ${LIMIT_HOOKS}`
-		: "";
+	// The reading sides present in these rounds, each as ", 0.97x of the <side>".
+	const toReadingSides = [LIMIT_METRICS, LIMIT_HOOKS]
+		.filter((reading) => rounds.has(reading))
+		.map((reading) => `, ${median(roundRatios(rounds, side, reading)).toFixed(2)}x of the ${reading}`)
+		.join("");
 	const ratio = median(toLimit);
 	const p99 = median(results.map((result) => result.latency.p99));
 	const targets = [
@@ -802,8 +803,7 @@ function sideFigure(
 			: undefined,
 		detail:
 			`wrk, 1 thread on core ${CLIENT_CORE}, servers on core ${SERVER_CORE}, 64 connections; median of the rounds' ratios: ${ratio.toFixed(2)}x of the moleculer-web limit ` +
-			`(${toLimit.map((value) => value.toFixed(2)).join(", ")}), ${median(toBare).toFixed(2)}x of bare node:http (${toBare.map((value) => value.toFixed(2)).join(", ")}), ` +
-			`${toLimitWithMetrics.toFixed(2)}x of the ${LIMIT_METRICS}${toLimitWithHooks}; ` +
+			`(${toLimit.map((value) => value.toFixed(2)).join(", ")}), ${median(toBare).toFixed(2)}x of bare node:http (${toBare.map((value) => value.toFixed(2)).join(", ")})${toReadingSides}; ` +
 			`median p50 ${median(results.map((result) => result.latency.p50))} ms, p99 ${p99} ms; server CPU ${median(cpuMicros).toFixed(1)} µs/request (kernel ${median(kernelMicros).toFixed(1)})`,
 	};
 }
@@ -890,17 +890,17 @@ async function runHotReads(
 						pinToServerCore(server.child.pid as number);
 				}
 				for (const pid of registryPids) pinToServerCore(pid);
-				const server = (name: string, answering: BaselineServer | null): Side => ({
+				const sideOf = (name: string, answering: BaselineServer | null): Side => ({
 					name,
 					url: (answering as BaselineServer).url,
 					pids: [(answering as BaselineServer).child.pid as number],
 				});
 				// The empty hooks' side runs beside the one-process lookup only: what the hooks cost does not change with the read.
 				const sides = (registry: string, withHooks: boolean): Side[] => [
-					server(BARE, bare),
-					server(LIMIT, limit),
-					server(LIMIT_METRICS, limitWithMetrics),
-					...(withHooks ? [server(LIMIT_HOOKS, limitWithHooks)] : []),
+					sideOf(BARE, bare),
+					sideOf(LIMIT, limit),
+					sideOf(LIMIT_METRICS, limitWithMetrics),
+					...(withHooks ? [sideOf(LIMIT_HOOKS, limitWithHooks)] : []),
 					{ name: registry, url: gateway.url, pids: registryPids },
 				];
 				for (const [kind, kindPaths, headers, minRatio] of [
