@@ -20,7 +20,7 @@ import type { Page } from "../src/contract/paging";
 import { importSeed } from "../src/exchange/seed";
 import { ACCOUNT_ROLES, parseSeed } from "../src/exchange/seed-file";
 import type { SeedCounts } from "../src/exchange/upserts";
-import { joinsCluster, withRegistry } from "./registry/connect";
+import { joinsCluster, withRegistry, type RegistryAccess } from "./registry/connect";
 import { CliFailure, describeError, EXIT, PROCESS_IO, table, UsageError, writeLine, type CliIO } from "./registry/io";
 import { batchSize, exportRegistry, importRegistry, type Progress } from "./registry/ndjson";
 import { readNewPassword } from "./registry/password";
@@ -306,6 +306,46 @@ async function rebuildLookup(io: CliIO): Promise<void> {
 	);
 }
 
+/** The lookup's parked changes are in its store: offline, the lookup runs here on it (its catalog copy needs the catalog). */
+const LOOKUP_STORE: RegistryAccess = { needs: ["lookup"], alsoOffline: ["catalog", "participants", "accounts"] };
+
+interface ParkedChange {
+	identifier: string;
+	at: string;
+	change: unknown;
+	error: string;
+}
+
+async function listParked(io: CliIO, options: { json?: boolean }): Promise<void> {
+	const parked = await withRegistry(io, LOOKUP_STORE, (broker) =>
+		broker.call<ParkedChange[], object>("lookup.parkedChanges", { limit: 1000 }),
+	);
+	printJsonOrTable(io, options.json === true, parked, () => [
+		["ID", "PARKED AT", "ERROR", "CHANGE"],
+		...parked.map((entry) => [entry.identifier, entry.at, entry.error, JSON.stringify(entry.change)]),
+	]);
+}
+
+async function replayParked(io: CliIO): Promise<void> {
+	const result = await withRegistry(io, LOOKUP_STORE, (broker) =>
+		broker.call<{ replayed: number; failed: number }, object>(
+			"lookup.replayParked",
+			{},
+			{ timeout: REBUILD_TIMEOUT_MS },
+		),
+	);
+	writeLine(io.stderr, `${result.replayed} parked change(s) applied, ${result.failed} still failing`);
+	if (result.failed > 0) throw new CliFailure(`${result.failed} parked change(s) still fail: see the lookup's log`);
+}
+
+async function dropParked(io: CliIO, identifier: string): Promise<void> {
+	const { dropped } = await withRegistry(io, LOOKUP_STORE, (broker) =>
+		broker.call<{ dropped: boolean }, object>("lookup.dropParked", { identifier }),
+	);
+	if (!dropped) throw new CliFailure(`no parked change ${identifier}`);
+	writeLine(io.stderr, `parked change ${identifier} dropped`);
+}
+
 async function exportCommand(io: CliIO, options: { out?: string }): Promise<void> {
 	const out = options.out ? fs.createWriteStream(options.out, { flags: "wx" }) : io.stdout;
 	if (options.out) {
@@ -447,6 +487,19 @@ export function buildProgram(io: CliIO, run: (work: () => Promise<void>) => Prom
 		.command("rebuild")
 		.description("rebuild the read model from the participants")
 		.action(() => run(() => rebuildLookup(io)));
+	lookup
+		.command("parked")
+		.description("participant changes the lookup parked after their retries (docs/operations.md)")
+		.option("--json", "as JSON")
+		.action((options) => run(() => listParked(io, options)));
+	lookup
+		.command("replay")
+		.description("applies the parked changes again; those that apply are removed")
+		.action(() => run(() => replayParked(io)));
+	lookup
+		.command("drop <id>")
+		.description("removes a parked change dealt with otherwise")
+		.action((identifier: string) => run(() => dropParked(io, identifier)));
 
 	program
 		.command("export")

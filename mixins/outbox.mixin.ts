@@ -1,19 +1,18 @@
 /**
  * The transactional outboxes of a service that writes (src/platform/outbox-relay.ts;
- * docs/internals.md "Audit trail" and "Notices"), and the one way it writes a change:
- * `writeAudited(ops)`, a single store batch that holds the change with its audit record and,
- * where other processes hold what it makes stale, its notices; then their relays.
+ * docs/internals.md "Audit trail"), and the one way it writes a change: `writeAudited(ops,
+ * events)`, a single store batch that holds the change with its audit record; then the events
+ * for other nodes' copies (src/platform/events.ts) and the relays.
  *
  * Relayed outboxes (each where the service's DbMixin declares it):
  *   - `auditOutbox` (required): records to `audit.record`, in the background after each write;
- *   - `noticeOutbox`: notices to the notice bus, published before `writeAudited` resolves;
  *   - `changeOutbox`: the service's own messages (participant changes), which the request that
  *     wrote them delivers itself (`this.deliverChange`); the relay takes only those left behind
  *     for `settings.changeRelayAfterMs` (a failure, a crash).
  * Every relay also runs at start, when the cluster's services change (e.g. `audit` came up)
  * and every `settings.outboxRelayIntervalMs`; nothing waiting is lost while a receiver is away.
  *
- *   mixins: [OutboxMixin(), DbMixin({ ..., auditOutbox: AUDIT_OUTBOX_MODEL, noticeOutbox: NOTICE_OUTBOX_MODEL })]
+ *   mixins: [OutboxMixin(), DbMixin({ ..., auditOutbox: AUDIT_OUTBOX_MODEL })]
  *
  * List it BEFORE DbMixin: Moleculer starts the later mixin first, so the store is open when
  * the relays start, and stops the relays (waiting for a run) before the store closes.
@@ -21,7 +20,7 @@
 import type { Service, ServiceSchema } from "moleculer";
 import { isActionAvailable } from "../src/platform/broker";
 import { AUDIT_OUTBOX_MODEL, type AuditRecord } from "../src/platform/audit";
-import { noticesOf, type NoticeOutboxDoc } from "../src/platform/notices";
+import { broadcastEvents, type RegistryEvent } from "../src/platform/events";
 import { OutboxRelay, type OutboxMessage, type OutboxReport } from "../src/platform/outbox-relay";
 import { countMetric, REGISTRY_METRICS, setMetric } from "../src/platform/registry-metrics";
 import type { Collection, Store, StoredDoc, WriteOp } from "../src/store/types";
@@ -45,10 +44,9 @@ export interface OutboxSettings {
 /** What the mixin adds to `this`. */
 export interface OutboxThis {
 	auditRelay: OutboxRelay<OutboxRecord>;
-	noticeRelay: OutboxRelay<NoticeOutboxDoc> | null;
 	changeRelay: OutboxRelay<ChangeOutboxDoc> | null;
-	/** One atomic batch (the change, its audit record, its notices), then the relays; resolves once the notices are published. */
-	writeAudited(ops: WriteOp[]): Promise<void>;
+	/** One atomic batch (the change and its audit record), then its events; resolves once they are sent. */
+	writeAudited(ops: WriteOp[], events?: RegistryEvent[]): Promise<void>;
 	/** Forward the audit outbox now and wait (operators, tests); throws when `audit` refused. */
 	relayAuditNow(): Promise<number>;
 	/** Deliver the change outbox's messages at least `olderThanMs` old now; throws at the first failure. */
@@ -66,7 +64,6 @@ type Lifecycle = Service<OutboxSettings> &
 		store: Store;
 		collections?: {
 			auditOutbox?: Collection<OutboxRecord>;
-			noticeOutbox?: Collection<NoticeOutboxDoc & StoredDoc>;
 			changeOutbox?: Collection<ChangeOutboxDoc>;
 		};
 	};
@@ -81,7 +78,7 @@ function recordOf(doc: OutboxRecord): AuditRecord {
 type AnyRelay = Pick<OutboxRelay<never>, "kick" | "start" | "stop">;
 
 /** The outbox metrics of one of a service's outboxes (registry_outbox_*). */
-function outboxReport(service: Service, outbox: "audit" | "notices" | "changes"): OutboxReport {
+function outboxReport(service: Service, outbox: "audit" | "changes"): OutboxReport {
 	const labels = { service: service.name, outbox };
 	countMetric(service.broker, REGISTRY_METRICS.outboxFailures, labels, 0);
 	return {
@@ -94,7 +91,7 @@ function outboxReport(service: Service, outbox: "audit" | "notices" | "changes")
 }
 
 function relays(service: Lifecycle): AnyRelay[] {
-	const all: (AnyRelay | null)[] = [service.auditRelay, service.noticeRelay, service.changeRelay];
+	const all: (AnyRelay | null)[] = [service.auditRelay, service.changeRelay];
 	return all.filter((relay): relay is AnyRelay => relay !== null);
 }
 
@@ -109,11 +106,11 @@ export function OutboxMixin(): Partial<ServiceSchema> {
 		},
 
 		methods: {
-			async writeAudited(this: Lifecycle, ops: WriteOp[]): Promise<void> {
+			async writeAudited(this: Lifecycle, ops: WriteOp[], events: RegistryEvent[] = []): Promise<void> {
 				await this.store.batch(ops);
 				void this.auditRelay.kick();
-				// Published before the request answers (in one process: heard by every service).
-				await this.noticeRelay?.kick();
+				// Sent before the request answers: in one process every copy is fresh when the client reads again.
+				await broadcastEvents(this.broker, events);
 			},
 			relayAuditNow(this: Lifecycle): Promise<number> {
 				return this.auditRelay.drain();
@@ -140,7 +137,6 @@ export function OutboxMixin(): Partial<ServiceSchema> {
 				logger: self.logger,
 				report: outboxReport(this, "audit"),
 			});
-			self.noticeRelay = null;
 			self.changeRelay = null;
 		},
 
@@ -150,18 +146,6 @@ export function OutboxMixin(): Partial<ServiceSchema> {
 				throw new Error(
 					`${self.name}: OutboxMixin needs DbMixin with an auditOutbox collection, listed after it (mixins: [OutboxMixin(), DbMixin(...)])`,
 				);
-			}
-			if (self.collections.noticeOutbox) {
-				const bus = noticesOf(self.broker);
-				self.noticeRelay = new OutboxRelay<NoticeOutboxDoc>({
-					name: `${self.name} notices`,
-					outbox: () => self.collections?.noticeOutbox,
-					deliver: async (notices) => {
-						for (const notice of notices) await bus.publish(notice.topic, notice.payload);
-					},
-					logger: self.logger,
-					report: outboxReport(this, "notices"),
-				});
 			}
 			if (self.collections.changeOutbox) {
 				const deliverChange = self.deliverChange;

@@ -15,7 +15,7 @@ import type { RegistryContext } from "../../src/platform/context";
 import { OutboxMixin, type OutboxThis } from "../../mixins/outbox.mixin";
 import { DbMixin } from "../../mixins/db.mixin";
 import { AUDIT_OUTBOX_MODEL, auditRecord, auditWrite, type AuditRecord } from "../../src/platform/audit";
-import { NOTICE_OUTBOX_MODEL, NOTICES, noticeWrite } from "../../src/platform/notices";
+import { EVENTS } from "../../src/platform/events";
 import {
 	AccessDenied,
 	Conflict,
@@ -118,7 +118,7 @@ interface AccountsService extends Service, OutboxThis {
 }
 
 type AccountLinks = Pick<AccountSeed, "role" | "serviceProvider" | "accessPointProvider">;
-/** Payload of the `accounts.changed` notice (docs/internals.md "Notices"). */
+/** Payload of the `accounts.changed` event (src/platform/events.ts). */
 type AccountsChanged = { username: string } | { serviceProvider: string };
 
 /**
@@ -199,7 +199,6 @@ const AccountsServiceSchema: ServiceSchema = {
 			accounts: ACCOUNT_MODEL,
 			serviceProviders: SERVICE_PROVIDER_MODEL,
 			auditOutbox: AUDIT_OUTBOX_MODEL,
-			noticeOutbox: NOTICE_OUTBOX_MODEL,
 		}),
 	],
 
@@ -603,14 +602,14 @@ const AccountsServiceSchema: ServiceSchema = {
 			return summaryOf(after);
 		},
 
-		/** One atomic batch (the change and its audit record), then the news for credential caches. */
+		/** One atomic batch (the change and its audit record), then the event for credential caches. */
 		async write(this: AccountsService, ops: WriteOp[], changed: AccountsChanged[]): Promise<void> {
 			if (!ops.length) return;
-			// The notices are published before the request answers: gateways forget cached credentials.
-			await this.writeAudited([
-				...ops,
-				...changed.map((payload) => noticeWrite(NOTICES.accountsChanged, payload)),
-			]);
+			// Sent before the request answers: gateways forget cached credentials.
+			await this.writeAudited(
+				ops,
+				changed.map((payload) => ({ name: EVENTS.accountsChanged, payload })),
+			);
 		},
 	},
 

@@ -8,7 +8,7 @@
  *                    alias generated from the operations table (routes.ts); unrouted: 404/405
  *   authenticate     hook: Basic, the credential cache, the login throttle (401, 429)
  *   authorize        hook: path form, Accept, Content-Type, roles, the rate limit (400, 406, 415, 401, 403, 429)
- *   alias handler    held answer, else bind, Idempotency-Key, the action through ctx.call, the answer (operation-call.ts)
+ *   alias handler    bind, Idempotency-Key, the action through ctx.call, the answer (operation-call.ts)
  *   onError          the spec's error body with the common headers, for every refusal and failure
  *
  * It holds no business rules.
@@ -25,14 +25,13 @@ import type { Caller } from "../../src/contract/model";
 import { checkContentType, chooseOperation, parsePathValues } from "../../src/contract/negotiation";
 import { API_BASE } from "../../src/contract/operations";
 import type { RegistryContext } from "../../src/platform/context";
-import { NOTICES, NOTICES_RESET, noticesOf } from "../../src/platform/notices";
-import { countMetric, REGISTRY_METRICS } from "../../src/platform/registry-metrics";
+import { broadcastEvents, EVENTS } from "../../src/platform/events";
+import { countLockout, countMetric, REGISTRY_METRICS } from "../../src/platform/registry-metrics";
 import { Authenticator, tooManyRequests, type VerifiedCredential } from "./authenticate";
 import { QUERY_OPTIONS } from "./bind";
 import { clientAddress, trustedProxies, type TrustedProxies } from "./client-address";
 import { MemoryCounters, RedisCounters, type Counters } from "./counters";
 import { CredentialCache } from "./credential-cache";
-import { HeldAnswers } from "./held-answers";
 import { GatewayServer } from "./http-server";
 import { ChangeStreams } from "./change-stream";
 import { Idempotency, MemoryKeyEntries, RedisKeyEntries } from "./idempotency";
@@ -47,10 +46,6 @@ import { methodsOf, operationAliases } from "./routes";
 interface GatewaySettings {
 	/** The port listened on, known once started (PORT; 0 picks a free port, as tests do). */
 	port: number | undefined;
-	/** Held lookup answers (per organization and visibility; they share their bytes by content). */
-	heldLookups: number;
-	/** Held participant reads (~0.6 KB each). */
-	heldParticipantReads: number;
 }
 
 interface GatewayThis extends Service<GatewaySettings> {
@@ -60,7 +55,6 @@ interface GatewayThis extends Service<GatewaySettings> {
 	authenticator: Authenticator;
 	trusted: TrustedProxies;
 	rateLimiter: RateLimiter;
-	held: HeldAnswers;
 	operationCalls: OperationCalls;
 	changeStreams: ChangeStreams;
 	drain(timeoutMs: number): Promise<void>;
@@ -68,12 +62,7 @@ interface GatewayThis extends Service<GatewaySettings> {
 	express(): (req: GatewayRequest, res: ServerResponse, next?: (error?: unknown) => void) => void;
 }
 
-interface OrganizationNotice {
-	organizationKey?: unknown;
-	serviceProviders?: unknown;
-}
-
-/** A change stream reads the feed this often when no `changes.recorded` notice woke it. */
+/** A change stream reads the feed this often when no `changes.recorded` event woke it. */
 const CHANGE_STREAM_POLL_MS = 5000;
 /** Proxies commonly close a connection quiet for 30-60 s. */
 const CHANGE_STREAM_KEEP_ALIVE_MS = 15_000;
@@ -132,8 +121,6 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 		// Middleware mode: the gateway's own node:http server (http-server.ts) passes requests to `this.express()`.
 		server: false,
 		port: undefined,
-		heldLookups: 250_000,
-		heldParticipantReads: 50_000,
 		routes: [
 			{
 				path: API_BASE,
@@ -197,38 +184,19 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 		},
 	},
 
-	// Notices (src/platform/notices.ts): what other processes changed, for what this gateway holds.
+	// Events (src/platform/events.ts): what other nodes changed, for what this gateway keeps.
 	events: {
-		[NOTICES.changesRecorded](this: GatewayThis) {
+		[EVENTS.changesRecorded](this: GatewayThis) {
 			this.changeStreams.wake();
 		},
-		[NOTICES.lookupInvalidated](this: GatewayThis, ctx: { params: OrganizationNotice }) {
-			const key = ctx.params.organizationKey;
-			this.held.lookupChanged(typeof key === "string" ? key : undefined);
-		},
-		[NOTICES.participantsChanged](this: GatewayThis, ctx: { params: OrganizationNotice }) {
-			const { organizationKey, serviceProviders } = ctx.params;
-			this.held.participantChanged(
-				typeof organizationKey === "string" ? organizationKey : undefined,
-				Array.isArray(serviceProviders) ? (serviceProviders as string[]) : undefined,
-			);
-		},
-		[NOTICES.catalogChanged](this: GatewayThis) {
-			this.held.catalogChanged();
-		},
-		[NOTICES.accountsChanged](this: GatewayThis) {
-			// Any account change may revoke a credential or rename a provider: forget them all (cheap, rare).
+		[EVENTS.accountsChanged](this: GatewayThis) {
+			// Any account change may revoke a credential: forget them all (cheap, rare).
 			this.credentials.clear();
-			this.held.accountsChanged();
 			this.changeStreams.endAll();
 		},
-		[NOTICES.loginLocked](this: GatewayThis, ctx: { params: { key?: unknown; seconds?: unknown } }) {
+		[EVENTS.loginLocked](this: GatewayThis, ctx: { params: { key?: unknown; seconds?: unknown } }) {
 			const { key, seconds } = ctx.params;
 			if (typeof key === "string" && typeof seconds === "number") this.throttle.heard(key, seconds);
-		},
-		[NOTICES_RESET](this: GatewayThis) {
-			this.credentials.clear();
-			this.held.clear();
 		},
 	},
 
@@ -320,10 +288,10 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 				lockoutSeconds: envNumber("AUTH_LOCKOUT_SECONDS"),
 				maxLockoutSeconds: envNumber("AUTH_MAX_LOCKOUT_SECONDS"),
 			},
-			(key, seconds) =>
-				void noticesOf(this.broker)
-					.publish(NOTICES.loginLocked, { key, seconds })
-					.catch(() => undefined),
+			(key, seconds) => {
+				countLockout(this.broker, key);
+				void broadcastEvents(this.broker, [{ name: EVENTS.loginLocked, payload: { key, seconds } }]);
+			},
 		);
 		this.rateLimiter = new RateLimiter({
 			perMinute: Number(env("RATE_LIMIT")) || 0,
@@ -333,10 +301,6 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 			onSyncError: (error) =>
 				this.logger.warn("rate limit: sharing with the other gateways failed:", String(error)),
 			onSynced: () => countMetric(this.broker, REGISTRY_METRICS.rateLimitSyncRounds),
-		});
-		this.held = new HeldAnswers({
-			lookups: this.settings.heldLookups,
-			participantReads: this.settings.heldParticipantReads,
 		});
 		this.trusted = trustedProxies(env("TRUST_PROXY"));
 		this.authenticator = new Authenticator(this.credentials, this.throttle, (username, password) =>
@@ -363,7 +327,6 @@ const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
 			: new MemoryKeyEntries();
 		this.operationCalls = new OperationCalls({
 			broker: this.broker,
-			held: this.held,
 			idempotency: new Idempotency(keyEntries, (error) =>
 				this.logger.warn("idempotency keys unavailable (adds run without them):", String(error)),
 			),

@@ -14,7 +14,6 @@ import { entityTagOf, isNotModified } from "../../src/contract/entity-tags";
 import { classify, errorBody } from "../../src/contract/error-body";
 import { answersLocation, API_BASE, type Operation } from "../../src/contract/operations";
 import { COMMON_HEADER_LIST, ERROR_CONTENT_TYPE, withCharset } from "../../src/contract/response-headers";
-import type { HeldBody } from "./answer-body";
 import { requestIdOf, type GatewayRequest, type RequestState } from "./request-state";
 
 const REQUEST_ID = "X-Request-ID";
@@ -90,50 +89,6 @@ function notModified(req: IncomingMessage, tag: string): boolean {
 function writeNotModified(req: IncomingMessage, res: ServerResponse, tag: string): void {
 	writeHead(req, res, 304, ["etag", tag]);
 	res.end();
-}
-
-/** A held answer, as `writeAnswer` writes the answer it was made from (a held operation is a GET: no Location). */
-export function writeHeldAnswer(req: IncomingMessage, res: ServerResponse, state: RequestState, held: HeldBody): void {
-	const operation = state.operation as Operation;
-	const { tag } = held;
-	if (tag !== undefined && notModified(req, tag)) return writeNotModified(req, res, tag);
-	const head = held.headType === state.contentType ? (held.head as string[]) : heldHeadOf(held, state.contentType);
-	// writeHead has written a head into the answer when it returns: a kept head serves every answer, with its request's ID.
-	head[1] = requestIdOf(req as GatewayRequest);
-	res.writeHead(operation.status, head);
-	res.end(held.bytes);
-}
-
-/** A held body's head; its second entry (the request's ID) is set per answer. */
-function heldHeadOf(held: HeldBody, contentType: string): string[] {
-	if (held.tag !== undefined) return taggedHeadOf(held.tag, held.length, contentType);
-	const head = headWith(contentType, "content-length", held.length);
-	held.head = head;
-	held.headType = contentType;
-	return head;
-}
-
-/** A held answer's head: the request's ID (set per answer), the common headers, its content type, then `more`. */
-function headWith(contentType: string, ...more: string[]): string[] {
-	return [REQUEST_ID, "", ...COMMON_HEADER_LIST, "content-type", contentType, ...more];
-}
-
-/**
- * A tagged body is one record's: a head kept per body would cost ~0.2 KB for every held read. One
- * head per content type serves them all instead (the operations' media types: a few), its tag
- * and length set per answer like its request ID.
- */
-const taggedHeads = new Map<string, string[]>();
-
-function taggedHeadOf(tag: string, length: string, contentType: string): string[] {
-	let head = taggedHeads.get(contentType);
-	if (!head) {
-		head = headWith(contentType, "etag", "", "content-length", "");
-		taggedHeads.set(contentType, head);
-	}
-	head[head.length - 3] = tag;
-	head[head.length - 1] = length;
-	return head;
 }
 
 /**

@@ -21,7 +21,7 @@ import { eventsFilter, type EventsQuery } from "./audit-query";
 import { ChangeFeed, FEED_MODELS, type FeedOutboxDoc, type FeedParts, type Numbered } from "./feed";
 import { changesLimit, parseCursor, type ChangePage } from "../../src/contract/changes";
 import { publishOnChannel, REGISTRY_CHANGES } from "../../src/platform/channels";
-import { NOTICES, noticesOf } from "../../src/platform/notices";
+import { broadcastEvents, EVENTS } from "../../src/platform/events";
 import { OutboxRelay } from "../../src/platform/outbox-relay";
 import { SORTABLE } from "../../src/contract/operations";
 import { DEFAULT_PAGE_SIZE, pageOf, type Page, type PageRequest } from "../../src/contract/paging";
@@ -152,14 +152,10 @@ const AuditServiceSchema: ServiceSchema<Record<string, never>, AuditService> = {
 				const numbered = await this.feed.record(ctx.params.records, eventDoc);
 				if (numbered.length > 0) {
 					void this.feedRelay.kick();
-					await noticesOf(this.broker)
-						.publish(NOTICES.changesRecorded, { sequence: numbered[numbered.length - 1].sequence })
-						.catch((error) =>
-							this.logger.warn(
-								"changes.recorded notice not sent (followers read on at their next poll):",
-								String(error),
-							),
-						);
+					// Followers that miss it read on at their next poll.
+					await broadcastEvents(this.broker, [
+						{ name: EVENTS.changesRecorded, payload: { sequence: numbered[numbered.length - 1].sequence } },
+					]);
 				}
 				return { recorded: ctx.params.records.length };
 			},

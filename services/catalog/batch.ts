@@ -1,18 +1,16 @@
 /**
- * One catalog change: the store writes, their audit records (src/platform/audit.ts: in the same
- * batch, so the trail and the data never disagree) and their `catalog.changed` notices
- * (src/platform/notices.ts: in the same batch too, so every process hears of every committed change).
- * One fact per record written.
+ * One catalog change: the store writes and their audit records (src/platform/audit.ts: in the same
+ * batch, so the trail and the data never disagree), and the `catalog.changed` event of each record
+ * written, sent once the batch committed (src/platform/events.ts).
  */
 import { auditRecord, auditWrite } from "../../src/platform/audit";
 import { catalogReference } from "./answers";
-import { NOTICES, noticeWrite } from "../../src/platform/notices";
 import type { Caller } from "../../src/contract/model";
 import type { StoredDoc, WriteOp } from "../../src/store/types";
 
 export type CatalogResource = "process" | "documentType" | "capability";
 
-/** Payload of the `catalog.changed` notice (docs/internals.md "Events and channels"). */
+/** Payload of the `catalog.changed` event (docs/internals.md "Events and channels"). */
 export interface CatalogChange {
 	resource: CatalogResource;
 	identifier: string;
@@ -108,7 +106,6 @@ export class CatalogBatch {
 					change: feed,
 				}),
 			),
-			noticeWrite(NOTICES.catalogChanged, change),
 		);
 		this.changes.push(change);
 	}

@@ -2,11 +2,11 @@
  * catalog: document types, processes and capabilities (spec "Document types", "Processes";
  * docs/internals.md "Actions"). Owns the collections processes, documentTypes, capabilities
  * and its audit outbox. The rules live in services/catalog/catalog.ts; this file adapts
- * actions to them, publishes the `catalog.changed` notices and keeps the read cache honest.
+ * actions to them, broadcasts the `catalog.changed` events and keeps the read cache honest.
  *
  * Caching: the public reads are cached per caller kind (anonymous callers see fewer
  * records, so `#user.role` is part of every key) and the whole catalog cache is dropped
- * after every change, here and, through the `catalog.changed` notice, on every other catalog node.
+ * after every change, on every catalog node (the `catalog.changed` event).
  * A short TTL bounds the one remaining race (a read that started before a write finishes
  * after the drop). Internal actions are not cached: their callers keep their own copies
  * and may hold on to the objects they receive.
@@ -14,6 +14,7 @@
 import type { Service, ServiceSchema } from "moleculer";
 import type { RegistryContext } from "../../src/platform/context";
 import { OutboxMixin, type OutboxThis } from "../../mixins/outbox.mixin";
+import { broadcastEvents, EVENTS } from "../../src/platform/events";
 import { DbMixin } from "../../mixins/db.mixin";
 import { IF_MATCH_PARAM } from "../../src/contract/entity-tags";
 import type { Caller } from "../../src/contract/model";
@@ -302,15 +303,18 @@ const CatalogServiceSchema: ServiceSchema = {
 
 	events: {
 		/** A catalog node changed the catalog: a memory cacher of this node still holds the old reads. */
-		"catalog.changed"(this: CatalogService) {
+		[EVENTS.catalogChanged](this: CatalogService) {
 			return this.dropCache();
 		},
 	},
 
 	methods: {
-		/** After a committed change (its notices are published): this node's read cache goes now, for the caller's next read. */
+		/** After a committed change: every node hears of it (this one too, whose read cache goes before the answer). */
 		async announce(this: CatalogService, changes: CatalogChange[]) {
-			if (changes.length) await this.dropCache();
+			await broadcastEvents(
+				this.broker,
+				changes.map((change) => ({ name: EVENTS.catalogChanged, payload: change })),
+			);
 		},
 		async dropCache(this: CatalogService) {
 			if (this.broker.cacher) await this.broker.cacher.clean(`${this.name}.**`);

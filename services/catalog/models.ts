@@ -5,7 +5,6 @@
  * (decisions §6 "one relation").
  */
 import { AUDIT_OUTBOX_MODEL } from "../../src/platform/audit";
-import { NOTICE_OUTBOX_MODEL } from "../../src/platform/notices";
 import { BOOTSTRAP_MODEL } from "./bootstrap";
 import type { ModelSpec, StoredDoc } from "../../src/store/types";
 
@@ -84,6 +83,5 @@ export const CATALOG_MODELS = {
 	documentTypes: DOCUMENT_TYPE_MODEL,
 	capabilities: CAPABILITY_MODEL,
 	auditOutbox: AUDIT_OUTBOX_MODEL,
-	noticeOutbox: NOTICE_OUTBOX_MODEL,
 	bootstrap: BOOTSTRAP_MODEL,
 };

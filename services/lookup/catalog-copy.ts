@@ -1,47 +1,48 @@
 /**
- * The lookup's copy of the catalog (every process, visible or not), which answers are built
- * from without a call. Reloaded on every catalog notice and after missed notices; the latest
- * reload wins. A failed reload is tried again every second, and until one succeeds the copy is
- * not `current`: answers are still given from the previous copy, but not kept anywhere.
+ * The lookup's copy of the catalog (every process, visible or not), which answers are built from
+ * without a call. Reloaded on every `catalog.changed` event and, for an event this node missed,
+ * every `refreshMs` (services/lookup/answer-cache.ts: the freshness it must keep). The latest
+ * reload wins; a failed one keeps the previous copy until the next.
  */
 import { createHash } from "node:crypto";
 import type { Process } from "../../src/contract/model";
+import { PeriodicTask } from "../../src/platform/periodic-task";
 
 export class CatalogCopy {
 	processes = new Map<string, Process>();
-	/** A digest of the copy: shared answers built from another copy are not taken. */
+	/** A digest of the copy: answers built from another copy are not taken. */
 	digest = "";
-	current = false;
-	/** The reload in progress: answers wait for it. */
-	loading: Promise<void> | null = null;
+	/** The first load: no answer is built before it. */
+	readonly loaded: Promise<void>;
 	private generation = 0;
+	private markLoaded!: () => void;
+	private readonly refresh: PeriodicTask;
 
 	constructor(
 		private readonly load: () => Promise<Process[]>,
-		private readonly onFailure: (error: unknown) => void,
-	) {}
+		onFailure: (error: unknown) => void,
+	) {
+		this.loaded = new Promise((resolve) => (this.markLoaded = resolve));
+		this.refresh = new PeriodicTask(() => this.reload(), onFailure);
+	}
 
-	/** Starts a reload; resolves once it is done (or failed, to be tried again). */
-	reload(): Promise<void> {
+	async reload(): Promise<void> {
 		const generation = ++this.generation;
-		this.current = false;
-		const loading = this.load()
-			.then((processes) => {
-				if (generation !== this.generation) return;
-				this.processes = new Map(processes.map((process) => [process.identifier, process]));
-				this.digest = createHash("sha256").update(JSON.stringify(processes)).digest("base64");
-				this.current = true;
-			})
-			.catch((error) => {
-				this.onFailure(error);
-				setTimeout(() => {
-					if (generation === this.generation) void this.reload();
-				}, 1000).unref();
-			})
-			.finally(() => {
-				if (this.loading === loading) this.loading = null;
-			});
-		this.loading = loading;
-		return loading;
+		const processes = await this.load();
+		if (generation !== this.generation) return;
+		const digest = createHash("sha256").update(JSON.stringify(processes)).digest("base64url");
+		if (digest !== this.digest) {
+			this.processes = new Map(processes.map((process) => [process.identifier, process]));
+			this.digest = digest;
+		}
+		this.markLoaded();
+	}
+
+	start(refreshMs: number): void {
+		this.refresh.start(refreshMs);
+	}
+
+	stop(): Promise<void> {
+		return this.refresh.stop();
 	}
 }

@@ -1,75 +1,88 @@
 /**
  * The organization process lookup (spec "Organizations", architecture "Lookup"): the one
- * endpoint anonymous clients hit hardest. It answers from its own read model (organization →
- * processes per participant), fed by participant changes over a durable channel, joined with
- * a copy of the catalog it keeps in memory, and shares finished answers through the cacher.
- * It never calls participants on the hot path. (The gateway holds finished answers too:
- * services/api/held-answers.ts.)
+ * endpoint anonymous clients hit hardest, answered by every lookup node over HTTP (decisions
+ * §12). It answers from its read model (organization → processes per participant) joined with
+ * a copy of the catalog, behind the answer cache (services/lookup/answer-cache.ts: how fresh an
+ * answer is). It never calls participants on the hot path.
  *
- * Whichever node applies a change publishes the `lookup.invalidated` notice once the read model
- * has it, also for a change it had applied before: every gateway and lookup node drops what it
- * holds for that organization (docs/internals.md "Notices").
+ * Participant changes reach it through the durable channel only. Applying one is idempotent (by
+ * the participant's version): a redelivery that changes nothing sends nothing. A change that
+ * keeps failing is tried again with back-off, then parked for an operator to replay
+ * (`registry lookup replay`, docs/operations.md).
  */
-import { Cachers, type Context, type Service, type ServiceSchema } from "moleculer";
+import { Cachers, type Context, type Service, type ServiceBroker, type ServiceSchema } from "moleculer";
+import type Redis from "ioredis";
 import type { RegistryContext } from "../../src/platform/context";
 import { DbMixin } from "../../mixins/db.mixin";
 import { NotFound, TypeMismatch } from "../../src/contract/errors";
 import { parseParticipantIdentifier } from "../../src/contract/identifiers";
 import type { Process } from "../../src/contract/model";
+import { withBackoff } from "../../src/platform/backoff";
 import { LOOKUP_GROUP, PARTICIPANTS_CHANGED, type ParticipantChange } from "../../src/platform/channels";
+import { broadcastEvents, EVENTS } from "../../src/platform/events";
 import { KeyedMutex } from "../../src/platform/keyed-mutex";
-import { NOTICES, NOTICES_RESET, noticesOf } from "../../src/platform/notices";
+import { PeriodicTask } from "../../src/platform/periodic-task";
+import { newRecordIdentifier } from "../../src/platform/record-identifier";
+import { REGISTRY_METRICS, setMetric } from "../../src/platform/registry-metrics";
 import { isDuplicateKey, isStaleVersion } from "../../src/store/errors";
-import type { Collection, Store } from "../../src/store/types";
+import type { Collection } from "../../src/store/types";
+import { AnswerCache } from "./answer-cache";
 import { CatalogCopy } from "./catalog-copy";
 import {
 	applyChange,
 	hasParticipants,
+	holdersMissingFrom,
+	mergeParticipantSets,
 	organizationAnswer,
 	organizationProcessIds,
 	ORGANIZATION_PROCESSES_MODEL,
-	rebuildModels,
+	PARKED_CHANGES_MODEL,
 	type OrganizationProcessesDoc,
+	type ParkedChangeDoc,
 } from "./read-model";
-import { SharedAnswers, type Visibility } from "./shared-answers";
+
+type ParticipantSet = Omit<ParticipantChange, "deleted">;
 
 interface Settings {
-	/** Seconds a finished answer lives in the shared cacher; changes delete it earlier. */
-	sharedAnswerTtl: number;
+	/** How long a node keeps an answer in memory, and how often it reloads its catalog copy (answer-cache.ts). */
+	localTtlMs: number;
+	/** How long an answer lives in Redis; changes mark it stale earlier. */
+	sharedTtlMs: number;
+	maxLocalOrganizations: number;
+	/** Tries of one change, the first wait, the longest wait (the channel's back-off). */
+	applyAttempts: number;
+	applyFirstDelayMs: number;
+	applyMaxDelayMs: number;
 	/** Participants read per call during a rebuild. */
 	rebuildPageSize: number;
+	/** How often the parked changes are counted for the metric. */
+	parkedCountIntervalMs: number;
 }
 
 interface LookupThis extends Service<Settings> {
-	store: Store;
-	collections: { organizationProcesses: Collection<OrganizationProcessesDoc> };
+	collections: {
+		organizationProcesses: Collection<OrganizationProcessesDoc>;
+		parkedChanges: Collection<ParkedChangeDoc>;
+	};
 	catalog: CatalogCopy;
-	shared: SharedAnswers;
+	answers: AnswerCache;
 	mutex: KeyedMutex;
-	/** Changes applied while a rebuild runs, re-applied after it wrote its snapshot. */
-	rebuildLog: ParticipantChange[] | null;
+	parkedCount: PeriodicTask;
 	rebuilding: Promise<{ organizations: number; participants: number }> | null;
-	answer(organizationKey: string, visibility: Visibility): Promise<Process[] | null>;
+	answer(organizationKey: string, anonymous: boolean): Promise<Process[] | null>;
+	receiveChange(payload: unknown, message: { working?(): void } | undefined): Promise<void>;
 	applyChange(change: ParticipantChange): Promise<boolean>;
-	writeChange(change: ParticipantChange): Promise<{ applied: boolean; version: number }>;
-	reloadCatalog(): Promise<void>;
+	writeModel(
+		organizationKey: string,
+		next: (doc: OrganizationProcessesDoc | null) => OrganizationProcessesDoc | null,
+	): Promise<number | null>;
+	park(payload: unknown, error: unknown): Promise<void>;
+	countParked(): Promise<number>;
 	rebuildNow(): Promise<{ organizations: number; participants: number }>;
-	readParticipantSets(): Promise<Omit<ParticipantChange, "deleted">[]>;
+	readParticipantSets(organizationKey?: string): Promise<ParticipantSet[]>;
 }
 
-const MAX_APPLY_ATTEMPTS = 10;
-
-const CHANGE_PARAMS = {
-	participant: { type: "string" },
-	organizationKey: { type: "string" },
-	processes: { type: "array", items: "string" },
-	version: { type: "number", integer: true, min: 1 },
-	deleted: { type: "boolean" },
-};
-
-function isRetryable(error: unknown): boolean {
-	return isStaleVersion(error) || isDuplicateKey(error);
-}
+const MAX_WRITE_ATTEMPTS = 10;
 
 function isChange(payload: unknown): payload is ParticipantChange {
 	const change = payload as Partial<ParticipantChange> | null;
@@ -78,20 +91,34 @@ function isChange(payload: unknown): payload is ParticipantChange {
 		typeof change.participant === "string" &&
 		typeof change.organizationKey === "string" &&
 		Array.isArray(change.processes) &&
-		typeof change.version === "number" &&
+		change.processes.every((id) => typeof id === "string") &&
+		Number.isInteger(change.version) &&
 		typeof change.deleted === "boolean"
 	);
 }
 
+/** The cacher's Redis client and key prefix in a cluster; none in one process (a memory cacher). */
+function redisOf(broker: ServiceBroker): { client: Redis | null; prefix: string } {
+	const cacher = broker.cacher as unknown as { client?: Redis; prefix?: string } | null;
+	if (!cacher || broker.cacher instanceof Cachers.Memory) return { client: null, prefix: "" };
+	return { client: cacher.client ?? null, prefix: cacher.prefix ?? "" };
+}
+
 const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<string, unknown> } = {
 	name: "lookup",
-	mixins: [DbMixin({ organizationProcesses: ORGANIZATION_PROCESSES_MODEL })],
+	mixins: [DbMixin({ organizationProcesses: ORGANIZATION_PROCESSES_MODEL, parkedChanges: PARKED_CHANGES_MODEL })],
 	// The catalog copy is loaded at start: answers are never built without it.
 	dependencies: ["catalog"],
 
 	settings: {
-		sharedAnswerTtl: 60,
+		localTtlMs: 500,
+		sharedTtlMs: 60_000,
+		maxLocalOrganizations: 250_000,
+		applyAttempts: 8,
+		applyFirstDelayMs: 100,
+		applyMaxDelayMs: 5000,
 		rebuildPageSize: 5000,
+		parkedCountIntervalMs: 30_000,
 	},
 
 	actions: {
@@ -103,21 +130,13 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 					throw new TypeMismatch(
 						`'${ctx.params.qualifiedIdentifier}' is not an organization qualified identifier`,
 					);
-				const answer = await this.answer(organization.organizationKey, ctx.meta.user ? "all" : "visible");
+				const answer = await this.answer(organization.organizationKey, !ctx.meta.user);
 				if (answer === null) throw NotFound.organization(ctx.params.qualifiedIdentifier);
 				return answer;
 			},
 		},
 
-		/** Applies one participant change (idempotent: only a newer version per participant counts). */
-		apply: {
-			params: CHANGE_PARAMS,
-			async handler(this: LookupThis, ctx: Context<ParticipantChange>): Promise<{ applied: boolean }> {
-				return { applied: await this.applyChange(ctx.params) };
-			},
-		},
-
-		/** Rebuilds the read model from participants.organizationProcessSets (npm run lookup:rebuild). */
+		/** Rebuilds the read model from participants.organizationProcessSets (`npm run lookup:rebuild`). */
 		rebuild: {
 			handler(this: LookupThis): Promise<{ organizations: number; participants: number }> {
 				this.rebuilding ??= this.rebuildNow().finally(() => {
@@ -126,132 +145,190 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 				return this.rebuilding;
 			},
 		},
+
+		/** The changes parked after their retries, oldest first (`registry lookup parked`). */
+		parkedChanges: {
+			params: { limit: { type: "number", integer: true, min: 1, max: 1000, optional: true, convert: true } },
+			handler(this: LookupThis, ctx: Context<{ limit?: number }>): Promise<ParkedChangeDoc[]> {
+				return this.collections.parkedChanges.find({
+					sort: [{ field: "at", direction: "asc" }],
+					limit: ctx.params.limit ?? 100,
+				});
+			},
+		},
+
+		/** Removes a parked change an operator has dealt with (`registry lookup drop`). */
+		dropParked: {
+			params: { identifier: { type: "string" } },
+			async handler(this: LookupThis, ctx: Context<{ identifier: string }>): Promise<{ dropped: boolean }> {
+				const dropped = await this.collections.parkedChanges.delete(ctx.params.identifier);
+				await this.countParked();
+				return { dropped };
+			},
+		},
+
+		/** Applies the parked changes again and removes those that applied (`registry lookup replay`). */
+		replayParked: {
+			async handler(this: LookupThis): Promise<{ replayed: number; failed: number }> {
+				let replayed = 0;
+				let failed = 0;
+				for await (const parked of this.collections.parkedChanges.iterate({})) {
+					try {
+						if (!isChange(parked.change)) throw new Error("not a participant change");
+						await this.applyChange(parked.change);
+						await this.collections.parkedChanges.delete(parked.identifier);
+						replayed++;
+					} catch (error) {
+						failed++;
+						this.logger.warn(`parked change ${parked.identifier} still fails:`, String(error));
+					}
+				}
+				await this.countParked();
+				return { replayed, failed };
+			},
+		},
 	},
 
 	channels: {
 		[PARTICIPANTS_CHANGED]: {
 			group: LOOKUP_GROUP,
-			async handler(this: LookupThis, payload: unknown) {
-				if (!isChange(payload)) {
-					this.logger.warn(`ignoring a malformed ${PARTICIPANTS_CHANGED} message`);
-					return;
-				}
-				await this.applyChange(payload);
+			handler(this: LookupThis, payload: unknown, message?: { working?(): void }) {
+				return this.receiveChange(payload, message);
 			},
 		},
 	},
 
-	// Notices (src/platform/notices.ts): every lookup node hears them, whichever node made the change.
+	// Events (src/platform/events.ts): every lookup node hears them, whichever node made the change.
 	events: {
-		[NOTICES.catalogChanged](this: LookupThis) {
-			void this.reloadCatalog();
+		[EVENTS.catalogChanged](this: LookupThis) {
+			return this.catalog
+				.reload()
+				.catch((error) => this.logger.warn("lookup: catalog reload failed:", String(error)));
 		},
-		[NOTICES.lookupInvalidated](this: LookupThis, ctx: Context<{ organizationKey?: string; version?: number }>) {
-			const { organizationKey, version } = ctx.params;
-			if (typeof organizationKey !== "string") this.shared.forgetVersions();
-			else if (typeof version === "number") this.shared.knowVersion(organizationKey, version);
-		},
-		[NOTICES_RESET](this: LookupThis) {
-			void this.catalog.reload();
+		[EVENTS.lookupInvalidated](this: LookupThis, ctx: Context<{ organizationKey?: unknown }>) {
+			const { organizationKey } = ctx.params;
+			this.answers.forget(typeof organizationKey === "string" ? organizationKey : undefined);
 		},
 	},
 
 	methods: {
-		/** The shared answer, else one read of the model joined with the catalog copy (null: no participant). */
-		async answer(this: LookupThis, organizationKey: string, visibility: Visibility): Promise<Process[] | null> {
-			if (this.catalog.loading) await this.catalog.loading;
-			const { digest } = this.catalog;
-			const epoch = this.shared.epoch;
-			const shared = await this.shared.get(organizationKey, visibility, digest);
-			if (shared !== undefined) return shared;
-			const doc = await this.collections.organizationProcesses.get(organizationKey);
-			if (doc?.version !== undefined) this.shared.knowVersion(organizationKey, doc.version);
-			if (!hasParticipants(doc)) return null;
-			const answer = organizationAnswer(
-				organizationProcessIds(doc as OrganizationProcessesDoc),
-				this.catalog.processes,
-				visibility === "visible",
-			);
-			// Shared only while this node hears every notice and its catalog copy is current.
-			if (this.catalog.current && noticesOf(this.broker).trusted)
-				await this.shared.set(organizationKey, visibility, answer, doc?.version ?? 0, digest, epoch);
-			return answer;
+		/** The organization's processes as a caller sees them; null when it has no participant. */
+		async answer(this: LookupThis, organizationKey: string, anonymous: boolean): Promise<Process[] | null> {
+			await this.catalog.loaded;
+			const { digest, processes } = this.catalog;
+			return this.answers.get(organizationKey, anonymous ? "visible" : "all", digest, async () => {
+				const doc = await this.collections.organizationProcesses.get(organizationKey);
+				const answer = hasParticipants(doc)
+					? organizationAnswer(organizationProcessIds(doc as OrganizationProcessesDoc), processes, anonymous)
+					: null;
+				return { version: doc?.version ?? 0, answer };
+			});
+		},
+
+		/** One channel message: applied with back-off, else parked (a failed park is the channel's to redeliver). */
+		async receiveChange(this: LookupThis, payload: unknown, message?: { working?(): void }): Promise<void> {
+			if (!isChange(payload)) return this.park(payload, new Error("malformed participant change"));
+			try {
+				await withBackoff(() => this.applyChange(payload), {
+					attempts: this.settings.applyAttempts,
+					firstDelayMs: this.settings.applyFirstDelayMs,
+					maxDelayMs: this.settings.applyMaxDelayMs,
+					// JetStream redelivers a message not acknowledged in time: the work goes on.
+					beforeWait: () => message?.working?.(),
+				});
+			} catch (error) {
+				await this.park(payload, error);
+			}
+		},
+
+		/** Applies a change; when the model changed, Redis is marked and every node forgets the organization. */
+		async applyChange(this: LookupThis, change: ParticipantChange): Promise<boolean> {
+			const version = await this.writeModel(change.organizationKey, (doc) => applyChange(doc, change));
+			if (version === null) return false;
+			await this.answers.changed(change.organizationKey, version);
+			await broadcastEvents(this.broker, [
+				{ name: EVENTS.lookupInvalidated, payload: { organizationKey: change.organizationKey, version } },
+			]);
+			return true;
+		},
+
+		/** Read, change, write back at the read version (another node's write makes it read again); null: nothing to write. */
+		async writeModel(
+			this: LookupThis,
+			organizationKey: string,
+			next: (doc: OrganizationProcessesDoc | null) => OrganizationProcessesDoc | null,
+		): Promise<number | null> {
+			const models = this.collections.organizationProcesses;
+			return this.mutex.run(organizationKey, async () => {
+				for (let attempt = 1; ; attempt++) {
+					const doc = await models.get(organizationKey);
+					const changed = next(doc);
+					if (!changed) return null;
+					try {
+						const written = doc ? await models.replace(changed, doc.version) : await models.insert(changed);
+						return written.version ?? 1;
+					} catch (error) {
+						const raced = isStaleVersion(error) || isDuplicateKey(error);
+						if (!raced || attempt >= MAX_WRITE_ATTEMPTS) throw error;
+					}
+				}
+			});
+		},
+
+		async park(this: LookupThis, payload: unknown, error: unknown): Promise<void> {
+			this.logger.error("lookup: a participant change failed after its retries and is parked:", String(error));
+			await this.collections.parkedChanges.insert({
+				identifier: newRecordIdentifier(),
+				at: new Date().toISOString(),
+				change: payload,
+				error: String(error),
+			});
+			await this.countParked();
+		},
+
+		async countParked(this: LookupThis): Promise<number> {
+			const parked = await this.collections.parkedChanges.count();
+			setMetric(this.broker, REGISTRY_METRICS.lookupParkedChanges, parked);
+			return parked;
 		},
 
 		/**
-		 * Applies a change and tells every node, also when it was applied before (a redelivery
-		 * after a publish that failed): the notice must follow the read model. A failed publish
-		 * fails the apply, so the channel delivers the change again.
+		 * Merges the participants' current state into the read model, organization by organization,
+		 * at each holder's newer version: a change another node applies meanwhile is kept. A holder
+		 * the read misses is confirmed by a fresh read of its organization before it is removed.
 		 */
-		async applyChange(this: LookupThis, change: ParticipantChange): Promise<boolean> {
-			if (this.rebuildLog) this.rebuildLog.push(change);
-			const { applied, version } = await this.mutex.run(change.organizationKey, () => this.writeChange(change));
-			this.shared.knowVersion(change.organizationKey, version);
-			await this.shared.invalidate(change.organizationKey);
-			await noticesOf(this.broker).publish(NOTICES.lookupInvalidated, {
-				organizationKey: change.organizationKey,
-				version,
-			});
-			return applied;
-		},
-
-		/** Read, apply, write back at the read version; a concurrent writer (another node) makes it retry. */
-		async writeChange(this: LookupThis, change: ParticipantChange): Promise<{ applied: boolean; version: number }> {
-			const models = this.collections.organizationProcesses;
-			for (let attempt = 1; ; attempt++) {
-				const doc = await models.get(change.organizationKey);
-				const next = applyChange(doc, change);
-				if (!next) return { applied: false, version: doc?.version ?? 0 };
-				try {
-					const written = doc ? await models.replace(next, doc.version) : await models.insert(next);
-					return { applied: true, version: written.version ?? 0 };
-				} catch (error) {
-					if (!isRetryable(error) || attempt >= MAX_APPLY_ATTEMPTS) throw error;
-				}
-			}
-		},
-
-		/** Reloads the catalog copy; answers shared from the old copy are dropped (and would not be taken anyway). */
-		async reloadCatalog(this: LookupThis): Promise<void> {
-			const loading = this.catalog.reload();
-			await this.shared.invalidate();
-			await loading;
-		},
-
 		async rebuildNow(this: LookupThis): Promise<{ organizations: number; participants: number }> {
-			this.rebuildLog = [];
-			try {
-				const sets = await this.readParticipantSets();
-				const models = rebuildModels(sets);
-				const collection = this.collections.organizationProcesses.spec.collection;
-				await this.store.batch([
-					{ kind: "deleteWhere", collection, filter: {} },
-					...models.map((doc) => ({ kind: "insert" as const, collection, doc })),
-				]);
-				// Changes that arrived while the snapshot was read may be missing from it: apply them again.
-				const during = this.rebuildLog;
-				this.rebuildLog = null;
-				for (const change of during)
-					await this.mutex.run(change.organizationKey, () => this.writeChange(change));
-				this.shared.forgetVersions();
-				await this.shared.invalidate();
-				await noticesOf(this.broker).publish(NOTICES.lookupInvalidated, {});
-				this.logger.info(`lookup rebuilt: ${models.length} organization(s), ${sets.length} participant(s)`);
-				return { organizations: models.length, participants: sets.length };
-			} finally {
-				this.rebuildLog = null;
+			const sets = await this.readParticipantSets();
+			const byOrganization = new Map<string, ParticipantSet[]>();
+			for (const set of sets)
+				byOrganization.set(set.organizationKey, [...(byOrganization.get(set.organizationKey) ?? []), set]);
+			const organizations = new Set(byOrganization.keys());
+			for await (const doc of this.collections.organizationProcesses.iterate({}))
+				if (holdersMissingFrom(doc, byOrganization.get(doc.identifier))) organizations.add(doc.identifier);
+			for (const organizationKey of organizations) {
+				let read = byOrganization.get(organizationKey) ?? [];
+				const doc = await this.collections.organizationProcesses.get(organizationKey);
+				if (doc && holdersMissingFrom(doc, read)) read = await this.readParticipantSets(organizationKey);
+				const version = await this.writeModel(organizationKey, (current) =>
+					mergeParticipantSets(current, organizationKey, read),
+				);
+				if (version !== null) await this.answers.changed(organizationKey, version);
 			}
+			await broadcastEvents(this.broker, [{ name: EVENTS.lookupInvalidated, payload: {} }]);
+			this.logger.info(`lookup rebuilt: ${byOrganization.size} organization(s), ${sets.length} participant(s)`);
+			return { organizations: byOrganization.size, participants: sets.length };
 		},
 
-		/** Every participant's processes, in keyset pages (a page boundary never skips a participant). */
-		async readParticipantSets(this: LookupThis): Promise<Omit<ParticipantChange, "deleted">[]> {
-			const sets: Omit<ParticipantChange, "deleted">[] = [];
+		/** Participants' processes (of one organization, or all), in keyset pages: a page boundary never skips one. */
+		async readParticipantSets(this: LookupThis, organizationKey?: string): Promise<ParticipantSet[]> {
+			const sets: ParticipantSet[] = [];
 			let after: string | undefined;
 			for (;;) {
 				const page = await this.broker.call<
-					Omit<ParticipantChange, "deleted">[],
-					{ after?: string; limit: number }
+					ParticipantSet[],
+					{ organizationKey?: string; after?: string; limit: number }
 				>("participants.organizationProcessSets", {
+					...(organizationKey !== undefined ? { organizationKey } : {}),
 					...(after !== undefined ? { after } : {}),
 					limit: this.settings.rebuildPageSize,
 				});
@@ -266,24 +343,36 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 		this.catalog = new CatalogCopy(
 			() => this.broker.call<Process[], Record<string, never>>("catalog.allProcesses", {}),
 			(error) =>
-				this.logger.error(
-					"lookup: reloading the catalog failed (tried again in a second); answers keep the previous copy meanwhile:",
-					String(error),
-				),
+				this.logger.warn("lookup: catalog reload failed (the previous copy answers meanwhile):", String(error)),
 		);
-		this.shared = new SharedAnswers(
-			// Only a cacher other processes read: in one process the gateway holds every answer already.
-			() => (this.broker.cacher instanceof Cachers.Memory ? null : this.broker.cacher),
-			this.settings.sharedAnswerTtl,
-			(error) => this.logger.warn("lookup: the shared cacher is unavailable:", String(error)),
-		);
+		const redis = redisOf(this.broker);
+		this.answers = new AnswerCache({
+			redis: redis.client,
+			prefix: redis.prefix,
+			localTtlMs: this.settings.localTtlMs,
+			sharedTtlMs: this.settings.sharedTtlMs,
+			maxLocalOrganizations: this.settings.maxLocalOrganizations,
+			onRedisError: (error) =>
+				this.logger.debug("lookup: Redis unavailable, answering from the store:", String(error)),
+		});
 		this.mutex = new KeyedMutex();
-		this.rebuildLog = null;
+		this.parkedCount = new PeriodicTask(
+			() => this.countParked(),
+			(error) => this.logger.warn("lookup: counting parked changes failed:", String(error)),
+		);
 		this.rebuilding = null;
 	},
 
 	async started(this: LookupThis) {
-		await this.reloadCatalog();
+		await this.catalog.reload();
+		this.catalog.start(this.settings.localTtlMs);
+		await this.countParked();
+		this.parkedCount.start(this.settings.parkedCountIntervalMs);
+	},
+
+	async stopped(this: LookupThis) {
+		await this.catalog.stop();
+		await this.parkedCount.stop();
 	},
 };
 

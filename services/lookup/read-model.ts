@@ -63,17 +63,39 @@ export function organizationProcessIds(doc: OrganizationProcessesDoc): string[] 
 	return [...ids];
 }
 
-/** Read models from the participants' current state (the rebuild). Tombstones are not needed there. */
-export function rebuildModels(sets: Omit<ParticipantChange, "deleted">[]): OrganizationProcessesDoc[] {
-	const models = new Map<string, OrganizationProcessesDoc>();
-	for (const set of sets) {
-		const doc = models.get(set.organizationKey) ?? { identifier: set.organizationKey, holders: {} };
-		const known = doc.holders[set.participant];
-		if (!known || known.version < set.version)
-			doc.holders[set.participant] = { processes: [...set.processes], version: set.version };
-		models.set(set.organizationKey, doc);
-	}
-	return [...models.values()];
+/**
+ * The model of one organization after a rebuild read its participants' current state: each
+ * holder at the newer of the known and the read version, and a live holder the participants no
+ * longer have removed (a tombstone one version on). Null when nothing changes: a change applied
+ * meanwhile by another node is never overwritten by an older read.
+ */
+export function mergeParticipantSets(
+	doc: OrganizationProcessesDoc | null,
+	organizationKey: string,
+	sets: Omit<ParticipantChange, "deleted">[],
+): OrganizationProcessesDoc | null {
+	let next = doc;
+	for (const set of sets) next = applyChange(next, { ...set, deleted: false }) ?? next;
+	const read = new Set(sets.map((set) => set.participant));
+	for (const [participant, holder] of Object.entries(doc?.holders ?? {}))
+		if (!holder.deleted && !read.has(participant))
+			next = applyChange(next, {
+				participant,
+				organizationKey,
+				processes: [],
+				version: holder.version + 1,
+				deleted: true,
+			});
+	return next === doc ? null : next;
+}
+
+/** Does the model hold a live participant that `sets` (a rebuild's read of the organization) does not? */
+export function holdersMissingFrom(
+	doc: OrganizationProcessesDoc,
+	sets: Omit<ParticipantChange, "deleted">[] | undefined,
+): boolean {
+	const read = new Set((sets ?? []).map((set) => set.participant));
+	return Object.entries(doc.holders).some(([participant, holder]) => !holder.deleted && !read.has(participant));
 }
 
 /** A process as an anonymous caller may see it: hidden document types and dependencies left out (decisions §4). */
@@ -105,3 +127,17 @@ export function organizationAnswer(
 				a.identifier.localeCompare(b.identifier),
 		);
 }
+
+/** A participant change the lookup could not apply after its retries, kept for an operator to replay (docs/operations.md). */
+export interface ParkedChangeDoc extends StoredDoc {
+	at: string;
+	/** The channel's message as received (a malformed one too). */
+	change: unknown;
+	error: string;
+}
+
+export const PARKED_CHANGES_MODEL: ModelSpec = {
+	collection: "parkedParticipantChanges",
+	fields: { at: { kind: "string" } },
+	indexes: [{ name: "at", fields: ["at"] }],
+};

@@ -2,9 +2,9 @@
  * participants: organizations' customer relations with service providers (spec "Participants",
  * decisions §4–§7). Owns `participants`, `processClaims`, the audit outbox and the change
  * outbox. The rules and changes live in services/participants/participants.ts; this file
- * adapts actions to them and delivers each committed change: applied to a lookup before the
- * request answers, published on the durable channel `registry.participants.changed`, and told
- * to every process as the `participants.changed` notice (a relay delivers what a failure left).
+ * adapts actions to them and publishes each committed change on the durable channel
+ * `registry.participants.changed`, the one way it reaches the lookups (a relay publishes what a
+ * failure left in the change outbox).
  */
 import { countMetric, REGISTRY_METRICS } from "../../src/platform/registry-metrics";
 import type { Readable } from "node:stream";
@@ -25,10 +25,9 @@ import {
 	type ExportPageRequest,
 	type ImportedParticipant,
 } from "../../src/exchange/registry-export";
-import { isActionAvailable } from "../../src/platform/broker";
-import { publishParticipantChange, type ParticipantChange } from "../../src/platform/channels";
+import { channelsSubscribed, publishParticipantChange, type ParticipantChange } from "../../src/platform/channels";
 import { KeyedMutex } from "../../src/platform/keyed-mutex";
-import { NOTICES, NOTICES_RESET, noticesOf } from "../../src/platform/notices";
+import { EVENTS } from "../../src/platform/events";
 import { PeriodicTask } from "../../src/platform/periodic-task";
 import type { Collection, Filter, Store } from "../../src/store/types";
 import type { PlannedChange } from "./changes";
@@ -58,8 +57,6 @@ interface Settings {
 	sweepIntervalMs: number;
 	/** Attempts of a change that lost an optimistic version race before it answers 409. */
 	maxWriteAttempts: number;
-	/** How long a change's apply on a lookup of another process may take before the channel is left to bring it. */
-	lookupApplyTimeoutMs: number;
 	/** Process replacement jobs (services/participants/process-replacement.ts); unset: PROCESS_REPLACEMENT_BATCH_SIZE, read when a job starts. */
 	jobBatchSize?: number;
 	/** Unset: PROCESS_REPLACEMENT_BATCH_DELAY_MS. */
@@ -96,7 +93,6 @@ interface ParticipantsThis
 	/** Background work awaited on stop, so none meets a closed store. */
 	leftovers: Promise<unknown> | null;
 	deliverChange(change: ParticipantChange): Promise<void>;
-	applyToLookup(change: ParticipantChange): Promise<void>;
 	sweep(today: string): Promise<number>;
 }
 
@@ -135,7 +131,6 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 	settings: {
 		sweepIntervalMs: envNumber("PARTICIPANT_SWEEP_INTERVAL_SECONDS") * 1000,
 		maxWriteAttempts: 8,
-		lookupApplyTimeoutMs: 1000,
 		jobHeartbeatMs: 5000,
 		jobStaleAfterMs: 60_000,
 		jobCheckIntervalMs: 60_000,
@@ -341,62 +336,21 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		...PROCESS_REPLACEMENT_ACTIONS,
 	},
 
-	// Notices (src/platform/notices.ts): every participants node hears them, whichever node made the change.
+	// Events (src/platform/events.ts): every participants node hears them, whichever node made the change.
 	events: {
-		[NOTICES.catalogChanged](this: ParticipantsThis) {
+		[EVENTS.catalogChanged](this: ParticipantsThis) {
 			// A renamed, hidden or deleted process (or a document type nested in one) must show at once.
 			this.processResolver.clear();
 		},
-		[NOTICES.accountsChanged](this: ParticipantsThis) {
-			this.providerResolver.clear();
-		},
-		[NOTICES_RESET](this: ParticipantsThis) {
-			this.processResolver.clear();
+		[EVENTS.accountsChanged](this: ParticipantsThis) {
 			this.providerResolver.clear();
 		},
 	},
 
 	methods: {
-		/**
-		 * A committed change, delivered: to a lookup first (this process's, else any node's), so
-		 * it is in the lookup by the time the request answers; on the durable channel, which
-		 * brings it to the lookup in any case; and as a notice to every process. All three are
-		 * idempotent; a failed publish throws, and the change stays in the outbox for the relay.
-		 */
+		/** A committed change, published on the durable channel; a failed publish throws and the change stays in the outbox. */
 		async deliverChange(this: ParticipantsThis, change: ParticipantChange): Promise<void> {
-			await this.applyToLookup(change);
 			await publishParticipantChange(this.broker, change);
-			const { participant, organizationKey, serviceProviders } = change;
-			await noticesOf(this.broker).publish(NOTICES.participantsChanged, {
-				participant,
-				organizationKey,
-				serviceProviders: serviceProviders ?? null,
-			});
-		},
-
-		/**
-		 * One attempt on each of two lookup nodes, each bounded by `lookupApplyTimeoutMs`: a node
-		 * that died is not noticed for seconds, and the channel delivers the change anyway.
-		 */
-		async applyToLookup(this: ParticipantsThis, change: ParticipantChange): Promise<void> {
-			const local = Boolean(this.broker.getLocalService("lookup"));
-			if (!local && !isActionAvailable(this.broker, "lookup.apply")) return;
-			for (let attempt = 1; attempt <= (local ? 1 : 2); attempt++) {
-				try {
-					await this.broker.call(
-						"lookup.apply",
-						change,
-						local ? {} : { timeout: this.settings.lookupApplyTimeoutMs },
-					);
-					return;
-				} catch (error) {
-					if (local || attempt === 2)
-						this.logger.warn(
-							`lookup.apply failed for participant ${change.participant} v${change.version} (the channel brings it):`,
-							String(error),
-						);
-				}
-			}
 		},
 
 		async sweep(this: ParticipantsThis, today: string): Promise<number> {
@@ -475,10 +429,10 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		this.sweeper.start(this.settings.sweepIntervalMs);
 		this.startTransfers();
 		this.jobCheck.start(this.settings.jobCheckIntervalMs);
-		// What a killed process committed but never delivered is in the outbox: deliver it as soon
-		// as a lookup is up (before that, the in-process channel has no subscriber), not a relay interval later.
-		this.leftovers = this.broker
-			.waitForServices(["lookup"], 15000)
+		// What a killed process committed but never delivered is in the outbox: deliver it as soon as a
+		// lookup listens (an in-process channel drops what it is sent before), not a relay interval later.
+		this.leftovers = channelsSubscribed(this.broker)
+			.then(() => this.broker.waitForServices(["lookup"], 15000))
 			.then(() => this.relayChangesNow(0))
 			.catch((error) =>
 				this.logger.warn("participant changes left in the outbox wait for the relay:", String(error)),

@@ -1,14 +1,11 @@
 /**
  * Builds a registry broker: the configuration of moleculer.config.ts with the registry's
- * middlewares (durable channels, notices, cheap request metrics, the role check). services/index.ts adds the
- * services a process runs.
+ * middlewares (durable channels, the role check). services/index.ts adds the services a process runs.
  */
 import { ServiceBroker, type BrokerOptions, type Middleware as BrokerMiddleware } from "moleculer";
 import { checkCredentials } from "./connections";
 import { brokerOptions } from "../../moleculer.config";
 import { channelsMiddleware } from "./channels";
-import { requestMetricsMiddleware } from "./metrics-middleware";
-import { noticesMiddleware } from "./notices";
 import { permissionsMiddleware } from "./permissions";
 
 /**
@@ -19,30 +16,21 @@ function credentialsMiddleware(source: NodeJS.ProcessEnv): BrokerMiddleware {
 	return { name: "Credentials", starting: () => checkCredentials(source) } as unknown as BrokerMiddleware;
 }
 
-/** Middlewares every registry broker uses: the credentials check, the durable channels for participant changes, and the notices. */
+/** Middlewares every registry broker uses: the credentials check and the durable channels for participant changes. */
 function registryMiddlewares(source: NodeJS.ProcessEnv): NonNullable<BrokerOptions["middlewares"]> {
-	return [
-		credentialsMiddleware(source) as never,
-		channelsMiddleware(source) as never,
-		noticesMiddleware(source) as never,
-	];
+	return [credentialsMiddleware(source) as never, channelsMiddleware(source) as never];
 }
 
 /**
- * Moleculer's internal middlewares (ServiceBroker.INTERNAL_MIDDLEWARES), in its order, with Metrics
- * replaced by the registry's cheaper request metrics and the role check placed right outside
- * Cacher (so outside Validator too): a refused caller gets neither a cached answer nor a
- * validation error. The broker is built with `internalMiddlewares: false` and this list instead.
+ * Moleculer's internal middlewares (ServiceBroker.INTERNAL_MIDDLEWARES), in its order, with the
+ * role check placed right outside Cacher (so outside Validator too): a refused caller gets
+ * neither a cached answer nor a validation error. The broker is built with
+ * `internalMiddlewares: false` and this list instead.
  */
 function internalMiddlewares(): NonNullable<BrokerOptions["middlewares"]> {
 	const names = ServiceBroker.INTERNAL_MIDDLEWARES;
-	if (!names.includes("Cacher") || !names.includes("Metrics"))
-		throw new Error(`moleculer's internal middlewares changed: ${names.join(", ")}`);
-	return names.flatMap((name) => {
-		if (name === "Metrics") return [requestMetricsMiddleware as never];
-		if (name === "Cacher") return [name, permissionsMiddleware() as never];
-		return [name];
-	});
+	if (!names.includes("Cacher")) throw new Error(`moleculer's internal middlewares changed: ${names.join(", ")}`);
+	return names.flatMap((name) => (name === "Cacher" ? [name, permissionsMiddleware() as never] : [name]));
 }
 
 export interface BrokerBuildOptions {

@@ -83,6 +83,38 @@ interface ChannelAdapter {
 	createStream?(name: string, subjects: string[], options: object): Promise<unknown>;
 	subscribe(chan: { id: string }, service: unknown): Promise<void>;
 	stopChannelActiveMessages(channelId: string): void;
+	publish(channelName: string, payload: unknown, opts?: { headers?: unknown }): Promise<void>;
+	opts: { eventPrefix?: string };
+}
+
+/** How long a publish in one process waits for its consumer before the outbox's relay is left to publish again. */
+const IN_PROCESS_WAIT_MS = 2000;
+
+/**
+ * The in-process adapter's publish does not wait for its consumer, and nothing redelivers in one
+ * process: a change whose outbox entry went before the lookup applied it would be lost by a crash.
+ * Its publish waits for the consumer here (bounded: a slow one leaves the entry to the relay).
+ */
+function awaitInProcessConsumers(broker: ServiceBroker, adapter: ChannelAdapter): void {
+	adapter.publish = async (channelName, payload, opts = {}) => {
+		const delivered = broker.emit(
+			`${adapter.opts.eventPrefix}.${channelName}`,
+			{ payload, headers: opts.headers },
+			{},
+		);
+		let timer: NodeJS.Timeout | undefined;
+		const late = new Promise<never>((_, reject) => {
+			timer = setTimeout(
+				() => reject(new Error(`${channelName}: the consumer did not finish in time`)),
+				IN_PROCESS_WAIT_MS,
+			);
+		});
+		try {
+			await Promise.race([delivered, late]);
+		} finally {
+			clearTimeout(timer);
+		}
+	};
 }
 
 /** NATS's "consumer name already in use" (JetStream API error 10013). */
@@ -149,12 +181,31 @@ async function reportPending(broker: ServiceBroker): Promise<void> {
 	}
 }
 
+/** Per broker: resolves once its channels have subscribed (the middleware's `started`, after every service's). */
+const subscribed = new WeakMap<ServiceBroker, { promise: Promise<void>; resolve: () => void }>();
+
+function subscriptionsOf(broker: ServiceBroker): { promise: Promise<void>; resolve: () => void } {
+	let known = subscribed.get(broker);
+	if (!known) {
+		let resolve!: () => void;
+		const promise = new Promise<void>((done) => (resolve = done));
+		subscribed.set(broker, (known = { promise, resolve }));
+	}
+	return known;
+}
+
+/** Resolves once this broker's channel consumers listen (at once without channels): an in-process channel drops what is sent before. */
+export function channelsSubscribed(broker: ServiceBroker): Promise<void> {
+	if (!(broker as unknown as { channelAdapter?: unknown }).channelAdapter) return Promise.resolve();
+	return subscriptionsOf(broker).promise;
+}
+
 /** The middleware the broker registers (src/platform/broker.ts). */
 export function channelsMiddleware(source: NodeJS.ProcessEnv = process.env): BrokerMiddleware {
 	const adapter = channelsAdapter(source);
 	// The package's generated typings mark every option as required; the rest have defaults.
 	const middleware = Middleware({ adapter } as unknown as Parameters<typeof Middleware>[0]);
-	if (adapter.type !== "NATS") return middleware as unknown as BrokerMiddleware;
+	const nats = adapter.type === "NATS";
 	let broker: ServiceBroker;
 	const pending = new PeriodicTask(
 		() => reportPending(broker),
@@ -165,14 +216,19 @@ export function channelsMiddleware(source: NodeJS.ProcessEnv = process.env): Bro
 		created(created: ServiceBroker) {
 			broker = created;
 			middleware.created(created);
-			retrySubscriptions((created as unknown as { channelAdapter: ChannelAdapter }).channelAdapter);
+			const channelAdapter = (created as unknown as { channelAdapter: ChannelAdapter }).channelAdapter;
+			if (nats) retrySubscriptions(channelAdapter);
+			else awaitInProcessConsumers(created, channelAdapter);
 		},
 		async started() {
 			await middleware.started();
-			for (const channel of [PARTICIPANTS_CHANGED, REGISTRY_CHANGES]) await ensureStream(broker, channel);
+			if (nats)
+				for (const channel of [PARTICIPANTS_CHANGED, REGISTRY_CHANGES]) await ensureStream(broker, channel);
+			subscriptionsOf(broker).resolve();
 		},
 		// Services subscribe once started: the backlog is read from then on.
 		serviceStarted() {
+			if (!nats) return;
 			if (broker.isMetricsEnabled()) pending.start(PENDING_INTERVAL_MS);
 			void reportPending(broker).catch(() => undefined);
 		},

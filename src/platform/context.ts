@@ -9,10 +9,6 @@ import type { Caller } from "../contract/model";
 export interface RegistryMeta {
 	/** The caller, as the gateway authenticated it; absent or null for anonymous calls (src/platform/permissions.ts). */
 	user?: Caller | null;
-	/** The last notice the caller has heard: answer once this process has too (src/platform/notices.ts). */
-	$heardNotices?: number;
-	/** Set by a callee that answered before catching up: the caller must not hold the answer. */
-	$behindNotices?: boolean;
 }
 
 export type RegistryContext<P = unknown> = Context<P, RegistryMeta>;

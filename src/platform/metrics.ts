@@ -4,7 +4,6 @@
  * instead, so this reporter formats without listening.
  */
 import { MetricReporters, type ServiceBroker } from "moleculer";
-import { foldMetrics } from "./metrics-middleware";
 
 type Formatter = { generatePrometheusResponse(): string; init(registry: unknown): void };
 
@@ -28,9 +27,5 @@ export function prometheusFormatter(broker: ServiceBroker): (() => string) | nul
 		metricNameSuffix: null,
 	});
 	reporter.init(registry);
-	return () => {
-		// The request and event series count in plain numbers between reads (metrics-middleware.ts).
-		foldMetrics(broker);
-		return reporter.generatePrometheusResponse();
-	};
+	return () => reporter.generatePrometheusResponse();
 }

@@ -20,7 +20,7 @@ export const REGISTRY_METRICS = {
 		type: "gauge",
 		name: "registry.outbox.backlog",
 		labelNames: ["service", "outbox"],
-		description: "Messages waiting in a transactional outbox (audit, notices, changes)",
+		description: "Messages waiting in a transactional outbox (audit, changes)",
 	},
 	outboxOldestAge: {
 		type: "gauge",
@@ -41,37 +41,18 @@ export const REGISTRY_METRICS = {
 		description:
 			"Messages of a durable channel its consumer group has not yet acknowledged (JetStream num_pending + num_ack_pending)",
 	},
-	noticesPublished: {
-		type: "counter",
-		name: "registry.notices.published.total",
-		labelNames: ["topic"],
-		description: "Notices this process published",
-	},
-	noticeDelay: {
-		type: "histogram",
-		name: "registry.notice.delay.seconds",
-		labelNames: [],
-		description: "Seconds from a notice's publication to this process having handled it",
-		buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-	},
-	noticesTrusted: {
+	lookupParkedChanges: {
 		type: "gauge",
-		name: "registry.notices.trusted",
+		name: "registry.lookup.parked.changes",
 		labelNames: [],
-		description: "1 while this process hears every notice, 0 while it may miss some (holds no answers)",
-	},
-	noticesResets: {
-		type: "counter",
-		name: "registry.notices.resets.total",
-		labelNames: [],
-		description: "Times this process may have missed notices and dropped every held answer",
-	},
-	noticeCatchUpTimeouts: {
-		type: "counter",
-		name: "registry.notice.catch.up.timeouts.total",
-		labelNames: ["action"],
 		description:
-			"Calls this process answered without having heard every notice its caller had, after waiting for them (the caller holds nothing from such an answer)",
+			"Participant changes the lookup could not apply after its retries, parked for an operator to replay (registry lookup replay)",
+	},
+	idempotentReplays: {
+		type: "counter",
+		name: "registry.idempotent.replays.total",
+		labelNames: ["action"],
+		description: "Adds answered again to a retry with the same Idempotency-Key",
 	},
 	rateLimitSyncRounds: {
 		type: "counter",
@@ -141,7 +122,7 @@ export function observeMetric(broker: ServiceBroker, definition: Definition, val
 	registryOf(broker, definition)?.observe(definition.name, value, labels);
 }
 
-/** The `auth.locked` notice's key is `user:<digest>` or `addr:<digest>` (services/api/login-throttle.ts). */
+/** Counts a lockout by its key, `user:<digest>` or `addr:<digest>` (services/api/login-throttle.ts). */
 export function countLockout(broker: ServiceBroker, key: unknown): void {
 	if (typeof key !== "string") return;
 	countMetric(broker, REGISTRY_METRICS.loginLockouts, { scope: key.startsWith("addr:") ? "address" : "user" });

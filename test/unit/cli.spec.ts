@@ -353,6 +353,48 @@ describe("on a seeded store", () => {
 			"lookup rebuilt: 4 organization(s) from 4 participant(s)",
 		);
 	});
+
+	test("lookup parked, replay and drop: a parked change applies on replay, a malformed one is dropped", async () => {
+		process.env.DATA_DIR = dir;
+		const broker = createRegistryBroker({
+			services: ["catalog", "accounts", "participants", "lookup"],
+			overrides: { logger: false },
+		});
+		await broker.start();
+		const organizationKey = "0088:parked-by-the-cli-test";
+		try {
+			const lookup = broker.getLocalService("lookup") as unknown as {
+				park(payload: unknown, error: unknown): Promise<void>;
+			};
+			const change = {
+				participant: "p-parked",
+				organizationKey,
+				processes: [BILLING_PROCESS],
+				version: 1,
+				deleted: false,
+			};
+			await lookup.park(change, new Error("store unavailable"));
+			await lookup.park({ participant: 42 }, new Error("malformed participant change"));
+		} finally {
+			await broker.stop();
+		}
+		const parked = JSON.parse((await ok(dir, ["lookup", "parked", "--json"])).out) as {
+			identifier: string;
+			error: string;
+		}[];
+		expect(parked.map((entry) => entry.error)).toEqual([
+			"Error: store unavailable",
+			"Error: malformed participant change",
+		]);
+		const replay = await registry(dir, ["lookup", "replay"]);
+		expect(replay.code).toBe(1);
+		expect(replay.err).toContain("1 parked change(s) applied, 1 still failing");
+		const left = JSON.parse((await ok(dir, ["lookup", "parked", "--json"])).out) as { identifier: string }[];
+		expect(left.map((entry) => entry.identifier)).toEqual([parked[1].identifier]);
+		expect((await ok(dir, ["lookup", "drop", parked[1].identifier])).err).toContain("dropped");
+		expect(JSON.parse((await ok(dir, ["lookup", "parked", "--json"])).out)).toEqual([]);
+		expect((await registry(dir, ["lookup", "drop", parked[1].identifier])).code).toBe(1);
+	});
 });
 
 describe("export and import", () => {

@@ -95,14 +95,12 @@ test("the client's X-Request-ID is the request's ID, and X-Correlation-ID before
 	expect(calledWith.at(-1)).toBe("correlation-42");
 });
 
-test("a held answer, a refusal and a request no route took carry one X-Request-ID too", async () => {
+test("a cached answer, a refusal and a request no route took carry one X-Request-ID too", async () => {
 	const path = lookupPath();
 	await get(path, { accept: LOOKUP_ACCEPT });
-	const calls = calledWith.length;
-	const held = await get(path, { accept: LOOKUP_ACCEPT, "x-request-id": "held-1" });
-	expect(calledWith).toHaveLength(calls); // answered from the held answer
+	const cached = await get(path, { accept: LOOKUP_ACCEPT, "x-request-id": "cached-1" });
 	const answers: [string, Answer, number][] = [
-		["held answer", held, 200],
+		["cached answer", cached, 200],
 		["HEAD", await get(path, { accept: LOOKUP_ACCEPT }, "HEAD"), 200],
 		["406", await get(lookupPath(), { accept: "text/html" }), 406],
 		["401", await get("/rest/api/participants", { authorization: "Basic !!" }), 401],
@@ -113,5 +111,5 @@ test("a held answer, a refusal and a request no route took carry one X-Request-I
 		expect({ name, status: answer.status }).toEqual({ name, status });
 		expect({ name, ids: answer.requestIds.length }).toEqual({ name, ids: 1 });
 	}
-	expect(held.requestIds).toEqual(["held-1"]);
+	expect(cached.requestIds).toEqual(["cached-1"]);
 });

@@ -104,6 +104,12 @@ function add(user: Caller, organization: string, processes: string[]): Promise<P
 
 const ids = (processes: Process[]) => processes.map((process) => process.identifier).sort();
 
+/** Publishes a message on the participant changes' channel, as participants does (the lookup handles it meanwhile). */
+async function publish(payload: unknown): Promise<void> {
+	const send = (broker as unknown as { sendToChannel(name: string, payload: unknown): Promise<void> }).sendToChannel;
+	await send.call(broker, PARTICIPANTS_CHANGED, payload);
+}
+
 beforeAll(async () => {
 	process.env.DATA_DIR = ":memory:";
 	broker = newBroker(SERVICES);
@@ -180,29 +186,54 @@ describe("participant changes reach the lookup", () => {
 		expect(ids(await lookup(participant.qualifiedIdentifier))).toEqual([BILLING]);
 	});
 
-	test("apply is idempotent: a redelivered or older change is ignored, a delete removes the holder", async () => {
-		const organizationKey = `0088:${newOrganization()}`;
-		const change = { participant: "p-apply", organizationKey, processes: [BILLING], version: 2, deleted: false };
-		expect(await call(broker, "lookup.apply", change)).toEqual({ applied: true });
-		expect(await call(broker, "lookup.apply", change)).toEqual({ applied: false });
-		expect(await call(broker, "lookup.apply", { ...change, version: 1, processes: [ORDERING] })).toEqual({
-			applied: false,
+	test("applying is idempotent: a redelivered or older change changes nothing and tells no one", async () => {
+		const organization = newOrganization();
+		const path = qid(organization, "0088");
+		const change = {
+			participant: "p-apply",
+			organizationKey: `0088:${organization}`,
+			processes: [BILLING],
+			version: 2,
+			deleted: false,
+		};
+		const heard: unknown[] = [];
+		const listener = broker.createService({
+			name: "lookup-invalidated-probe",
+			events: { "lookup.invalidated": (ctx: Context) => void heard.push(ctx.params) },
 		});
-		const path = qid(organizationKey.slice(5), "0088");
-		expect(ids(await lookup(path))).toEqual([BILLING]);
-		expect(await call(broker, "lookup.apply", { ...change, version: 3, processes: [], deleted: true })).toEqual({
-			applied: true,
-		});
-		expect(await lookupStatus(path)).toBe(404);
-		expect(await call(broker, "lookup.apply", { ...change, version: 2 })).toEqual({ applied: false });
-		expect(await lookupStatus(path)).toBe(404);
+		await broker.waitForServices("lookup-invalidated-probe");
+		try {
+			await publish(change);
+			expect(
+				ids(
+					await eventually(
+						() => lookup(path).catch(() => []),
+						(answer) => answer.length > 0,
+					),
+				),
+			).toEqual([BILLING]);
+			expect(heard).toHaveLength(1);
+			await publish(change);
+			await publish({ ...change, version: 1, processes: [ORDERING] });
+			await publish({ ...change, version: 3, processes: [], deleted: true });
+			expect(
+				await eventually(
+					() => lookupStatus(path),
+					(status) => status === 404,
+				),
+			).toBe(404);
+			await publish({ ...change, version: 2 });
+			expect(await lookupStatus(path)).toBe(404);
+			// The add and the delete; the redelivery and the two late changes told no one.
+			expect(heard).toHaveLength(2);
+		} finally {
+			await broker.destroyService(listener);
+		}
 	});
 
 	test("a change published on the durable channel is applied by the lookup", async () => {
 		const organization = newOrganization();
-		const send = (broker as unknown as { sendToChannel(name: string, payload: unknown): Promise<void> })
-			.sendToChannel;
-		await send.call(broker, PARTICIPANTS_CHANGED, {
+		await publish({
 			participant: "p-channel",
 			organizationKey: `0088:${organization}`,
 			processes: [ORDERING],
@@ -248,17 +279,18 @@ describe("catalog changes reach the lookup at once", () => {
 });
 
 describe("hot path", () => {
-	// In one process the gateway holds the answers (test/integration/held-answers.http.spec.ts);
-	// the lookup itself answers from its own read model, one keyed read per call.
-	test("an answer makes no call to another service, only one read of the lookup's own model", async () => {
+	test("a repeated answer makes no call to another service and reads the lookup's own model at most once a cache lifetime", async () => {
 		await lookup(NORDLYS);
 		const service = broker.getLocalService("lookup") as unknown as {
 			collections: { organizationProcesses: { get: (...args: unknown[]) => unknown } };
+			settings: { localTtlMs: number };
 		};
 		const reads = jest.spyOn(service.collections.organizationProcesses, "get");
 		calls.length = 0;
-		for (let i = 0; i < 50; i++) await lookup(NORDLYS);
-		expect(reads).toHaveBeenCalledTimes(50);
+		const started = Date.now();
+		for (let i = 0; i < 200; i++) await lookup(NORDLYS);
+		const lifetimes = Math.ceil((Date.now() - started) / service.settings.localTtlMs);
+		expect(reads.mock.calls.length).toBeLessThanOrEqual(lifetimes);
 		expect(new Set(calls)).toEqual(new Set(["lookup.organizationProcesses"]));
 		reads.mockRestore();
 	});
@@ -272,16 +304,85 @@ describe("hot path", () => {
 	});
 });
 
+describe("a change that keeps failing", () => {
+	interface LookupInternals {
+		settings: { applyAttempts: number; applyFirstDelayMs: number };
+		collections: { organizationProcesses: { replace: (...args: unknown[]) => Promise<unknown> } };
+	}
+	const parked = () => call<{ identifier: string; change: unknown }[]>(broker, "lookup.parkedChanges", {});
+	const parkedMetric = async () => {
+		const { prometheusFormatter } = await import("../../src/platform/metrics");
+		const line = (prometheusFormatter(broker) as () => string)()
+			.split("\n")
+			.find((entry) => entry.startsWith("registry_lookup_parked_changes"));
+		return Number(line?.split(" ").pop());
+	};
+
+	test("is tried again with back-off, then parked where the metric counts it, and a replay applies it", async () => {
+		const service = broker.getLocalService("lookup") as unknown as LookupInternals;
+		const organization = newOrganization();
+		const path = qid(organization, "0088");
+		await add(sp1, organization, [BILLING]);
+		const saved = { ...service.settings };
+		Object.assign(service.settings, { applyAttempts: 3, applyFirstDelayMs: 10 });
+		// The store refuses every write of the read model (a fault injected for this test).
+		const refused = jest
+			.spyOn(service.collections.organizationProcesses, "replace")
+			.mockRejectedValue(new Error("store unavailable"));
+		try {
+			const participant = await call<Participant>(broker, "participants.get", { qualifiedIdentifier: path }, sp1);
+			await call(
+				broker,
+				"participants.update",
+				{ qualifiedIdentifier: path, body: { processes: [{ identifier: ORDERING }], contact } },
+				sp1,
+			);
+			const found = await eventually(parked, (list) =>
+				list.some((entry) => JSON.stringify(entry.change).includes(participant.identifier)),
+			);
+			expect(found.length).toBeGreaterThan(0);
+			expect(refused).toHaveBeenCalledTimes(3);
+			expect(await parkedMetric()).toBe(found.length);
+			expect(ids(await lookup(path))).toEqual([BILLING]);
+		} finally {
+			refused.mockRestore();
+			Object.assign(service.settings, saved);
+		}
+		const replay = await call<{ replayed: number; failed: number }>(broker, "lookup.replayParked", {});
+		expect(replay.replayed).toBeGreaterThan(0);
+		expect(
+			ids(
+				await eventually(
+					() => lookup(path),
+					(answer) => answer[0]?.identifier === ORDERING,
+				),
+			),
+		).toEqual([ORDERING]);
+		expect(await parkedMetric()).toBe(replay.failed);
+	});
+
+	test("a malformed message is parked, not lost, and can be dropped", async () => {
+		await publish({ participant: 42, organizationKey: null });
+		const found = await eventually(parked, (list) =>
+			list.some((entry) => JSON.stringify(entry.change).includes("42")),
+		);
+		const malformed = found.find((entry) => JSON.stringify(entry.change).includes("42"))!;
+		expect((await call<{ failed: number }>(broker, "lookup.replayParked", {})).failed).toBeGreaterThan(0);
+		await call(broker, "lookup.dropParked", { identifier: malformed.identifier });
+		expect((await parked()).some((entry) => entry.identifier === malformed.identifier)).toBe(false);
+	});
+});
+
 describe("rebuild", () => {
 	test("rebuild restores the read model from the participants", async () => {
 		const organization = newOrganization();
 		await add(sp1, organization, [CATALOGUE]);
 		const service = broker.getLocalService("lookup") as unknown as {
 			collections: { organizationProcesses: { deleteWhere(filter: object): Promise<number> } };
-			shared: { invalidate(organizationKey?: string): Promise<void> };
+			answers: { forget(organizationKey?: string): void };
 		};
 		await service.collections.organizationProcesses.deleteWhere({});
-		await service.shared.invalidate();
+		service.answers.forget();
 		expect(await lookupStatus(NORDLYS)).toBe(404);
 		const result = await call<{ organizations: number; participants: number }>(broker, "lookup.rebuild", {});
 		const sets = await call<unknown[]>(broker, "participants.organizationProcessSets", {});

@@ -14,7 +14,7 @@ import {
 	hasParticipants,
 	organizationAnswer,
 	organizationProcessIds,
-	rebuildModels,
+	mergeParticipantSets,
 } from "../../services/lookup/read-model";
 import { KeyedMutex } from "../../src/platform/keyed-mutex";
 import { CachedResolver } from "../../services/participants/resolver";
@@ -211,14 +211,22 @@ describe("lookup read model", () => {
 		expect(organizationProcessIds(two).sort()).toEqual([BILLING, ORDERING].sort());
 	});
 
-	it("rebuilds one model per organization", () => {
-		const models = rebuildModels([
-			{ participant: "p1", organizationKey: "a", processes: [BILLING], version: 3 },
-			{ participant: "p2", organizationKey: "a", processes: [ORDERING], version: 1 },
-			{ participant: "p3", organizationKey: "b", processes: [], version: 1 },
-		]);
-		expect(models.map((model) => model.identifier).sort()).toEqual(["a", "b"]);
-		expect(hasParticipants(models.find((model) => model.identifier === "b")!)).toBe(true);
+	it("a rebuild's read merges at each participant's newer version, and removes only those the participants no longer have", () => {
+		const model = applyChange(applyChange(null, change("p1", 3, [ORDERING]))!, change("p2", 1, [BILLING]))!;
+		const merged = mergeParticipantSets(model, "0192:991825827", [
+			{ participant: "p1", organizationKey: "0192:991825827", processes: [BILLING], version: 2 },
+			{ participant: "p3", organizationKey: "0192:991825827", processes: [BILLING], version: 1 },
+		])!;
+		// p1's change applied meanwhile (version 3) is kept; p2 is gone; p3 is new.
+		expect(merged.holders.p1).toEqual({ processes: [ORDERING], version: 3 });
+		expect(merged.holders.p2).toEqual({ processes: [], version: 2, deleted: true });
+		expect(merged.holders.p3).toEqual({ processes: [BILLING], version: 1 });
+		expect(
+			mergeParticipantSets(merged, "0192:991825827", [
+				{ participant: "p1", organizationKey: "0192:991825827", processes: [ORDERING], version: 3 },
+				{ participant: "p3", organizationKey: "0192:991825827", processes: [BILLING], version: 1 },
+			]),
+		).toBeNull();
 	});
 
 	it("hides invisible processes, and hidden nested records, from anonymous callers", () => {

@@ -1,0 +1,165 @@
+/**
+ * The lookup's cached answers, and the one guarantee they keep (decisions §11): every node
+ * answers a committed change within 1 s, and never answers an older state of an organization
+ * than one it has answered before. Across nodes no order is promised.
+ *
+ * - In memory, each node keeps an organization's answers for at most `localTtlMs` (500 ms). The
+ *   node that applies a change tells every node (the `lookup.invalidated` event) and each forgets
+ *   that organization at once; a node that missed the event answers the change when its copy
+ *   expires.
+ * - Behind that, Redis (the cacher's server, in a cluster) keeps each organization's answers in
+ *   one hash with the read-model version they were built from. Writes go through a Lua script
+ *   that refuses an answer older than the hash, and the node that applies a change first marks
+ *   the hash with the new version, dropping the older answers: a node that read the store before
+ *   a change and writes after it cannot put the old state back for the others.
+ * - Answers are built from the read model and a copy of the catalog; the copy's digest is part of
+ *   each answer's name, so an answer built from another copy is not taken.
+ * Redis away or slow is a miss. A mark that could not be written is written again before this
+ * node reads Redis again. Left open: Redis losing its data while a node that read before a change
+ * is still writing its answer; that answer lives until `sharedTtlMs` or the next change.
+ */
+import { LRUCache } from "lru-cache";
+import type Redis from "ioredis";
+
+/** Fill, or mark (no field): KEYS[1] the hash; ARGV version, field, value, ttl in ms. */
+const CONDITIONAL_WRITE = `
+local current = tonumber(redis.call('HGET', KEYS[1], 'v'))
+local version = tonumber(ARGV[1])
+if current and current > version then return 0 end
+if current ~= version then
+  redis.call('DEL', KEYS[1])
+  redis.call('HSET', KEYS[1], 'v', ARGV[1])
+end
+if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], ARGV[2], ARGV[3]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1`;
+
+interface AnswerRedis extends Redis {
+	lookupWrite(key: string, version: number, field: string, value: string, ttlMs: number): Promise<number>;
+}
+
+/** An answer, with the read-model version of its organization it was built from (0: no model yet). */
+export interface Built<T> {
+	version: number;
+	answer: T;
+}
+
+interface LocalEntry {
+	version: number;
+	answers: Map<string, unknown>;
+}
+
+export interface AnswerCacheOptions {
+	/** The cacher's Redis client in a cluster; null in one process. */
+	redis: Redis | null;
+	/** Key prefix of this registry's namespace. */
+	prefix: string;
+	localTtlMs: number;
+	sharedTtlMs: number;
+	maxLocalOrganizations: number;
+	onRedisError(error: unknown): void;
+}
+
+export class AnswerCache {
+	private readonly local: LRUCache<string, LocalEntry>;
+	private readonly redis: AnswerRedis | null;
+	/** Builds in flight, so concurrent misses of one answer read the store once. */
+	private readonly building = new Map<string, Promise<unknown>>();
+	/** Marks Redis refused: written again before Redis is trusted again. */
+	private readonly unmarked = new Map<string, number>();
+
+	constructor(private readonly options: AnswerCacheOptions) {
+		this.local = new LRUCache({ max: options.maxLocalOrganizations, ttl: options.localTtlMs });
+		this.redis = options.redis as AnswerRedis | null;
+		if (this.redis && !this.redis.lookupWrite)
+			this.redis.defineCommand("lookupWrite", { numberOfKeys: 1, lua: CONDITIONAL_WRITE });
+	}
+
+	/** The answer `name` (built from the catalog copy `digest`) of an organization, from the cache or `build`. */
+	async get<T>(organizationKey: string, name: string, digest: string, build: () => Promise<Built<T>>): Promise<T> {
+		const field = `${digest}|${name}`;
+		const entry = this.local.get(organizationKey);
+		if (entry?.answers.has(field)) return entry.answers.get(field) as T;
+		const key = `${organizationKey}\u0000${field}`;
+		let pending = this.building.get(key) as Promise<T> | undefined;
+		if (!pending) {
+			pending = this.fetch(organizationKey, field, build).finally(() => this.building.delete(key));
+			this.building.set(key, pending);
+		}
+		return pending;
+	}
+
+	/** After a change of the organization's read model (version `version`): the mark in Redis, then this node's copy goes. */
+	async changed(organizationKey: string, version: number): Promise<void> {
+		this.local.delete(organizationKey);
+		if (this.redis && !(await this.write(organizationKey, version, "", "")))
+			this.unmarked.set(organizationKey, version);
+	}
+
+	/** Another node changed the organization (every organization when none is named). */
+	forget(organizationKey?: string): void {
+		if (organizationKey === undefined) this.local.clear();
+		else this.local.delete(organizationKey);
+	}
+
+	private async fetch<T>(organizationKey: string, field: string, build: () => Promise<Built<T>>): Promise<T> {
+		const shared = await this.read<T>(organizationKey, field);
+		// Older than what this node answered for another name of the organization: the store, not Redis.
+		if (shared && shared.version >= (this.local.get(organizationKey)?.version ?? 0)) {
+			this.remember(organizationKey, field, shared);
+			return shared.answer;
+		}
+		const built = await build();
+		if (this.redis) await this.write(organizationKey, built.version, field, JSON.stringify(built.answer));
+		this.remember(organizationKey, field, built);
+		return built.answer;
+	}
+
+	private remember(organizationKey: string, field: string, built: Built<unknown>): void {
+		const entry = this.local.get(organizationKey);
+		if (entry && entry.version > built.version) return;
+		if (entry && entry.version === built.version) entry.answers.set(field, built.answer);
+		else this.local.set(organizationKey, { version: built.version, answers: new Map([[field, built.answer]]) });
+	}
+
+	private async read<T>(organizationKey: string, field: string): Promise<Built<T> | null> {
+		if (!this.redis || !(await this.marksWritten())) return null;
+		try {
+			const [version, value] = await this.redis.hmget(this.keyOf(organizationKey), "v", field);
+			if (version === null || value === null) return null;
+			return { version: Number(version), answer: JSON.parse(value) as T };
+		} catch (error) {
+			this.options.onRedisError(error);
+			return null;
+		}
+	}
+
+	private async write(organizationKey: string, version: number, field: string, value: string): Promise<boolean> {
+		try {
+			await (this.redis as AnswerRedis).lookupWrite(
+				this.keyOf(organizationKey),
+				version,
+				field,
+				value,
+				this.options.sharedTtlMs,
+			);
+			return true;
+		} catch (error) {
+			this.options.onRedisError(error);
+			return false;
+		}
+	}
+
+	/** Writes the marks Redis refused earlier; false while any is still missing. */
+	private async marksWritten(): Promise<boolean> {
+		for (const [organizationKey, version] of this.unmarked) {
+			if (!(await this.write(organizationKey, version, "", ""))) return false;
+			if (this.unmarked.get(organizationKey) === version) this.unmarked.delete(organizationKey);
+		}
+		return true;
+	}
+
+	private keyOf(organizationKey: string): string {
+		return `${this.options.prefix}lookup:${organizationKey}`;
+	}
+}

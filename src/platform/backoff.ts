@@ -1,0 +1,25 @@
+/**
+ * Tries a task again after each failure, waiting twice as long each time (from `firstDelayMs` up
+ * to `maxDelayMs`); after `attempts` tries the last failure is thrown. What keeps failing after
+ * that is the caller's to park (the lookup's channel: services/lookup/lookup.service.ts).
+ */
+export interface BackoffPolicy {
+	attempts: number;
+	firstDelayMs: number;
+	maxDelayMs: number;
+	/** Before each wait (e.g. telling a message broker the work goes on). */
+	beforeWait?(attempt: number, error: unknown): void;
+}
+
+export async function withBackoff<T>(task: () => Promise<T>, policy: BackoffPolicy): Promise<T> {
+	for (let attempt = 1; ; attempt++) {
+		try {
+			return await task();
+		} catch (error) {
+			if (attempt >= policy.attempts) throw error;
+			policy.beforeWait?.(attempt, error);
+			const delay = Math.min(policy.firstDelayMs * 2 ** (attempt - 1), policy.maxDelayMs);
+			await new Promise((resolve) => setTimeout(resolve, delay));
+		}
+	}
+}

@@ -1,0 +1,38 @@
+/**
+ * Events every node hears (moleculer's `broker.broadcast`): a change that committed, for whoever
+ * keeps a copy of what it makes stale. A service listens with a plain `events` handler.
+ *
+ * An event is sent once, after the commit, and a node that is not connected then misses it. So
+ * every copy fed by these events also expires on its own (docs/internals.md "Caches"): the events
+ * make a change show at once, the expiry bounds how late it can show.
+ */
+import type { ServiceBroker } from "moleculer";
+
+export const EVENTS = {
+	/** `{ resource, identifier, operation }` after a catalog record changed. */
+	catalogChanged: "catalog.changed",
+	/** `{ username }` or `{ serviceProvider }` after an account or a service provider changed. */
+	accountsChanged: "accounts.changed",
+	/** `{ organizationKey, version }`: the lookup's read model of an organization changed; `{}`: all of it (a rebuild). */
+	lookupInvalidated: "lookup.invalidated",
+	/** `{ sequence }`: the change feed grew to this sequence (services/audit/feed.ts). */
+	changesRecorded: "changes.recorded",
+	/** `{ key, seconds }`: a gateway locked a username or address out (services/api/login-throttle.ts). */
+	loginLocked: "auth.locked",
+} as const;
+
+export interface RegistryEvent {
+	name: string;
+	payload: object;
+}
+
+/** Broadcasts events after their change committed; a node that cannot send them only logs it (the copies expire). */
+export async function broadcastEvents(broker: ServiceBroker, events: RegistryEvent[]): Promise<void> {
+	for (const { name, payload } of events) {
+		try {
+			await broker.broadcast(name, payload);
+		} catch (error) {
+			broker.logger.warn(`event ${name} not sent (copies elsewhere expire instead):`, String(error));
+		}
+	}
+}
