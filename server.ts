@@ -11,14 +11,12 @@ import { startOperationalServer } from "./src/platform/operational-server";
 import { bootstrapRegistry } from "./src/exchange/bootstrap";
 import { env, envNumber, selectedServices } from "./src/config/settings";
 import { redact } from "./src/platform/connections";
-import { holdTickObjectShape } from "./src/platform/tick-object-shape";
 
 const DEMO_SEED = path.join(__dirname, "..", "seed", "demo.json");
 
 async function main(): Promise<void> {
-	await holdTickObjectShape();
 	const services = selectedServices();
-	const broker = createRegistryBroker({ services, overrides: { skipProcessEventRegistration: true } });
+	const broker = createRegistryBroker({ services, node: true, overrides: { skipProcessEventRegistration: true } });
 	let operational: Awaited<ReturnType<typeof startOperationalServer>> | null = null;
 	// SIGTERM: a gateway first stops listening and answers every request it took (the API's
 	// drain), then the broker leaves the cluster, waits for the calls it serves (tracking),
@@ -57,8 +55,8 @@ async function main(): Promise<void> {
 	);
 	markStartup(true);
 	await broker.start();
-	// A process without the gateway still answers health probes and metrics on PORT.
-	if (!services.includes("api")) operational = await startOperationalServer(broker, envNumber("PORT"));
+	// A process without a gateway still answers health probes and metrics on PORT.
+	if (!broker.getLocalService("api")) operational = await startOperationalServer(broker, envNumber("PORT"));
 
 	// REGISTRY_SEED, or with `npm start` the demo data into an empty registry: once for the registry (src/exchange/bootstrap.ts).
 	const seedFile = env("REGISTRY_SEED") || undefined;

@@ -1,6 +1,8 @@
 /**
  * The gateway (architecture "The gateway"): a moleculer-web `ApiGateway` in front of the domain
- * services. Follow a request from here (docs/internals.md "The request path"):
+ * services, serving every operation of the table (`SERVICES=api`), or on a lookup node only the
+ * ones lookup nodes answer (`SERVICES=lookup`, decisions §12). Follow a request from here
+ * (docs/internals.md "The request path"):
  *
  *   http-server.ts   the node:http server (graceful drain, parser errors); operational.ts answers
  *                    health, metrics, the API docs and OPTIONS before moleculer-web
@@ -23,7 +25,7 @@ import { parseCursor, type ChangePage } from "../../src/contract/changes";
 import { AccessDenied, RegistryError, TypeMismatch, Unauthenticated } from "../../src/contract/errors";
 import type { Caller } from "../../src/contract/model";
 import { checkContentType, chooseOperation, parsePathValues } from "../../src/contract/negotiation";
-import { API_BASE } from "../../src/contract/operations";
+import { API_BASE, OPERATIONS, type Operation } from "../../src/contract/operations";
 import type { RegistryContext } from "../../src/platform/context";
 import { broadcastEvents, EVENTS } from "../../src/platform/events";
 import { countLockout, countMetric, REGISTRY_METRICS } from "../../src/platform/registry-metrics";
@@ -41,15 +43,22 @@ import { OperationCalls } from "./operation-call";
 import { RateLimiter } from "./rate-limit";
 import { requestIdOf, stateOf, type GatewayContext, type GatewayRequest, type OperationAlias } from "./request-state";
 import { writeError } from "./respond";
-import { methodsOf, operationAliases } from "./routes";
+import { gatewayRoutes, type GatewayRoutes } from "./routes";
 
 interface GatewaySettings {
 	/** The port listened on, known once started (PORT; 0 picks a free port, as tests do). */
 	port: number | undefined;
+	/** What this gateway serves: the whole API, or what a lookup node answers. */
+	serves: GatewayKind;
 }
+
+/** The full gateway, or a lookup node's (decisions §12). */
+export type GatewayKind = "api" | "lookup";
 
 interface GatewayThis extends Service<GatewaySettings> {
 	server: GatewayServer;
+	/** The routes of the operations it serves (not moleculer-web's own `routes`). */
+	served: GatewayRoutes;
 	credentials: CredentialCache<VerifiedCredential>;
 	throttle: LoginThrottle;
 	authenticator: Authenticator;
@@ -92,17 +101,17 @@ function pathOf(req: GatewayRequest): string {
  * moleculer-web's own refusals in the contract's terms: a request no alias took (its `send404`,
  * in middleware mode without `next`) and a path value not validly percent-encoded.
  */
-function fromMoleculerWeb(req: GatewayRequest, error: unknown): unknown {
-	if (error instanceof ApiGateway.Errors.NotFoundError && !stateOf(req)) return notRouted(req);
+function fromMoleculerWeb(req: GatewayRequest, error: unknown, routes: GatewayRoutes): unknown {
+	if (error instanceof ApiGateway.Errors.NotFoundError && !stateOf(req)) return notRouted(req, routes);
 	if ((error as { type?: unknown } | null)?.type === "UNABLE_DECODE_PARAM")
 		return new TypeMismatch("A path parameter is not validly percent-encoded");
 	return error;
 }
 
-/** A request no alias matched: 405 with Allow when the path has other methods, else 404. */
-function notRouted(req: GatewayRequest): RegistryError {
+/** A request no alias matched: 405 with Allow when the path has other methods here, else 404. */
+function notRouted(req: GatewayRequest, routes: GatewayRoutes): RegistryError {
 	const path = pathOf(req);
-	const allowed = methodsOf(path);
+	const allowed = routes.methodsOf(path);
 	if (allowed.length > 0)
 		return new RegistryError(
 			405,
@@ -113,253 +122,270 @@ function notRouted(req: GatewayRequest): RegistryError {
 	return new RegistryError(404, "NotFoundException", `No endpoint ${req.method} ${path}`);
 }
 
-const ApiService: ServiceSchema<GatewaySettings, GatewayThis> = {
-	name: "api",
-	mixins: [ApiGateway as Partial<ServiceSchema>],
+/** The operations a gateway of this kind serves. */
+function servedOperations(serves: GatewayKind): Operation[] {
+	return serves === "api" ? OPERATIONS : OPERATIONS.filter((operation) => operation.lookupNode);
+}
 
-	settings: {
-		// Middleware mode: the gateway's own node:http server (http-server.ts) passes requests to `this.express()`.
-		server: false,
-		port: undefined,
-		routes: [
-			{
-				path: API_BASE,
-				aliases: operationAliases(serveOperation),
-				mappingPolicy: "restrict",
-				mergeParams: false,
-				authentication: true,
-				authorization: true,
-				// The registry's own body reading (bind.ts), after authorization; moleculer-web's parsers run before it.
-				bodyParsers: false,
-				logging: false,
+/** The gateway service; `serves` chooses its routes (services/index.ts: from SERVICES). */
+export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettings, GatewayThis> {
+	const routes = gatewayRoutes(servedOperations(serves));
+	return {
+		name: "api",
+		mixins: [ApiGateway as Partial<ServiceSchema>],
+
+		settings: {
+			// Middleware mode: the gateway's own node:http server (http-server.ts) passes requests to `this.express()`.
+			server: false,
+			port: undefined,
+			serves,
+			routes: [
+				{
+					path: API_BASE,
+					aliases: routes.aliases(serveOperation),
+					mappingPolicy: "restrict",
+					mergeParams: false,
+					authentication: true,
+					authorization: true,
+					// The registry's own body reading (bind.ts), after authorization; moleculer-web's parsers run before it.
+					bodyParsers: false,
+					logging: false,
+				},
+			],
+			qsOptions: QUERY_OPTIONS,
+			// A request's `api.rest` context is not tracked: the gateway's drain (http-server.ts) waits for every request
+			// already; the calls it makes are tracked as usual. (A function: moleculer-web tests a plain object with lodash's
+			// isPlainObject, which prints the Object constructor to a string on every request.)
+			// No request ID yet: moleculer-web would set X-Request-ID before the answer's head, which sends node's writeHead
+			// through setHeader for every header (~2 µs a request); respond.ts writes it in the head, the first hook gives it back.
+			rootCallOptions(options: { tracking?: boolean; requestID?: string }) {
+				options.tracking = false;
+				options.requestID = "";
 			},
-		],
-		qsOptions: QUERY_OPTIONS,
-		// A request's `api.rest` context is not tracked: the gateway's drain (http-server.ts) waits for every request
-		// already; the calls it makes are tracked as usual. (A function: moleculer-web tests a plain object with lodash's
-		// isPlainObject, which prints the Object constructor to a string on every request.)
-		// No request ID yet: moleculer-web would set X-Request-ID before the answer's head, which sends node's writeHead
-		// through setHeader for every header (~2 µs a request); respond.ts writes it in the head, the first hook gives it back.
-		rootCallOptions(options: { tracking?: boolean; requestID?: string }) {
-			options.tracking = false;
-			options.requestID = "";
-		},
-		optimizeOrder: false,
-		logRequest: null,
-		logResponse: null,
-		logRequestParams: null,
-		logRouteRegistration: null,
-		/** Every refusal and failure, routed or not, in the spec's error body with the common headers. */
-		onError(this: GatewayThis, req: GatewayRequest, res: ServerResponse, error: unknown) {
-			const status = writeError(req, res, fromMoleculerWeb(req, error), stateOf(req));
-			if (status >= 500) this.logger.error(`${req.method} ${pathOf(req)} failed:`, error);
-		},
-		// The routes (with the operations table) stay off the service's INFO on the transporter.
-		$secureSettings: ["routes"],
-	} as GatewaySettings,
-
-	actions: {
-		// moleculer-web's route-changing actions are public: any node on the transporter could change the routes.
-		addRoute: false,
-		removeRoute: false,
-		listAliases: false,
-
-		/**
-		 * GET /rest/api/changes as Server-Sent Events (services/api/change-stream.ts). Local to this
-		 * gateway (the stream is this process's object): the alias handler calls it like any action.
-		 */
-		followChanges: {
-			visibility: "protected",
-			params: {
-				after: { type: "string", optional: true, max: 100 },
-				lastEventId: { type: "string", optional: true, max: 100 },
+			optimizeOrder: false,
+			logRequest: null,
+			logResponse: null,
+			logRequestParams: null,
+			logRouteRegistration: null,
+			/** Every refusal and failure, routed or not, in the spec's error body with the common headers. */
+			onError(this: GatewayThis, req: GatewayRequest, res: ServerResponse, error: unknown) {
+				const status = writeError(req, res, fromMoleculerWeb(req, error, this.served), stateOf(req));
+				if (status >= 500) this.logger.error(`${req.method} ${pathOf(req)} failed:`, error);
 			},
-			handler(this: GatewayThis, ctx: RegistryContext<{ after?: string; lastEventId?: string }>): Readable {
-				const after =
-					ctx.params.lastEventId !== undefined
-						? parseCursor("Last-Event-ID", ctx.params.lastEventId)
-						: parseCursor("after", ctx.params.after);
-				return this.changeStreams.open(ctx.meta.user as Caller, after);
+			// The routes (with the operations table) stay off the service's INFO on the transporter.
+			$secureSettings: ["routes"],
+		} as GatewaySettings,
+
+		actions: {
+			// moleculer-web's route-changing actions are public: any node on the transporter could change the routes.
+			addRoute: false,
+			removeRoute: false,
+			listAliases: false,
+
+			/**
+			 * GET /rest/api/changes as Server-Sent Events (services/api/change-stream.ts). Local to this
+			 * gateway (the stream is this process's object): the alias handler calls it like any action.
+			 */
+			followChanges: {
+				visibility: "protected",
+				params: {
+					after: { type: "string", optional: true, max: 100 },
+					lastEventId: { type: "string", optional: true, max: 100 },
+				},
+				handler(this: GatewayThis, ctx: RegistryContext<{ after?: string; lastEventId?: string }>): Readable {
+					const after =
+						ctx.params.lastEventId !== undefined
+							? parseCursor("Last-Event-ID", ctx.params.lastEventId)
+							: parseCursor("after", ctx.params.after);
+					return this.changeStreams.open(ctx.meta.user as Caller, after);
+				},
 			},
 		},
-	},
 
-	// Events (src/platform/events.ts): what other nodes changed, for what this gateway keeps.
-	events: {
-		[EVENTS.changesRecorded](this: GatewayThis) {
-			this.changeStreams.wake();
-		},
-		[EVENTS.accountsChanged](this: GatewayThis) {
-			// Any account change may revoke a credential: forget them all (cheap, rare).
-			this.credentials.clear();
-			this.changeStreams.endAll();
-		},
-		[EVENTS.loginLocked](this: GatewayThis, ctx: { params: { key?: unknown; seconds?: unknown } }) {
-			const { key, seconds } = ctx.params;
-			if (typeof key === "string" && typeof seconds === "number") this.throttle.heard(key, seconds);
-		},
-	},
-
-	methods: {
-		/**
-		 * moleculer-web's `authentication` hook: who is calling (its answer becomes `ctx.meta.user`).
-		 * The request's state starts here, with the path values parsed once.
-		 */
-		authenticate(
-			this: GatewayThis,
-			ctx: GatewayContext,
-			route: unknown,
-			req: GatewayRequest,
-			res: ServerResponse,
-			alias: OperationAlias,
-		): Caller | null | Promise<Caller | null> {
-			ctx.requestID = requestIdOf(req);
-			const address = clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], this.trusted);
-			const now = Date.now();
-			ctx.locals.request = {
-				group: alias.group,
-				path: parsePathValues(req.$params.params),
-				address,
-				now,
-				caller: null,
-				operation: null,
-				mediaType: "",
-				contentType: "",
-				validated: undefined,
-			};
-			return this.authenticator.authenticate(req, address, now);
+		// Events (src/platform/events.ts): what other nodes changed, for what this gateway keeps.
+		events: {
+			[EVENTS.changesRecorded](this: GatewayThis) {
+				this.changeStreams.wake();
+			},
+			[EVENTS.accountsChanged](this: GatewayThis) {
+				// Any account change may revoke a credential: forget them all (cheap, rare).
+				this.credentials.clear();
+				this.changeStreams.endAll();
+			},
+			[EVENTS.loginLocked](this: GatewayThis, ctx: { params: { key?: unknown; seconds?: unknown } }) {
+				const { key, seconds } = ctx.params;
+				if (typeof key === "string" && typeof seconds === "number") this.throttle.heard(key, seconds);
+			},
 		},
 
-		/**
-		 * moleculer-web's `authorization` hook: admit, choose the operation (path form, Accept),
-		 * check its Content-Type and roles, take from the rate limit. Nothing here waits.
-		 */
-		authorize(this: GatewayThis, ctx: GatewayContext, route: unknown, req: GatewayRequest): void {
-			const state = ctx.locals.request!;
-			const caller = (state.caller = ctx.meta.user ?? null);
-			if (!caller && !state.group.anonymous) throw new Unauthenticated();
-			const accept = req.headers.accept;
-			const { operation, mediaType, contentType } = chooseOperation(state.group, state.path.participant, accept);
-			state.operation = operation;
-			state.mediaType = mediaType;
-			state.contentType = contentType;
-			if (operation.body) checkContentType(operation, req.headers["content-type"]);
-			if (!caller && !operation.roles.includes("ANONYMOUS")) throw new Unauthenticated();
-			if (caller && !operation.roles.includes(caller.role)) throw new AccessDenied();
-			// Not moleculer-web's `rateLimit`: it runs before authentication, keys on the address and asks its store every request.
-			if (this.rateLimiter.enabled) {
-				const wait = caller
-					? this.rateLimiter.take("user", caller.username, state.now)
-					: this.rateLimiter.take("addr", state.address, state.now);
-				if (wait > 0)
-					throw tooManyRequests(
-						wait,
-						`Rate limit of ${this.rateLimiter.perMinute} requests per minute exceeded`,
+		methods: {
+			/**
+			 * moleculer-web's `authentication` hook: who is calling (its answer becomes `ctx.meta.user`).
+			 * The request's state starts here, with the path values parsed once.
+			 */
+			authenticate(
+				this: GatewayThis,
+				ctx: GatewayContext,
+				route: unknown,
+				req: GatewayRequest,
+				res: ServerResponse,
+				alias: OperationAlias,
+			): Caller | null | Promise<Caller | null> {
+				ctx.requestID = requestIdOf(req);
+				const address = clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], this.trusted);
+				const now = Date.now();
+				ctx.locals.request = {
+					group: alias.group,
+					path: parsePathValues(req.$params.params),
+					address,
+					now,
+					caller: null,
+					operation: null,
+					mediaType: "",
+					contentType: "",
+					validated: undefined,
+				};
+				return this.authenticator.authenticate(req, address, now);
+			},
+
+			/**
+			 * moleculer-web's `authorization` hook: admit, choose the operation (path form, Accept),
+			 * check its Content-Type and roles, take from the rate limit. Nothing here waits.
+			 */
+			authorize(this: GatewayThis, ctx: GatewayContext, route: unknown, req: GatewayRequest): void {
+				const state = ctx.locals.request!;
+				const caller = (state.caller = ctx.meta.user ?? null);
+				if (!caller && !state.group.anonymous) throw new Unauthenticated();
+				const accept = req.headers.accept;
+				const { operation, mediaType, contentType } = chooseOperation(
+					state.group,
+					state.path.participant,
+					accept,
+				);
+				state.operation = operation;
+				state.mediaType = mediaType;
+				state.contentType = contentType;
+				if (operation.body) checkContentType(operation, req.headers["content-type"]);
+				if (!caller && !operation.roles.includes("ANONYMOUS")) throw new Unauthenticated();
+				if (caller && !operation.roles.includes(caller.role)) throw new AccessDenied();
+				// Not moleculer-web's `rateLimit`: it runs before authentication, keys on the address and asks its store every request.
+				if (this.rateLimiter.enabled) {
+					const wait = caller
+						? this.rateLimiter.take("user", caller.username, state.now)
+						: this.rateLimiter.take("addr", state.address, state.now);
+					if (wait > 0)
+						throw tooManyRequests(
+							wait,
+							`Rate limit of ${this.rateLimiter.perMinute} requests per minute exceeded`,
+						);
+				}
+			},
+
+			/** server.ts drains on SIGTERM before the broker stops. */
+			async drain(this: GatewayThis, timeoutMs: number): Promise<void> {
+				this.changeStreams.endAll();
+				const cut = await this.server.drain(timeoutMs);
+				// Cut connections lost their answers: an operator should see that at the default log level.
+				if (cut)
+					this.logger.warn(
+						`gateway drained: stopped listening, ${cut} busy connection(s) cut at the deadline`,
 					);
-			}
+				else this.logger.info("gateway drained: stopped listening");
+			},
 		},
 
-		/** server.ts drains on SIGTERM before the broker stops. */
-		async drain(this: GatewayThis, timeoutMs: number): Promise<void> {
-			this.changeStreams.endAll();
-			const cut = await this.server.drain(timeoutMs);
-			// Cut connections lost their answers: an operator should see that at the default log level.
-			if (cut)
-				this.logger.warn(`gateway drained: stopped listening, ${cut} busy connection(s) cut at the deadline`);
-			else this.logger.info("gateway drained: stopped listening");
-		},
-	},
-
-	created(this: GatewayThis) {
-		const redis = redisOf(this.broker);
-		const namespace = env("NAMESPACE") || "default";
-		const counters: Counters = redis
-			? new RedisCounters(redis, `registry-${namespace}-counters:`, (error) =>
-					this.logger.warn("counter store unavailable:", String(error)),
-				)
-			: new MemoryCounters();
-		this.credentials = new CredentialCache<VerifiedCredential>(() => envNumber("AUTH_CACHE_SECONDS") * 1000);
-		this.throttle = new LoginThrottle(
-			counters,
-			{
-				userMaxFailures: envNumber("AUTH_USER_MAX_FAILURES"),
-				addressMaxFailures: envNumber("AUTH_ADDRESS_MAX_FAILURES"),
-				windowSeconds: envNumber("AUTH_WINDOW_SECONDS"),
-				lockoutSeconds: envNumber("AUTH_LOCKOUT_SECONDS"),
-				maxLockoutSeconds: envNumber("AUTH_MAX_LOCKOUT_SECONDS"),
-			},
-			(key, seconds) => {
-				countLockout(this.broker, key);
-				void broadcastEvents(this.broker, [{ name: EVENTS.loginLocked, payload: { key, seconds } }]);
-			},
-		);
-		this.rateLimiter = new RateLimiter({
-			perMinute: Number(env("RATE_LIMIT")) || 0,
-			redis,
-			prefix: `registry-${namespace}-counters:`,
-			syncIntervalMs: envNumber("RATE_LIMIT_SYNC_MS"),
-			onSyncError: (error) =>
-				this.logger.warn("rate limit: sharing with the other gateways failed:", String(error)),
-			onSynced: () => countMetric(this.broker, REGISTRY_METRICS.rateLimitSyncRounds),
-		});
-		this.trusted = trustedProxies(env("TRUST_PROXY"));
-		this.authenticator = new Authenticator(this.credentials, this.throttle, (username, password) =>
-			this.broker.call<Caller | null, { username: string; password: string }>(
-				"accounts.authenticate",
-				{ username, password },
-				{ caller: "api" } as never,
-			),
-		);
-		this.changeStreams = new ChangeStreams({
-			read: (caller, after, limit) =>
-				this.broker.call<ChangePage, { after: string; limit: number }>(
-					"audit.changes",
-					{ after: String(after), limit },
-					{ meta: { user: caller }, caller: "api" } as never,
+		created(this: GatewayThis) {
+			this.served = routes;
+			const redis = redisOf(this.broker);
+			const namespace = env("NAMESPACE") || "default";
+			const counters: Counters = redis
+				? new RedisCounters(redis, `registry-${namespace}-counters:`, (error) =>
+						this.logger.warn("counter store unavailable:", String(error)),
+					)
+				: new MemoryCounters();
+			this.credentials = new CredentialCache<VerifiedCredential>(() => envNumber("AUTH_CACHE_SECONDS") * 1000);
+			this.throttle = new LoginThrottle(
+				counters,
+				{
+					userMaxFailures: envNumber("AUTH_USER_MAX_FAILURES"),
+					addressMaxFailures: envNumber("AUTH_ADDRESS_MAX_FAILURES"),
+					windowSeconds: envNumber("AUTH_WINDOW_SECONDS"),
+					lockoutSeconds: envNumber("AUTH_LOCKOUT_SECONDS"),
+					maxLockoutSeconds: envNumber("AUTH_MAX_LOCKOUT_SECONDS"),
+				},
+				(key, seconds) => {
+					countLockout(this.broker, key);
+					void broadcastEvents(this.broker, [{ name: EVENTS.loginLocked, payload: { key, seconds } }]);
+				},
+			);
+			this.rateLimiter = new RateLimiter({
+				perMinute: Number(env("RATE_LIMIT")) || 0,
+				redis,
+				prefix: `registry-${namespace}-counters:`,
+				syncIntervalMs: envNumber("RATE_LIMIT_SYNC_MS"),
+				onSyncError: (error) =>
+					this.logger.warn("rate limit: sharing with the other gateways failed:", String(error)),
+				onSynced: () => countMetric(this.broker, REGISTRY_METRICS.rateLimitSyncRounds),
+			});
+			this.trusted = trustedProxies(env("TRUST_PROXY"));
+			this.authenticator = new Authenticator(this.credentials, this.throttle, (username, password) =>
+				this.broker.call<Caller | null, { username: string; password: string }>(
+					"accounts.authenticate",
+					{ username, password },
+					{ caller: "api" } as never,
 				),
-			pollMs: CHANGE_STREAM_POLL_MS,
-			keepAliveMs: CHANGE_STREAM_KEEP_ALIVE_MS,
-			onReadError: (error) =>
-				this.logger.warn("change stream: reading the feed failed (retrying):", String(error)),
-		});
-		const keyEntries = redis
-			? new RedisKeyEntries(redis, `registry-${namespace}-idempotency:`)
-			: new MemoryKeyEntries();
-		this.operationCalls = new OperationCalls({
-			broker: this.broker,
-			idempotency: new Idempotency(keyEntries, (error) =>
-				this.logger.warn("idempotency keys unavailable (adds run without them):", String(error)),
-			),
-			onServerError: (req, error) =>
-				this.logger.error(`${req.method} ${req.originalUrl ?? req.url} failed:`, error),
-		});
-	},
+			);
+			this.changeStreams = new ChangeStreams({
+				read: (caller, after, limit) =>
+					this.broker.call<ChangePage, { after: string; limit: number }>(
+						"audit.changes",
+						{ after: String(after), limit },
+						{ meta: { user: caller }, caller: "api" } as never,
+					),
+				pollMs: CHANGE_STREAM_POLL_MS,
+				keepAliveMs: CHANGE_STREAM_KEEP_ALIVE_MS,
+				onReadError: (error) =>
+					this.logger.warn("change stream: reading the feed failed (retrying):", String(error)),
+			});
+			const keyEntries = redis
+				? new RedisKeyEntries(redis, `registry-${namespace}-idempotency:`)
+				: new MemoryKeyEntries();
+			this.operationCalls = new OperationCalls({
+				broker: this.broker,
+				idempotency: new Idempotency(keyEntries, (error) =>
+					this.logger.warn("idempotency keys unavailable (adds run without them):", String(error)),
+				),
+				onServerError: (req, error) =>
+					this.logger.error(`${req.method} ${req.originalUrl ?? req.url} failed:`, error),
+			});
+		},
 
-	async started(this: GatewayThis) {
-		const operational = operationalAnswers(this.broker, REGISTRY_VERSION);
-		// Without `next`: moleculer-web answers a request no route took through `onError` (its NotFoundError).
-		const gateway = this.express() as (req: IncomingMessage, res: ServerResponse) => void;
-		this.server = new GatewayServer({
-			operational,
-			api: gateway,
-			failed: (req, res, error) => {
-				if (writeError(req, res, error) >= 500) this.logger.error(`${req.method} ${req.url} failed:`, error);
-			},
-		});
-		this.settings.port = await this.server.listen(envNumber("PORT"));
-		this.rateLimiter.start();
-		this.logger.info(`registry gateway listening on http://127.0.0.1:${this.settings.port}/rest/api`);
-	},
+		async started(this: GatewayThis) {
+			const operational = operationalAnswers(this.broker, REGISTRY_VERSION, this.served, serves === "api");
+			// Without `next`: moleculer-web answers a request no route took through `onError` (its NotFoundError).
+			const gateway = this.express() as (req: IncomingMessage, res: ServerResponse) => void;
+			this.server = new GatewayServer({
+				operational,
+				api: gateway,
+				failed: (req, res, error) => {
+					if (writeError(req, res, error) >= 500)
+						this.logger.error(`${req.method} ${req.url} failed:`, error);
+				},
+			});
+			this.settings.port = await this.server.listen(envNumber("PORT"));
+			this.rateLimiter.start();
+			const what = serves === "api" ? "registry gateway" : "lookup node";
+			this.logger.info(`${what} listening on http://127.0.0.1:${this.settings.port}/rest/api`);
+		},
 
-	async stopped(this: GatewayThis) {
-		this.rateLimiter.stop();
-		// moleculer-web answers `$services.changed` with a debounced broadcast (for auto-aliases, unused here): none after the stop.
-		const self = this as unknown as { regenerateAllAutoAliases?: { (): void; cancel(): void } };
-		self.regenerateAllAutoAliases?.cancel();
-		self.regenerateAllAutoAliases = Object.assign(() => undefined, { cancel: () => undefined });
-		// server.ts drains on SIGTERM before the broker stops; a broker stopped otherwise (tests, the CLI) drains here.
-		if (this.server) await this.drain(SHUTDOWN_TIMEOUT_MS);
-	},
-};
-
-export default ApiService;
+		async stopped(this: GatewayThis) {
+			this.rateLimiter.stop();
+			// moleculer-web answers `$services.changed` with a debounced broadcast (for auto-aliases, unused here): none after the stop.
+			const self = this as unknown as { regenerateAllAutoAliases?: { (): void; cancel(): void } };
+			self.regenerateAllAutoAliases?.cancel();
+			self.regenerateAllAutoAliases = Object.assign(() => undefined, { cancel: () => undefined });
+			// server.ts drains on SIGTERM before the broker stops; a broker stopped otherwise (tests, the CLI) drains here.
+			if (this.server) await this.drain(SHUTDOWN_TIMEOUT_MS);
+		},
+	};
+}

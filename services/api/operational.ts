@@ -1,8 +1,8 @@
 /**
- * What the gateway answers without credentials and outside the operations table: OPTIONS
- * (a path's methods, RFC 9110), health and metrics (src/platform/operational-server.ts), the
- * interactive API docs, the OpenAPI document (decisions §1, docs/client-guide.md) and the web
- * console (services/api/console-assets.ts). Each answer here sets the common headers itself;
+ * What a gateway answers without credentials and outside the operations table: OPTIONS (a path's
+ * methods, RFC 9110), health and metrics (src/platform/operational-server.ts), and on the full
+ * gateway the interactive API docs, the OpenAPI document (decisions §1, docs/client-guide.md) and
+ * the web console (services/api/console-assets.ts). Each answer here sets the common headers itself;
  * the API's answers are written by respond.ts. Answered before moleculer-web: it would take an
  * OPTIONS as the method its Access-Control-Request-Method names (GET when none).
  */
@@ -15,7 +15,7 @@ import { prometheusFormatter } from "../../src/platform/metrics";
 import { answerOperational } from "../../src/platform/operational-server";
 import { serveApiDocs } from "./api-docs";
 import { consoleAssets } from "./console-assets";
-import { methodsOf } from "./routes";
+import type { GatewayRoutes } from "./routes";
 
 export type OperationalAnswer = (
 	req: http.IncomingMessage,
@@ -23,17 +23,23 @@ export type OperationalAnswer = (
 	path: string,
 ) => boolean | Promise<void>;
 
-export function operationalAnswers(broker: ServiceBroker, registryVersion: string): OperationalAnswer {
+/** `documents`: the docs, the OpenAPI document and the console too (the full gateway, not a lookup node). */
+export function operationalAnswers(
+	broker: ServiceBroker,
+	registryVersion: string,
+	routes: GatewayRoutes,
+	documents: boolean,
+): OperationalAnswer {
 	const prometheus = prometheusFormatter(broker);
 	let openApiText: string | undefined;
-	const webConsole = consoleAssets();
+	const webConsole = documents ? consoleAssets() : null;
 	const apiPrefix = `${API_BASE}/`;
 	const openApiPath = `${API_BASE}/openapi.json`;
 	return (req, res, path) => {
 		// The API's own requests first: one test instead of every operational path's.
 		if (req.method !== "OPTIONS" && path.startsWith(apiPrefix) && path !== openApiPath) return false;
 		if (req.method === "OPTIONS") {
-			const allowed = methodsOf(path);
+			const allowed = routes.methodsOf(path);
 			if (allowed.length === 0) return false;
 			setCommonHeaders(res);
 			res.setHeader("allow", [...allowed, "OPTIONS"].join(", "));
@@ -43,7 +49,7 @@ export function operationalAnswers(broker: ServiceBroker, registryVersion: strin
 		}
 		const answered = answerOperational(broker, prometheus, req, res, path);
 		if (answered !== false) return answered;
-		if (req.method !== "GET" && req.method !== "HEAD") return false;
+		if (!webConsole || (req.method !== "GET" && req.method !== "HEAD")) return false;
 		if (path === "/docs" || path.startsWith("/docs/")) setCommonHeaders(res);
 		if (serveApiDocs(req, res, path)) return true;
 		if (webConsole.serve(req, res, path)) return true;

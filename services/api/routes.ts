@@ -1,48 +1,47 @@
 /**
- * The gateway's aliases, generated from the operations table (src/contract/operations.ts): one
- * per method and path, carrying the operations that share it (spec rule 1: the Accept chooses
- * among them in the `authorization` hook), and a HEAD alias beside every GET (decisions §2).
- * moleculer-web matches them (path-to-regexp: case-insensitive, with or without a trailing
- * slash, a parameter is one percent-decoded segment).
+ * A gateway's aliases, generated from the operations it serves (src/contract/operations.ts: all of
+ * them on the gateway, the lookup's on a lookup node): one per method and path, carrying the
+ * operations that share it (spec rule 1: the Accept chooses among them in the `authorization`
+ * hook), and a HEAD alias beside every GET (decisions §2). moleculer-web matches them
+ * (path-to-regexp: case-insensitive, with or without a trailing slash, a parameter is one
+ * percent-decoded segment).
  */
-import { groupOperations, type OperationGroup } from "../../src/contract/negotiation";
-import { API_BASE, OPERATIONS } from "../../src/contract/operations";
+import { groupOperations } from "../../src/contract/negotiation";
+import { API_BASE, type Operation } from "../../src/contract/operations";
 import type { OperationAlias } from "./request-state";
 
-const GROUPS = groupOperations(OPERATIONS);
+export interface GatewayRoutes {
+	/** `"GET /processes": { group, handler }`, … for the route at API_BASE. */
+	aliases(handler: OperationAlias["handler"]): Record<string, OperationAlias>;
+	/** The methods served on a path (HEAD beside GET), for 405's Allow and OPTIONS; empty for a path not served. */
+	methodsOf(path: string): string[];
+}
 
-/**
- * `"GET /processes": { group, handler }`, … for the route at API_BASE; the groups with held
- * answers (the hot reads) first: moleculer-web tries the aliases in order (its `optimizeOrder`
- * is off: no two of the table's paths match the same URL, so the order only decides how soon).
- */
-export function operationAliases(handler: OperationAlias["handler"]): Record<string, OperationAlias> {
-	const aliases: Record<string, OperationAlias> = {};
-	const hotFirst = [...GROUPS].sort(
-		(a, b) =>
-			Number(b.operations.some((operation) => operation.held)) -
-			Number(a.operations.some((operation) => operation.held)),
-	);
-	for (const group of hotFirst) {
-		aliases[`${group.method} ${group.path}`] = { group, handler };
-		if (group.method === "GET") aliases[`HEAD ${group.path}`] = { group, handler };
+export function gatewayRoutes(operations: Operation[]): GatewayRoutes {
+	const groups = groupOperations(operations);
+	const paths = new Map<string, { pattern: RegExp; methods: string[] }>();
+	for (const group of groups) {
+		const source = `${API_BASE}${group.path}`
+			.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+			.replace(/:[A-Za-z]+/g, "[^/]+");
+		const known = paths.get(source) ?? { pattern: new RegExp(`^${source}/?$`, "i"), methods: [] };
+		known.methods.push(group.method);
+		if (group.method === "GET") known.methods.push("HEAD");
+		paths.set(source, known);
 	}
-	return aliases;
-}
-
-/** Each path of the table once, with its methods (for 405's Allow and OPTIONS). */
-const PATHS = new Map<string, { pattern: RegExp; methods: string[] }>();
-for (const group of GROUPS as OperationGroup[]) {
-	const source = `${API_BASE}${group.path}`.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z]+/g, "[^/]+");
-	const known = PATHS.get(source) ?? { pattern: new RegExp(`^${source}/?$`, "i"), methods: [] };
-	known.methods.push(group.method);
-	if (group.method === "GET") known.methods.push("HEAD");
-	PATHS.set(source, known);
-}
-
-/** The methods the operations table defines for a path (HEAD beside GET); empty for an unknown path. */
-export function methodsOf(path: string): string[] {
-	const found: string[] = [];
-	for (const { pattern, methods } of PATHS.values()) if (pattern.test(path)) found.push(...methods);
-	return [...new Set(found)];
+	return {
+		aliases(handler) {
+			const aliases: Record<string, OperationAlias> = {};
+			for (const group of groups) {
+				aliases[`${group.method} ${group.path}`] = { group, handler };
+				if (group.method === "GET") aliases[`HEAD ${group.path}`] = { group, handler };
+			}
+			return aliases;
+		},
+		methodsOf(path) {
+			const found: string[] = [];
+			for (const { pattern, methods } of paths.values()) if (pattern.test(path)) found.push(...methods);
+			return [...new Set(found)];
+		},
+	};
 }

@@ -93,11 +93,8 @@ export interface Operation {
 	ifMatch?: true;
 	/** An add: an `Idempotency-Key` header makes a retry replay the first answer (services/api/idempotency.ts). */
 	idempotent?: true;
-	/**
-	 * The gateway holds this operation's answers (services/api/held-answers.ts): the lookup per
-	 * visibility and organization (its 404 too), a service provider's read per provider and organization.
-	 */
-	held?: "lookup" | "participantRead";
+	/** Lookup nodes answer it too (decisions §12): a process with SERVICES=lookup serves exactly these. */
+	lookupNode?: true;
 	/** Response body shape, for the OpenAPI document. */
 	response?: { schema: string; array?: boolean; paged?: boolean; ndjson?: boolean; eventStream?: boolean };
 	/** Not in the contract: an extension of this registry (documented in docs/decisions.md). */
@@ -196,7 +193,7 @@ export const OPERATIONS: Operation[] = [
 		method: "GET", path: "/organizations/:qualifiedIdentifier/processes",
 		mediaTypes: [mediaType("organizations", "processes"), mediaType("organization", "processes")],
 		pathParams: { qualifiedIdentifier: "qualifiedIdentifier" },
-		roles: PUBLIC_READ, action: "lookup.organizationProcesses", status: 200, held: "lookup", response: { schema: "Process", array: true },
+		roles: PUBLIC_READ, action: "lookup.organizationProcesses", status: 200, lookupNode: true, response: { schema: "Process", array: true },
 	},
 	// Participants
 	{
@@ -215,7 +212,7 @@ export const OPERATIONS: Operation[] = [
 		id: "getParticipantByQualifiedIdentifier", summary: "Get participant by qualified identifier", tag: "Participants",
 		method: "GET", path: "/participants/:participant", mediaTypes: [mediaType("participants", "get")], pathForm: "qualifiedIdentifier",
 		pathParams: { participant: "qualifiedIdentifier" },
-		roles: ["SERVICE_PROVIDER"], action: "participants.get", status: 200, entityTag: true, held: "participantRead",
+		roles: ["SERVICE_PROVIDER"], action: "participants.get", status: 200, entityTag: true,
 		response: { schema: "Participant" },
 	},
 	{

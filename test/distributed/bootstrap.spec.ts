@@ -10,10 +10,10 @@ import os from "node:os";
 import path from "node:path";
 import { startCluster, type Cluster } from "../support/cluster";
 import { DEMO_SEED_FILE, REGISTRY_START_TIMEOUT_MS } from "../support/registry";
-import { EDGE_TOPOLOGY } from "./convergence";
+import { K8S_TOPOLOGY } from "./convergence";
 import { LOOKUP, pollUntil, send } from "./support";
 
-const ALL_ON_ONE_DIRECTORY = Object.fromEntries(Object.keys(EDGE_TOPOLOGY).map((name) => [name, "shared"]));
+const ALL_ON_ONE_DIRECTORY = Object.fromEntries(Object.keys(K8S_TOPOLOGY).map((name) => [name, "shared"]));
 const DEMO_ORGANIZATION = "iso6523-actorid-upis::0192:991825827";
 /** What seed/demo.json registers for that organization (its visible processes). */
 const DEMO_ANSWER = ["55555555-0000-4000-8000-000000000001", "55555555-0000-4000-8000-000000000006"];
@@ -31,7 +31,7 @@ async function lookupIds(cluster: Cluster, gateway: string): Promise<string[] | 
 		: answer.status;
 }
 
-describe("npm start on every process of the edge topology, one data directory", () => {
+describe("npm start on every process of the k8s topology, one data directory", () => {
 	let cluster: Cluster;
 	const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "registry-bootstrap-"));
 	const clashingSeed = path.join(scratch, "clashing.json");
@@ -42,7 +42,7 @@ describe("npm start on every process of the edge topology, one data directory", 
 		const process = { ...demo.processes[0], identifier: "77777777-0000-4000-8000-000000000001" };
 		fs.writeFileSync(clashingSeed, JSON.stringify({ processes: [process] }));
 		cluster = await startCluster({
-			topology: EDGE_TOPOLOGY,
+			topology: K8S_TOPOLOGY,
 			shareDataWith: { ...ALL_ON_ONE_DIRECTORY, gateway3: "shared" },
 			args: ["--demo-when-empty"],
 			env: { LOG_LEVEL: "info" },
@@ -54,8 +54,8 @@ describe("npm start on every process of the edge topology, one data directory", 
 		fs.rmSync(scratch, { recursive: true, force: true });
 	});
 
-	test("the demo data is loaded once, by one process, and both gateways' lookups answer it", async () => {
-		const names = Object.keys(EDGE_TOPOLOGY);
+	test("the demo data is loaded once, by one process, and every gateway's and lookup node's lookup answers it", async () => {
+		const names = Object.keys(K8S_TOPOLOGY);
 		const loaders = names.filter((name) => logsOf(cluster, name).includes("empty registry: loading the demo data"));
 		expect(loaders).toHaveLength(1);
 		await pollUntil("every other process to skip the demo data", 10000, async () =>
@@ -64,7 +64,8 @@ describe("npm start on every process of the edge topology, one data directory", 
 				? true
 				: undefined,
 		);
-		for (const gateway of ["gateway1", "gateway2"]) expect(await lookupIds(cluster, gateway)).toEqual(DEMO_ANSWER);
+		for (const node of ["gateway1", "gateway2", "lookup1", "lookup2"])
+			expect(await lookupIds(cluster, node)).toEqual(DEMO_ANSWER);
 	});
 
 	test("a gateway given a REGISTRY_SEED that clashes with the demo data refuses to start, saying what holds the registry and what to do", async () => {
@@ -74,11 +75,11 @@ describe("npm start on every process of the edge topology, one data directory", 
 	});
 });
 
-describe("REGISTRY_SEED on every process of the edge topology", () => {
+describe("REGISTRY_SEED on every process of the k8s topology", () => {
 	let cluster: Cluster;
 	beforeAll(async () => {
 		cluster = await startCluster({
-			topology: EDGE_TOPOLOGY,
+			topology: K8S_TOPOLOGY,
 			shareDataWith: ALL_ON_ONE_DIRECTORY,
 			env: { LOG_LEVEL: "info", REGISTRY_SEED: DEMO_SEED_FILE },
 		});
@@ -86,10 +87,11 @@ describe("REGISTRY_SEED on every process of the edge topology", () => {
 	afterAll(() => cluster?.stop());
 
 	test("every process starts; the first imports the seed, the others find it imported", async () => {
-		const imported = Object.keys(EDGE_TOPOLOGY).filter((name) => logsOf(cluster, name).includes("imported:"));
-		expect(imported).toHaveLength(Object.keys(EDGE_TOPOLOGY).length);
-		const created = Object.keys(EDGE_TOPOLOGY).filter((name) => /created: [1-9]/.test(logsOf(cluster, name)));
+		const imported = Object.keys(K8S_TOPOLOGY).filter((name) => logsOf(cluster, name).includes("imported:"));
+		expect(imported).toHaveLength(Object.keys(K8S_TOPOLOGY).length);
+		const created = Object.keys(K8S_TOPOLOGY).filter((name) => /created: [1-9]/.test(logsOf(cluster, name)));
 		expect(created).toHaveLength(1);
-		for (const gateway of ["gateway1", "gateway2"]) expect(await lookupIds(cluster, gateway)).toEqual(DEMO_ANSWER);
+		for (const node of ["gateway1", "gateway2", "lookup1", "lookup2"])
+			expect(await lookupIds(cluster, node)).toEqual(DEMO_ANSWER);
 	});
 });

@@ -1,7 +1,7 @@
 /**
  * Issue 17's driver: seeded random participant and catalog changes through random gateways of
- * a cluster, and after each one, every gateway's lookup (anonymous and authenticated) and the
- * owner's read of the participant polled until they all show the change. Reports how long
+ * a cluster, and after each one, every observed node's lookup (anonymous and authenticated) and
+ * the owner's read of the participant on every gateway polled until they all show the change. Reports how long
  * that took (convergence), how many changes took longer than 1 s (stale after 1 s), and how
  * often a gateway answered an older state after it had answered the newer one (regressions).
  */
@@ -10,11 +10,12 @@ import { demoAccount, demoAuth } from "../support/registry";
 import { seededRandom } from "../../src/platform/seeded-random";
 import { CONTACT, FREE_PROCESSES, LOOKUP, qid, send } from "./support";
 
-/** The k8s topology on one machine: two gateways co-hosting lookups, a standalone lookup, a process per domain service. */
-export const EDGE_TOPOLOGY: Record<string, string> = {
-	gateway1: "api,lookup",
-	gateway2: "api,lookup",
-	lookup: "lookup",
+/** The k8s topology on one machine: two gateways, two lookup nodes (answering lookups over HTTP), a process per domain service. */
+export const K8S_TOPOLOGY: Record<string, string> = {
+	gateway1: "api",
+	gateway2: "api",
+	lookup1: "lookup",
+	lookup2: "lookup",
 	catalog: "catalog",
 	participants: "participants",
 	accessPoints: "accessPoints",
@@ -28,7 +29,7 @@ export const EDGE_TOPOLOGY: Record<string, string> = {
  * registry's bootstrap is done (src/exchange/bootstrap.ts).
  */
 export function startDemoCluster(options: ClusterOptions): Promise<Cluster> {
-	return startCluster({ topology: EDGE_TOPOLOGY, ...options, args: ["--demo-when-empty"] });
+	return startCluster({ topology: K8S_TOPOLOGY, ...options, args: ["--demo-when-empty"] });
 }
 
 const ADD = "application/vnd.registry.participants.add.v1+json";
@@ -67,8 +68,10 @@ export interface ConvergenceReport {
 }
 
 export interface ConvergenceOptions {
-	/** Process names of the gateways (each runs api and lookup). */
+	/** Process names of the gateways: changes and the owners' reads go through them. */
 	gateways: string[];
+	/** Process names whose lookup is observed (lookup nodes, gateways), asked before each change (a node down is left out). */
+	lookups: () => string[];
 	changes: number;
 	seed: number;
 	organizations?: number;
@@ -156,21 +159,26 @@ export async function runConvergence(cluster: Cluster, options: ConvergenceOptio
 	};
 
 	/** Every observation a change must see, as [label, read, expected]. */
-	const observationsFor = (touched: string[]) =>
-		options.gateways.flatMap((gateway) =>
-			touched.flatMap((organization) => [
-				...[true, false].map((anonymous) => ({
-					label: `${gateway} ${anonymous ? "anonymous" : "authenticated"} lookup of ${organization}`,
-					read: () => lookupOn(gateway, organization, anonymous),
+	const observationsFor = (touched: string[]) => [
+		...options.lookups().flatMap((node) =>
+			touched.flatMap((organization) =>
+				[true, false].map((anonymous) => ({
+					label: `${node} ${anonymous ? "anonymous" : "authenticated"} lookup of ${organization}`,
+					read: () => lookupOn(node, organization, anonymous),
 					want: () => expected(organization, anonymous),
 				})),
-				...PROVIDERS.map((provider) => ({
+			),
+		),
+		...options.gateways.flatMap((gateway) =>
+			touched.flatMap((organization) =>
+				PROVIDERS.map((provider) => ({
 					label: `${gateway} ${provider.identifier} read of ${organization}`,
 					read: () => ownerReadOn(gateway, organization, provider),
 					want: () => expectedRead(organization, provider),
 				})),
-			]),
-		);
+			),
+		),
+	];
 
 	const report: ConvergenceReport = {
 		changes: 0,
