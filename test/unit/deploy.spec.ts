@@ -139,15 +139,30 @@ describe("deployment files agree with the code", () => {
 			}
 		});
 
-		it("the gateway runs the lookup in-process in compose and in k8s (api,lookup)", () => {
-			const composeGateways = longRunning.filter(([, service]) =>
-				servicesOf(composeEnv(service).SERVICES).includes("api"),
-			);
-			const k8sGateways = deployments.filter((deployment) => k8sServicesEnv(deployment).includes("api"));
-			for (const [, service] of composeGateways)
-				expect(servicesOf(composeEnv(service).SERVICES)).toContain("lookup");
-			for (const deployment of k8sGateways) expect(k8sServicesEnv(deployment)).toContain("lookup");
-			expect(composeGateways.length + k8sGateways.length).toBeGreaterThanOrEqual(2);
+		it("the gateway runs the API alone and the lookup nodes the lookup alone, in compose and in k8s (decisions §12)", () => {
+			const composeLists = longRunning.map(([, service]) => servicesOf(composeEnv(service).SERVICES).join(","));
+			const k8sLists = deployments.map((deployment) => k8sServicesEnv(deployment).join(","));
+			for (const lists of [composeLists, k8sLists])
+				expect(lists).toEqual(expect.arrayContaining(["api", "lookup"]));
+		});
+
+		it("the ingress sends the organization lookup to the lookup nodes and everything else to the gateway", () => {
+			const ingress = ofKind("Ingress")[0];
+			const paths = (ingress.spec.rules as Obj[]).flatMap((rule) => rule.http.paths as Obj[]);
+			const backendOf = (prefix: string) => paths.find((entry) => entry.path === prefix)?.backend.service;
+			const serviceNamed = (name: string) => ofKind("Service").find((service) => service.metadata.name === name);
+			const deploymentBehind = (name: string) =>
+				deployments.find((deployment) =>
+					matches(serviceNamed(name)?.spec.selector ?? {}, deployment.spec.template.metadata.labels),
+				);
+			const lookupBackend = backendOf("/rest/api/organizations/");
+			const rest = backendOf("/");
+			expect(k8sServicesEnv(deploymentBehind(lookupBackend.name)!)).toEqual(["lookup"]);
+			expect(k8sServicesEnv(deploymentBehind(rest.name)!)).toEqual(["api"]);
+			for (const backend of [lookupBackend, rest])
+				expect((serviceNamed(backend.name)?.spec.ports as Obj[]).map((port) => port.port)).toContain(
+					backend.port.number,
+				);
 		});
 	});
 
@@ -335,12 +350,12 @@ describe("deployment files agree with the code", () => {
 			}
 		});
 
-		it("the gateway+lookup Deployment and the standalone lookup Deployment each have an HPA on CPU 70%", () => {
+		it("the gateway Deployment and the lookup Deployment each have an HPA on CPU 70%", () => {
 			const scaled = hpas.map((hpa) =>
 				deployments.find((deployment) => deployment.metadata.name === hpa.spec.scaleTargetRef.name)!,
 			);
 			const servicesLists = scaled.map((deployment) => k8sServicesEnv(deployment).sort().join(","));
-			expect(servicesLists).toEqual(expect.arrayContaining(["api,lookup", "lookup"]));
+			expect(servicesLists).toEqual(expect.arrayContaining(["api", "lookup"]));
 			for (const hpa of hpas) {
 				const cpu = (hpa.spec.metrics as Obj[]).find((metric) => metric.resource?.name === "cpu");
 				expect(cpu?.resource.target.averageUtilization).toBe(70);
@@ -356,7 +371,7 @@ describe("deployment files agree with the code", () => {
 				expect(pdb.spec.minAvailable).toBe(1);
 				return k8sServicesEnv(targets[0]).sort().join(",");
 			});
-			expect(selected).toEqual(expect.arrayContaining(["api,lookup", "lookup"]));
+			expect(selected).toEqual(expect.arrayContaining(["api", "lookup"]));
 		});
 
 		it("kustomization.yaml lists every k8s file, and every file it lists exists", () => {
@@ -466,10 +481,11 @@ describe("deployment files agree with the code", () => {
 		);
 
 		it.each(registryPods)(
-			"Deployment %s takes the API from the ingress controller only if it runs the gateway",
+			"Deployment %s takes requests from the ingress controller only if it runs a gateway (the API or a lookup node)",
 			(_name, deployment) => {
 				const fromIngress = allowedPorts(podLabels(deployment), "ingress", fromNamespace("ingress-nginx"));
-				if (k8sServicesEnv(deployment).includes("api")) expect(fromIngress).toContain(3000);
+				const services = k8sServicesEnv(deployment);
+				if (services.includes("api") || services.includes("lookup")) expect(fromIngress).toContain(3000);
 				else expect(fromIngress).toEqual([]);
 			},
 		);
