@@ -41,7 +41,13 @@ import { LoginThrottle } from "./login-throttle";
 import { operationalAnswers } from "./operational";
 import { OperationCalls } from "./operation-call";
 import { RateLimiter } from "./rate-limit";
-import { requestIdOf, stateOf, type GatewayContext, type GatewayRequest, type OperationAlias } from "./request-state";
+import {
+	clientRequestId,
+	stateOf,
+	type GatewayContext,
+	type GatewayRequest,
+	type OperationAlias,
+} from "./request-state";
 import { writeError } from "./respond";
 import { gatewayRoutes, type GatewayRoutes } from "./routes";
 
@@ -154,13 +160,10 @@ export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettin
 			],
 			qsOptions: QUERY_OPTIONS,
 			// A request's `api.rest` context is not tracked: the gateway's drain (http-server.ts) waits for every request
-			// already; the calls it makes are tracked as usual. (A function: moleculer-web tests a plain object with lodash's
-			// isPlainObject, which prints the Object constructor to a string on every request.)
-			// No request ID yet: moleculer-web would set X-Request-ID before the answer's head, which sends node's writeHead
-			// through setHeader for every header (~2 µs a request); respond.ts writes it in the head, the first hook gives it back.
-			rootCallOptions(options: { tracking?: boolean; requestID?: string }) {
+			// already; the calls it makes are tracked as usual. Its ID is the client's only when well-formed (decisions §3).
+			rootCallOptions(options: { tracking?: boolean; requestID?: string }, req: IncomingMessage) {
 				options.tracking = false;
-				options.requestID = "";
+				options.requestID = clientRequestId(req);
 			},
 			optimizeOrder: false,
 			logRequest: null,
@@ -231,7 +234,6 @@ export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettin
 				res: ServerResponse,
 				alias: OperationAlias,
 			): Caller | null | Promise<Caller | null> {
-				ctx.requestID = requestIdOf(req);
 				const address = clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], this.trusted);
 				const now = Date.now();
 				ctx.locals.request = {

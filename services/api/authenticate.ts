@@ -1,12 +1,12 @@
 /**
  * Who is calling (decisions §3): HTTP Basic against the accounts service, behind the login
- * throttle. A verified credential is remembered for AUTH_CACHE_SECONDS by a hash of its header
- * (services/api/credential-cache.ts), so a caller's following requests cost no password
- * derivation and no store round trip: only the throttle's locks known in memory are asked.
+ * throttle. A verified credential is remembered for AUTH_CACHE_SECONDS under a digest of its
+ * username and password (services/api/credential-cache.ts), so a caller's following requests
+ * cost no password derivation and no store round trip: only the throttle's locks known in
+ * memory are asked. However the header is spelled, one credential is one key.
  */
 import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import type { Socket } from "node:net";
 import { RegistryError, Unauthenticated } from "../../src/contract/errors";
 import type { Caller } from "../../src/contract/model";
 import type { CredentialCache } from "./credential-cache";
@@ -32,15 +32,9 @@ export function parseBasic(header: string): { username: string; password: string
 	return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
-/** The credential cache's key of a header, remembered per connection (a keep-alive client sends the same one). */
-const keyOfConnection = new WeakMap<Socket, { header: string; key: string }>();
-
-function credentialKey(req: IncomingMessage, header: string): string {
-	const known = keyOfConnection.get(req.socket);
-	if (known?.header === header) return known.key;
-	const key = createHash("sha256").update(header).digest("base64");
-	keyOfConnection.set(req.socket, { header, key });
-	return key;
+/** The credential cache's key: a digest of the username and password, never the password itself. */
+function credentialKey(username: string, password: string): string {
+	return createHash("sha256").update(username).update("\u0000").update(password).digest("base64");
 }
 
 export class Authenticator {
@@ -58,12 +52,13 @@ export class Authenticator {
 	authenticate(req: IncomingMessage, address: string, now = Date.now()): Caller | null | Promise<Caller | null> {
 		const header = req.headers.authorization;
 		if (header === undefined) return null;
-		const key = credentialKey(req, header);
+		const { username, password } = parseBasic(header);
+		const key = credentialKey(username, password);
 		const known = this.credentials.get(key, now);
-		if (!known) return this.verified(header, key, address);
+		if (!known) return this.verified(username, password, key, address);
 		const wait = this.throttle.knownWait(known.userDigest, this.throttle.digest(address), now);
 		if (wait > 0) throw tooManyRequests(wait, "Too many failed logins; try again later");
-		if (this.credentials.refreshDue(key, now)) this.refresh(header, key, known.userDigest);
+		if (this.credentials.refreshDue(key, now)) this.refresh(username, password, key, known.userDigest);
 		return known.caller;
 	}
 
@@ -72,8 +67,7 @@ export class Authenticator {
 	 * Not a login attempt: the throttle counts nothing; a refusal forgets the credential, so its
 	 * next request is verified (and counted) as any other.
 	 */
-	private refresh(header: string, key: string, userDigest: string): void {
-		const { username, password } = parseBasic(header);
+	private refresh(username: string, password: string, key: string, userDigest: string): void {
 		this.credentials
 			.verify(key, async () => {
 				const caller = await this.verify(username, password);
@@ -82,8 +76,7 @@ export class Authenticator {
 			.catch(() => undefined); // accounts unreachable: the credential stays remembered until its TTL ends
 	}
 
-	private async verified(header: string, key: string, address: string): Promise<Caller> {
-		const { username, password } = parseBasic(header);
+	private async verified(username: string, password: string, key: string, address: string): Promise<Caller> {
 		const wait = await this.throttle.retryAfter(username, address);
 		if (wait > 0) throw tooManyRequests(wait, "Too many failed logins; try again later");
 		const userDigest = this.throttle.digest(username);

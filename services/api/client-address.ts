@@ -13,18 +13,6 @@ function normalize(address: string): string {
 	return address.startsWith("::ffff:") ? address.slice(7) : address;
 }
 
-/** The last socket peer normalized, and its normal form: a connection sends many requests, and a fresh slice is hashed again by every map it keys. */
-let lastPeer = "";
-let lastPeerNormalized = "";
-
-function normalizePeer(peer: string): string {
-	if (peer !== lastPeer) {
-		lastPeer = peer;
-		lastPeerNormalized = normalize(peer);
-	}
-	return lastPeerNormalized;
-}
-
 export function trustedProxies(setting: string): TrustedProxies {
 	const entries = setting
 		.split(",")
@@ -51,7 +39,7 @@ export function clientAddress(
 	forwardedFor: string | string[] | undefined,
 	trusted: TrustedProxies,
 ): string {
-	const socketPeer = normalizePeer(peer ?? "unknown");
+	const socketPeer = normalize(peer ?? "unknown");
 	if (!trusted(socketPeer) || typeof forwardedFor !== "string") return socketPeer;
 	const hops = forwardedFor
 		.split(",")

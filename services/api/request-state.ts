@@ -49,18 +49,17 @@ export function stateOf(req: GatewayRequest): RequestState | undefined {
 	return req.$ctx?.locals.request;
 }
 
+/** A client's request ID taken as the request's own (decisions §3); anything else gets one the registry makes. */
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,200}$/;
+
 /**
- * The request's ID: the one its `api.rest` context carries once the `authentication` hook gave it
- * (api.service.ts; `rootCallOptions` leaves it empty until then), else the client's
- * X-Correlation-ID or X-Request-ID (moleculer-web's order), else the context's id. respond.ts
- * writes it as X-Request-ID in the head of every answer moleculer-web took.
+ * The client's X-Correlation-ID, else its X-Request-ID (moleculer-web's order), when it is at most
+ * 200 characters of [A-Za-z0-9._:-]; undefined otherwise (the `api.rest` context then makes one).
+ * moleculer-web echoes the request's ID as X-Request-ID on every answer it takes.
  */
-export function requestIdOf(req: GatewayRequest): string {
-	const ctx = req.$ctx;
-	if (ctx.requestID) return ctx.requestID;
-	// Node joins a repeated header it does not know into one string.
-	const { headers } = req as { headers: Record<string, string | undefined> };
-	return headers["x-correlation-id"] || headers["x-request-id"] || ctx.id;
+export function clientRequestId(req: IncomingMessage): string | undefined {
+	const given = req.headers["x-correlation-id"] ?? req.headers["x-request-id"];
+	return typeof given === "string" && CLIENT_REQUEST_ID.test(given) ? given : undefined;
 }
 
 /** The alias of one method and path, generated from the operations table (services/api/routes.ts). */

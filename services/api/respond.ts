@@ -2,11 +2,8 @@
  * How the gateway writes an answer (spec rule 4, decisions §2 and §8): the status of the
  * operation, its media type with the charset, `Location` for a 201 and a 202, nothing for a 204, a
  * stream piped as it comes, a single record's `ETag` (and 304 to a matching `If-None-Match`);
- * errors in the spec's error body; no body to a HEAD. Every answer's head, X-Request-ID and the
- * common no-cache and security headers first, is written in one call: with no header set before
- * it, node's `writeHead` takes its fast path (docs/performance.md, thirteenth round).
- * moleculer-web's own `sendResponse` is not used: its ETag tags lists too, and it writes
- * header by header.
+ * errors in the spec's error body; no body to a HEAD; the common no-cache and security headers on
+ * every answer. moleculer-web's own `sendResponse` is not used: its ETag tags lists too.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline, type Readable } from "node:stream";
@@ -14,9 +11,7 @@ import { entityTagOf, isNotModified } from "../../src/contract/entity-tags";
 import { classify, errorBody } from "../../src/contract/error-body";
 import { answersLocation, API_BASE, type Operation } from "../../src/contract/operations";
 import { COMMON_HEADER_LIST, ERROR_CONTENT_TYPE, withCharset } from "../../src/contract/response-headers";
-import { requestIdOf, type GatewayRequest, type RequestState } from "./request-state";
-
-const REQUEST_ID = "X-Request-ID";
+import type { GatewayRequest, RequestState } from "./request-state";
 
 export function isReadable(value: unknown): value is Readable {
 	return (
@@ -32,14 +27,9 @@ function locationOf(operation: Operation, answer: unknown): string | undefined {
 	return typeof identifier === "string" ? `${API_BASE}${operation.path}/${identifier}` : undefined;
 }
 
-/** The head of an answer: X-Request-ID (a request moleculer-web took), the common headers, then `more` (name, value, …), in one call. */
-function writeHead(req: IncomingMessage, res: ServerResponse, status: number, more: string[]): void {
-	res.writeHead(
-		status,
-		(req as GatewayRequest).$ctx
-			? [REQUEST_ID, requestIdOf(req as GatewayRequest), ...COMMON_HEADER_LIST, ...more]
-			: [...COMMON_HEADER_LIST, ...more],
-	);
+/** The head of an answer: the common headers, then `more` (name, value, …); moleculer-web has set X-Request-ID. */
+function writeHead(res: ServerResponse, status: number, more: string[]): void {
+	res.writeHead(status, [...COMMON_HEADER_LIST, ...more]);
 }
 
 /** A successful answer of the request's operation: `json` is the answer's JSON when the caller made it already. */
@@ -54,13 +44,13 @@ export function writeAnswer(
 	const location = answersLocation(operation) ? locationOf(operation, answer) : undefined;
 	const more = location ? ["location", location] : [];
 	if (operation.status === 204 || answer === null || answer === undefined) {
-		writeHead(req, res, operation.status, more);
+		writeHead(res, operation.status, more);
 		res.end();
 		return;
 	}
 	more.push("content-type", state.contentType);
 	if (isReadable(answer)) {
-		writeHead(req, res, operation.status, more);
+		writeHead(res, operation.status, more);
 		if (req.method === "HEAD") {
 			answer.destroy(); // nobody reads it: a stream that would run on (the change stream) ends now
 			return void res.end();
@@ -74,7 +64,7 @@ export function writeAnswer(
 		if (notModified(req, tag)) return writeNotModified(req, res, tag);
 		more.push("etag", tag);
 	}
-	writeHead(req, res, operation.status, [...more, "content-length", String(Buffer.byteLength(body))]);
+	writeHead(res, operation.status, [...more, "content-length", String(Buffer.byteLength(body))]);
 	res.end(body);
 }
 
@@ -87,7 +77,7 @@ function notModified(req: IncomingMessage, tag: string): boolean {
 }
 
 function writeNotModified(req: IncomingMessage, res: ServerResponse, tag: string): void {
-	writeHead(req, res, 304, ["etag", tag]);
+	writeHead(res, 304, ["etag", tag]);
 	res.end();
 }
 
@@ -137,17 +127,12 @@ export function writeRecorded(
 	more: string[] = [],
 ): void {
 	if (answer.body === null) {
-		writeHead(req, res, answer.status, [...answer.head, ...more]);
+		writeHead(res, answer.status, [...answer.head, ...more]);
 		res.end();
 		return;
 	}
 	// Node sends no body to a HEAD request, and keeps the GET's Content-Length.
-	writeHead(req, res, answer.status, [
-		...answer.head,
-		...more,
-		"content-length",
-		String(Buffer.byteLength(answer.body)),
-	]);
+	writeHead(res, answer.status, [...answer.head, ...more, "content-length", String(Buffer.byteLength(answer.body))]);
 	res.end(answer.body);
 }
 

@@ -14,18 +14,6 @@ export interface OperationGroup {
 	operations: Operation[];
 	/** Whether some operation of the group is open to anonymous callers (else one is refused before negotiation). */
 	anonymous: boolean;
-	/**
-	 * `chooseOperation`'s answers so far, the one asked for last first: a client sends the same Accept
-	 * again, and comparing it costs less than hashing the request's fresh string for a map.
-	 */
-	choices: RememberedChoice[];
-}
-
-/** One answer of `chooseOperation`, with the participant path value's form and the Accept it was for. */
-interface RememberedChoice {
-	form: PathValue["form"];
-	accept: string;
-	choice: Choice;
 }
 
 export function groupOperations(operations: Operation[]): OperationGroup[] {
@@ -37,7 +25,6 @@ export function groupOperations(operations: Operation[]): OperationGroup[] {
 			path: operation.path,
 			operations: [],
 			anonymous: false,
-			choices: [],
 		};
 		group.operations.push(operation);
 		if (operation.roles.includes("ANONYMOUS")) group.anonymous = true;
@@ -58,26 +45,7 @@ interface MediaRange {
 	quality: number;
 }
 
-/**
- * Parsed Accept headers by their text. Clients send the same few Accept values on every
- * request, and parsing one cost more than the rest of the negotiation on the hot lookup
- * (docs/performance.md). Bounded, because the header is the client's: past the bound the
- * memo starts again empty.
- */
-const PARSED_ACCEPT = new Map<string, readonly MediaRange[]>();
-const MAX_PARSED_ACCEPT = 256;
-
-function parseAccept(accept: string): readonly MediaRange[] {
-	let ranges = PARSED_ACCEPT.get(accept);
-	if (ranges === undefined) {
-		if (PARSED_ACCEPT.size >= MAX_PARSED_ACCEPT) PARSED_ACCEPT.clear();
-		ranges = Object.freeze(parseAcceptText(accept));
-		PARSED_ACCEPT.set(accept, ranges);
-	}
-	return ranges;
-}
-
-function parseAcceptText(accept: string): MediaRange[] {
+function parseAccept(accept: string): MediaRange[] {
 	return accept
 		.split(",")
 		.map((part) => part.trim())
@@ -147,34 +115,15 @@ export interface Choice {
 	contentType: string;
 }
 
-/** Answers remembered per group; past the bound the last of them is dropped (the header is the client's). */
-const MAX_CHOICES = 64;
-
 /**
  * The operation of a group a request addresses (its participant path value's form, then its
  * Accept) and its answer's media type; throws 400 or 406 as `selectByPathForm` and
- * `selectByAccept` do. Remembered per group, form and Accept: the hot reads ask the same
- * question on every request.
+ * `selectByAccept` do.
  */
 export function chooseOperation(group: OperationGroup, participant: PathValue | undefined, accept = ""): Choice {
-	const form = participant?.form ?? null;
-	const choices = group.choices;
-	for (let index = 0; index < choices.length; index++) {
-		const remembered = choices[index];
-		if (remembered.accept !== accept || remembered.form !== form) continue;
-		// Swapped to the front: nothing allocated on the hot path.
-		if (index > 0) {
-			choices[index] = choices[0];
-			choices[0] = remembered;
-		}
-		return remembered.choice;
-	}
 	const operation = selectByAccept(selectByPathForm(group.operations, participant), accept);
 	const mediaType = responseMediaType(operation, accept);
-	const choice = { operation, mediaType, contentType: withCharset(mediaType) };
-	if (choices.length >= MAX_CHOICES) choices.pop();
-	choices.unshift({ form, accept, choice });
-	return choice;
+	return { operation, mediaType, contentType: withCharset(mediaType) };
 }
 
 /** A path value, parsed once when the route matches (spec rule 2, decisions §5): its form and, for a qualified identifier, its parts. */

@@ -1,9 +1,9 @@
 /**
- * A request's ID (services/api/request-state.ts `requestIdOf`): the gateway writes it as
- * X-Request-ID in the head of every answer moleculer-web took, once, and the calls it makes
- * for the request carry it as their `requestID`, the client's X-Correlation-ID or X-Request-ID
- * when it sent one. The real gateway on an in-memory broker, the lookup service a stand-in that
- * remembers what it was called with.
+ * A request's ID (decisions §3; services/api/request-state.ts `clientRequestId`): every answer
+ * moleculer-web took carries it as X-Request-ID, once, and the calls the gateway makes for the
+ * request carry it as their `requestID`: the client's X-Correlation-ID or X-Request-ID when it is
+ * at most 200 characters of [A-Za-z0-9._:-], else one the registry makes. The real gateway on an
+ * in-memory broker, the lookup service a stand-in that remembers what it was called with.
  */
 import http from "node:http";
 import { ServiceBroker, type Context } from "moleculer";
@@ -16,7 +16,7 @@ let broker: ServiceBroker;
 let baseUrl: string;
 /** The requestID of each call the stand-in lookup answered. */
 const calledWith: string[] = [];
-/** Each request asks for another organization: a held answer would make no call. */
+/** Each request asks for another organization. */
 let organization = 100000000;
 
 beforeAll(async () => {
@@ -93,6 +93,25 @@ test("the client's X-Request-ID is the request's ID, and X-Correlation-ID before
 	});
 	expect(both.requestIds).toEqual(["correlation-42"]);
 	expect(calledWith.at(-1)).toBe("correlation-42");
+});
+
+test.each([
+	["too long", "a".repeat(201)],
+	["15 KB", "b".repeat(15_000)],
+	["a space", "trace 4711"],
+	["a character outside the set", "trace<4711>"],
+	["non-ASCII bytes", "trace-\u00e9\u00e9"],
+])("a client request ID with %s is not taken: the registry makes its own", async (_name, value) => {
+	const answer = await get(lookupPath(), { accept: LOOKUP_ACCEPT, "x-request-id": value });
+	expect(answer.status).toBe(200);
+	expect(answer.requestIds).toHaveLength(1);
+	expect(answer.requestIds[0]).toMatch(UUID);
+	expect(calledWith.at(-1)).toBe(answer.requestIds[0]);
+});
+
+test("a client request ID of 200 characters of the allowed set is taken", async () => {
+	const value = `A-z0.9_:${"x".repeat(192)}`;
+	expect((await get(lookupPath(), { accept: LOOKUP_ACCEPT, "x-request-id": value })).requestIds).toEqual([value]);
 });
 
 test("a cached answer, a refusal and a request no route took carry one X-Request-ID too", async () => {
