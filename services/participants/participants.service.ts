@@ -41,6 +41,7 @@ import {
 } from "./model";
 import { Participants, type AddForm, type Address, type FindFilters, type UpdateForm } from "./participants";
 import { CachedResolver } from "./resolver";
+import { participantReadCacheKey, participantReadsOf, READ_CACHE_ACTION, READ_CACHE_TTL_SECONDS } from "./read-cache";
 import { PROCESS_REPLACEMENT_ACTIONS, type ProcessReplacementHost } from "./process-replacement.actions";
 import { ProcessReplacements } from "./process-replacement";
 import {
@@ -57,6 +58,8 @@ interface Settings {
 	sweepIntervalMs: number;
 	/** Attempts of a change that lost an optimistic version race before it answers 409. */
 	maxWriteAttempts: number;
+	/** How long a process or provider fetched from its owner is used (its owner's event drops it earlier). */
+	resolvedMaxAgeMs: number;
 	/** Process replacement jobs (services/participants/process-replacement.ts); unset: PROCESS_REPLACEMENT_BATCH_SIZE, read when a job starts. */
 	jobBatchSize?: number;
 	/** Unset: PROCESS_REPLACEMENT_BATCH_DELAY_MS. */
@@ -93,6 +96,7 @@ interface ParticipantsThis
 	/** Background work awaited on stop, so none meets a closed store. */
 	leftovers: Promise<unknown> | null;
 	deliverChange(change: ParticipantChange): Promise<void>;
+	forgetAllReads(): Promise<void>;
 	sweep(today: string): Promise<number>;
 }
 
@@ -131,6 +135,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 	settings: {
 		sweepIntervalMs: envNumber("PARTICIPANT_SWEEP_INTERVAL_SECONDS") * 1000,
 		maxWriteAttempts: 8,
+		resolvedMaxAgeMs: 500,
 		jobHeartbeatMs: 5000,
 		jobStaleAfterMs: 60_000,
 		jobCheckIntervalMs: 60_000,
@@ -160,6 +165,8 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 
 		get: {
 			params: ADDRESS_PARAMS,
+			// Cached per caller and participant; a change drops its reads (`deliverChange`), the TTL bounds a node that missed that.
+			cache: { keygen: participantReadCacheKey, ttl: READ_CACHE_TTL_SECONDS },
 			handler(this: ParticipantsThis, ctx: RegistryContext<Address>): Promise<Participant> {
 				return this.participants.get(ctx.meta.user, ctx.params);
 			},
@@ -341,16 +348,27 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		[EVENTS.catalogChanged](this: ParticipantsThis) {
 			// A renamed, hidden or deleted process (or a document type nested in one) must show at once.
 			this.processResolver.clear();
+			return this.forgetAllReads();
 		},
 		[EVENTS.accountsChanged](this: ParticipantsThis) {
+			// A provider's title is in its participants' answers.
 			this.providerResolver.clear();
+			return this.forgetAllReads();
 		},
 	},
 
 	methods: {
-		/** A committed change, published on the durable channel; a failed publish throws and the change stays in the outbox. */
+		/**
+		 * A committed change: its cached reads are dropped, then it is published on the durable channel; a failed
+		 * publish throws and the change stays in the outbox.
+		 */
 		async deliverChange(this: ParticipantsThis, change: ParticipantChange): Promise<void> {
+			await this.broker.cacher?.del(participantReadsOf(change));
 			await publishParticipantChange(this.broker, change);
+		},
+
+		async forgetAllReads(this: ParticipantsThis): Promise<void> {
+			await this.broker.cacher?.clean(`${READ_CACHE_ACTION}:**`);
 		},
 
 		async sweep(this: ParticipantsThis, today: string): Promise<number> {
@@ -363,13 +381,17 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 
 	created(this: ParticipantsThis) {
 		this.leftovers = null;
-		this.processResolver = new CachedResolver<Process>((identifiers) =>
-			this.broker.call<Process[], { identifiers: string[] }>("catalog.processesByIds", { identifiers }),
+		this.processResolver = new CachedResolver<Process>(
+			(identifiers) =>
+				this.broker.call<Process[], { identifiers: string[] }>("catalog.processesByIds", { identifiers }),
+			this.settings.resolvedMaxAgeMs,
 		);
-		this.providerResolver = new CachedResolver<ServiceProvider>((identifiers) =>
-			this.broker.call<ServiceProvider[], { identifiers: string[] }>("accounts.serviceProviders", {
-				identifiers,
-			}),
+		this.providerResolver = new CachedResolver<ServiceProvider>(
+			(identifiers) =>
+				this.broker.call<ServiceProvider[], { identifiers: string[] }>("accounts.serviceProviders", {
+					identifiers,
+				}),
+			this.settings.resolvedMaxAgeMs,
 		);
 		this.sweeper = new PeriodicTask(
 			() => this.sweep(todayUtc()),

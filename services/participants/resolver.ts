@@ -1,22 +1,25 @@
 /**
  * An in-memory cache of records another service owns (processes from catalog, service
- * providers from accounts), filled on demand and dropped when the owner announces a
- * change. A fetch that started before a drop does not refill the cache with what it got,
- * so a renamed, hidden or deleted process shows in the very next answer.
+ * providers from accounts), filled on demand, dropped when the owner announces a change (an
+ * event), and kept at most `maxAgeMs` (a node that missed the event). A fetch that started
+ * before a drop does not refill the cache with what it got, so a renamed, hidden or deleted
+ * process shows in the very next answer.
  */
+import { LRUCache } from "lru-cache";
+
 export class CachedResolver<T extends { identifier: string }> {
-	private readonly entries = new Map<string, T>();
+	private readonly entries: LRUCache<string, T>;
 	private generation = 0;
 
 	constructor(
 		private readonly fetch: (identifiers: string[]) => Promise<T[]>,
-		private readonly maxEntries = 10000,
-	) {}
+		maxAgeMs: number,
+		maxEntries = 10000,
+	) {
+		this.entries = new LRUCache<string, T>({ max: maxEntries, ttl: maxAgeMs });
+	}
 
-	/**
-	 * The records of `identifiers` when every one is held already, else null (then `resolve`):
-	 * a read's answer is assembled without a promise in the common case.
-	 */
+	/** The records of `identifiers` when every one is held already, else null (then `resolve`). */
 	known(identifiers: Iterable<string>): Map<string, T> | null {
 		const found = new Map<string, T>();
 		for (const id of identifiers) {
@@ -29,10 +32,9 @@ export class CachedResolver<T extends { identifier: string }> {
 
 	/** The known records among `identifiers` (unknown ones are absent from the map). */
 	async resolve(identifiers: Iterable<string>): Promise<Map<string, T>> {
-		const wanted = [...new Set(identifiers)];
 		const found = new Map<string, T>();
 		const missing: string[] = [];
-		for (const id of wanted) {
+		for (const id of new Set(identifiers)) {
 			const entry = this.entries.get(id);
 			if (entry) found.set(id, entry);
 			else missing.push(id);
@@ -40,10 +42,9 @@ export class CachedResolver<T extends { identifier: string }> {
 		if (missing.length === 0) return found;
 		const generation = this.generation;
 		const fetched = await this.fetch(missing);
-		const keep = generation === this.generation;
 		for (const record of fetched) {
 			found.set(record.identifier, record);
-			if (keep) this.remember(record);
+			if (generation === this.generation) this.entries.set(record.identifier, record);
 		}
 		return found;
 	}
@@ -51,11 +52,5 @@ export class CachedResolver<T extends { identifier: string }> {
 	clear(): void {
 		this.generation += 1;
 		this.entries.clear();
-	}
-
-	private remember(record: T): void {
-		// Bounded: a registry has hundreds of processes and providers, never more than the cap.
-		if (this.entries.size >= this.maxEntries) this.entries.clear();
-		this.entries.set(record.identifier, record);
 	}
 }

@@ -266,7 +266,7 @@ describe("cached resolver", () => {
 			calls++;
 			if (calls === 1) await new Promise<void>((resolve) => (release = resolve));
 			return ids.map((identifier) => ({ identifier, title: `v${calls}` }));
-		});
+		}, 60_000);
 		const pending = resolver.resolve(["x"]);
 		await Promise.resolve();
 		resolver.clear();
@@ -280,8 +280,9 @@ describe("cached resolver", () => {
 
 describe("CachedResolver.known", () => {
 	it("answers only when every record is held, and never after a clear()", async () => {
-		const resolver = new CachedResolver<{ identifier: string }>(async (ids) =>
-			ids.map((identifier) => ({ identifier })),
+		const resolver = new CachedResolver<{ identifier: string }>(
+			async (ids) => ids.map((identifier) => ({ identifier })),
+			60_000,
 		);
 		expect(resolver.known(["a"])).toBeNull();
 		await resolver.resolve(["a", "b"]);
@@ -289,6 +290,22 @@ describe("CachedResolver.known", () => {
 		expect(resolver.known(["a", "c"])).toBeNull();
 		resolver.clear();
 		expect(resolver.known(["a"])).toBeNull();
+	});
+});
+
+describe("CachedResolver's age", () => {
+	it("fetches a record again once it is older than its maximum age (an owner's event this node missed)", async () => {
+		let calls = 0;
+		const resolver = new CachedResolver<{ identifier: string; title: string }>(async (ids) => {
+			calls++;
+			return ids.map((identifier) => ({ identifier, title: `v${calls}` }));
+		}, 50);
+		expect((await resolver.resolve(["x"])).get("x")?.title).toBe("v1");
+		expect(resolver.known(["x"])?.get("x")?.title).toBe("v1");
+		const deadline = Date.now() + 5000;
+		while (resolver.known(["x"]) !== null && Date.now() < deadline)
+			await new Promise((resolve) => setTimeout(resolve, 10));
+		expect((await resolver.resolve(["x"])).get("x")?.title).toBe("v2");
 	});
 });
 

@@ -279,6 +279,75 @@ describe("get and processes", () => {
 	});
 });
 
+describe("the read cache", () => {
+	/** How often the participants' store was asked for one participant (the read's miss path). */
+	function storeReads(): { count(): number; restore(): void } {
+		const participants = (
+			broker.getLocalService("participants") as unknown as {
+				collections: {
+					participants: { findOne: (...args: unknown[]) => unknown; get: (...args: unknown[]) => unknown };
+				};
+			}
+		).collections.participants;
+		const findOne = jest.spyOn(participants, "findOne");
+		const get = jest.spyOn(participants, "get");
+		return {
+			count: () => findOne.mock.calls.length + get.mock.calls.length,
+			restore: () => {
+				findOne.mockRestore();
+				get.mockRestore();
+			},
+		};
+	}
+
+	test("a repeated read, in any spelling of the organization, is answered from the cache; a change drops it at once", async () => {
+		const created = await addOrganization(sp1, [BILLING]);
+		const spelled = [created.qualifiedIdentifier, created.qualifiedIdentifier.toUpperCase()];
+		await call("participants.get", { qualifiedIdentifier: spelled[0] }, sp1);
+		const reads = storeReads();
+		try {
+			for (let i = 0; i < 5; i++)
+				for (const qualifiedIdentifier of spelled)
+					expect(await call<Participant>("participants.get", { qualifiedIdentifier }, sp1)).toMatchObject({
+						identifier: created.identifier,
+					});
+			expect(reads.count()).toBe(0);
+		} finally {
+			reads.restore();
+		}
+		await call(
+			"participants.update",
+			{ qualifiedIdentifier: spelled[0], body: { processes: refs(ORDERING), contact } },
+			sp1,
+		);
+		const updated = await call<Participant>("participants.get", { qualifiedIdentifier: spelled[1] }, sp1);
+		expect(updated.processes?.map((process) => process.identifier)).toEqual([ORDERING]);
+	});
+
+	test("a cached read is one caller's: another provider, a transfer, ADMIN by UUID each see their own", async () => {
+		const created = await addOrganization(sp1, [BILLING]);
+		await call("participants.get", { qualifiedIdentifier: created.qualifiedIdentifier }, sp1);
+		await call("participants.get", { identifier: created.identifier }, admin);
+		expect(
+			await failure(call("participants.get", { qualifiedIdentifier: created.qualifiedIdentifier }, sp2)),
+		).toMatchObject({ code: 404 });
+		await call(
+			"participants.transfer",
+			{ qualifiedIdentifier: created.qualifiedIdentifier, serviceProviderIdentifier: SP2 },
+			sp1,
+		);
+		expect(
+			await failure(call("participants.get", { qualifiedIdentifier: created.qualifiedIdentifier }, sp1)),
+		).toMatchObject({ code: 404 });
+		expect(
+			await call<Participant>("participants.get", { qualifiedIdentifier: created.qualifiedIdentifier }, sp2),
+		).toMatchObject({ provider: { identifier: SP2 } });
+		expect(await call<Participant>("participants.get", { identifier: created.identifier }, admin)).toMatchObject({
+			provider: { identifier: SP2 },
+		});
+	});
+});
+
 describe("update", () => {
 	test("update replaces contact and processes and moves lastModificationDate", async () => {
 		const created = await addOrganization(sp1, [BILLING, ORDERING]);
