@@ -42,7 +42,7 @@ import { operationalAnswers } from "./operational";
 import { OperationCalls } from "./operation-call";
 import { RateLimiter } from "./rate-limit";
 import {
-	clientRequestId,
+	CLIENT_REQUEST_ID,
 	stateOf,
 	type GatewayContext,
 	type GatewayRequest,
@@ -93,7 +93,7 @@ function serveOperation(
 	res: ServerResponse,
 	next: (error?: unknown) => void,
 ): void {
-	this.operationCalls.serve(req, res, stateOf(req)!, next);
+	this.operationCalls.serve(req, res, req.$ctx.locals.request!).catch(next);
 }
 
 /** The request's path as received, without the query. */
@@ -163,7 +163,8 @@ export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettin
 			// already; the calls it makes are tracked as usual. Its ID is the client's only when well-formed (decisions §3).
 			rootCallOptions(options: { tracking?: boolean; requestID?: string }, req: IncomingMessage) {
 				options.tracking = false;
-				options.requestID = clientRequestId(req);
+				const given = req.headers["x-correlation-id"] ?? req.headers["x-request-id"];
+				options.requestID = typeof given === "string" && CLIENT_REQUEST_ID.test(given) ? given : undefined;
 			},
 			optimizeOrder: false,
 			logRequest: null,
@@ -271,7 +272,7 @@ export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettin
 				if (!caller && !operation.roles.includes("ANONYMOUS")) throw new Unauthenticated();
 				if (caller && !operation.roles.includes(caller.role)) throw new AccessDenied();
 				// Not moleculer-web's `rateLimit`: it runs before authentication, keys on the address and asks its store every request.
-				if (this.rateLimiter.enabled) {
+				if (this.rateLimiter.perMinute > 0) {
 					const wait = caller
 						? this.rateLimiter.take("user", caller.username, state.now)
 						: this.rateLimiter.take("addr", state.address, state.now);
@@ -376,6 +377,9 @@ export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettin
 			});
 			this.settings.port = await this.server.listen(envNumber("PORT"));
 			this.rateLimiter.start();
+			// Every scope has a series from the start, so a first lockout is an increase.
+			for (const scope of ["user", "address"])
+				countMetric(this.broker, REGISTRY_METRICS.loginLockouts, { scope }, 0);
 			const what = serves === "api" ? "registry gateway" : "lookup node";
 			this.logger.info(`${what} listening on http://127.0.0.1:${this.settings.port}/rest/api`);
 		},

@@ -6,7 +6,8 @@
  */
 import net from "node:net";
 
-export type TrustedProxies = (address: string) => boolean;
+/** Is an address one of TRUST_PROXY's proxies? null when none is trusted. */
+export type TrustedProxies = ((address: string) => boolean) | null;
 
 /** An IPv4 peer of a dual-stack socket as its plain IPv4 address. */
 function normalize(address: string): string {
@@ -18,7 +19,7 @@ export function trustedProxies(setting: string): TrustedProxies {
 		.split(",")
 		.map((entry) => entry.trim())
 		.filter(Boolean);
-	if (entries.length === 0) return () => false;
+	if (entries.length === 0) return null;
 	const list = new net.BlockList();
 	for (const entry of entries) {
 		const [address, prefix] = entry.split("/");
@@ -39,14 +40,12 @@ export function clientAddress(
 	forwardedFor: string | string[] | undefined,
 	trusted: TrustedProxies,
 ): string {
-	const socketPeer = normalize(peer ?? "unknown");
-	if (!trusted(socketPeer) || typeof forwardedFor !== "string") return socketPeer;
+	const socketPeer = peer?.startsWith("::ffff:") ? peer.slice(7) : (peer ?? "unknown");
+	if (!trusted || !trusted(socketPeer) || typeof forwardedFor !== "string") return socketPeer;
 	const hops = forwardedFor
 		.split(",")
 		.map((hop) => normalize(hop.trim()))
 		.filter(Boolean);
-	for (let index = hops.length - 1; index >= 0; index--) {
-		if (!trusted(hops[index])) return hops[index];
-	}
+	for (let index = hops.length - 1; index >= 0; index--) if (!trusted(hops[index])) return hops[index];
 	return hops[0] ?? socketPeer;
 }

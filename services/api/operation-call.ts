@@ -23,18 +23,14 @@ export interface OperationCallParts {
 export class OperationCalls {
 	constructor(private readonly parts: OperationCallParts) {}
 
-	/** Answers the request whose hooks all passed; a failure is passed to `fail` (moleculer-web's alias `next(error)`, which ends in `onError`). */
-	serve(req: GatewayRequest, res: ServerResponse, state: RequestState, fail: (error: unknown) => void): void {
-		this.bindAndCall(req, res, state).catch(fail);
-	}
-
-	private async bindAndCall(req: GatewayRequest, res: ServerResponse, state: RequestState): Promise<void> {
+	/** Answers the request whose hooks all passed; a failure rejects (the alias passes it to `onError`). */
+	async serve(req: GatewayRequest, res: ServerResponse, state: RequestState): Promise<void> {
 		const operation = state.operation as Operation;
 		const params = await bindParams(req, res, state, req.$params.query);
 		state.validated = params;
 		const key = operation.idempotent ? idempotencyKeyOf(req.headers["idempotency-key"]) : undefined;
 		if (key !== undefined && state.caller) return this.callOnce(req, res, state, params, key);
-		writeAnswer(req, res, state, await req.$ctx.call(operation.action, params), null);
+		writeAnswer(req, res, state, await req.$ctx.call(operation.action, params));
 	}
 
 	/** An add with an Idempotency-Key: the action once per caller and key, its answer recorded and replayed to retries. */

@@ -58,10 +58,7 @@ export class RateLimiter {
 		this.perMs = options.perMinute / 60_000;
 	}
 
-	get enabled(): boolean {
-		return this.options.perMinute > 0;
-	}
-
+	/** Requests a minute per caller; 0: no limit. */
 	get perMinute(): number {
 		return this.options.perMinute;
 	}
@@ -78,7 +75,7 @@ export class RateLimiter {
 	}
 
 	start(): void {
-		if (!this.options.redis || !this.enabled) return;
+		if (!this.options.redis || this.options.perMinute <= 0) return;
 		this.timer = setInterval(() => void this.sync(), this.options.syncIntervalMs ?? 500);
 		this.timer.unref();
 	}

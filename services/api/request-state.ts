@@ -49,18 +49,12 @@ export function stateOf(req: GatewayRequest): RequestState | undefined {
 	return req.$ctx?.locals.request;
 }
 
-/** A client's request ID taken as the request's own (decisions §3); anything else gets one the registry makes. */
-const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,200}$/;
-
 /**
- * The client's X-Correlation-ID, else its X-Request-ID (moleculer-web's order), when it is at most
- * 200 characters of [A-Za-z0-9._:-]; undefined otherwise (the `api.rest` context then makes one).
- * moleculer-web echoes the request's ID as X-Request-ID on every answer it takes.
+ * The client's X-Correlation-ID, else its X-Request-ID (moleculer-web's order), is the request's ID
+ * when it is at most 200 characters of [A-Za-z0-9._:-] (decisions §3); else the `api.rest` context
+ * makes one. moleculer-web echoes the request's ID as X-Request-ID on every answer it takes.
  */
-export function clientRequestId(req: IncomingMessage): string | undefined {
-	const given = req.headers["x-correlation-id"] ?? req.headers["x-request-id"];
-	return typeof given === "string" && CLIENT_REQUEST_ID.test(given) ? given : undefined;
-}
+export const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 
 /** The alias of one method and path, generated from the operations table (services/api/routes.ts). */
 export interface OperationAlias {

@@ -6,22 +6,14 @@
  * every answer. moleculer-web's own `sendResponse` is not used: its ETag tags lists too.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { pipeline, type Readable } from "node:stream";
+import { pipeline, Readable } from "node:stream";
 import { entityTagOf, isNotModified } from "../../src/contract/entity-tags";
 import { classify, errorBody } from "../../src/contract/error-body";
 import { answersLocation, API_BASE, type Operation } from "../../src/contract/operations";
 import { COMMON_HEADER_LIST, ERROR_CONTENT_TYPE, withCharset } from "../../src/contract/response-headers";
 import type { GatewayRequest, RequestState } from "./request-state";
 
-export function isReadable(value: unknown): value is Readable {
-	return (
-		value !== null &&
-		typeof value === "object" &&
-		typeof (value as Readable).pipe === "function" &&
-		typeof (value as Readable).on === "function"
-	);
-}
-
+/** The path of what a 201 created or a 202 accepted (a stream of another answer has none). */
 function locationOf(operation: Operation, answer: unknown): string | undefined {
 	const identifier = (answer as { identifier?: unknown } | null)?.identifier;
 	return typeof identifier === "string" ? `${API_BASE}${operation.path}/${identifier}` : undefined;
@@ -32,16 +24,10 @@ function writeHead(res: ServerResponse, status: number, more: string[]): void {
 	res.writeHead(status, [...COMMON_HEADER_LIST, ...more]);
 }
 
-/** A successful answer of the request's operation: `json` is the answer's JSON when the caller made it already. */
-export function writeAnswer(
-	req: IncomingMessage,
-	res: ServerResponse,
-	state: RequestState,
-	answer: unknown,
-	json: string | null,
-): void {
+/** A successful answer of the request's operation. */
+export function writeAnswer(req: IncomingMessage, res: ServerResponse, state: RequestState, answer: unknown): void {
 	const operation = state.operation as Operation;
-	const location = answersLocation(operation) ? locationOf(operation, answer) : undefined;
+	const location = operation.status === 200 ? undefined : locationOf(operation, answer);
 	const more = location ? ["location", location] : [];
 	if (operation.status === 204 || answer === null || answer === undefined) {
 		writeHead(res, operation.status, more);
@@ -49,7 +35,7 @@ export function writeAnswer(
 		return;
 	}
 	more.push("content-type", state.contentType);
-	if (isReadable(answer)) {
+	if (answer instanceof Readable) {
 		writeHead(res, operation.status, more);
 		if (req.method === "HEAD") {
 			answer.destroy(); // nobody reads it: a stream that would run on (the change stream) ends now
@@ -58,7 +44,7 @@ export function writeAnswer(
 		pipeline(answer, res, () => undefined); // a client gone or a failed stream ends the answer
 		return;
 	}
-	const body = json ?? JSON.stringify(answer);
+	const body = JSON.stringify(answer);
 	if (operation.entityTag) {
 		const tag = entityTagOf(body);
 		if (notModified(req, tag)) return writeNotModified(req, res, tag);

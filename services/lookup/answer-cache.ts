@@ -3,10 +3,10 @@
  * answers a committed change within 1 s, and never answers an older state of an organization
  * than one it has answered before. Across nodes no order is promised.
  *
- * - In memory, each node keeps an organization's answers for at most `localTtlMs` (500 ms). The
- *   node that applies a change tells every node (the `lookup.invalidated` event) and each forgets
- *   that organization at once; a node that missed the event answers the change when its copy
- *   expires.
+ * - In memory, each node keeps an organization's answers. The node that applies a change tells
+ *   every node (the `lookup.invalidated` event) and each forgets that organization at once; in a
+ *   cluster a copy lives at most `localTtlMs` (500 ms), so a node that missed the event answers
+ *   the change when its copy expires (in one process every event is heard: no expiry).
  * - Behind that, Redis (the cacher's server, in a cluster) keeps each organization's answers in
  *   one hash with the read-model version they were built from. Writes go through a Lua script
  *   that refuses an answer older than the hash, and the node that applies a change first marks
@@ -69,10 +69,12 @@ export class AnswerCache {
 	private readonly unmarked = new Map<string, number>();
 
 	constructor(private readonly options: AnswerCacheOptions) {
-		this.local = new LRUCache({ max: options.maxLocalOrganizations, ttl: options.localTtlMs });
+		this.local = new LRUCache({ max: options.maxLocalOrganizations, ttl: options.localTtlMs || undefined });
 		this.redis = options.redis as AnswerRedis | null;
 		if (this.redis && !this.redis.lookupWrite)
 			this.redis.defineCommand("lookupWrite", { numberOfKeys: 1, lua: CONDITIONAL_WRITE });
+		// Redis back (it may have kept its data): the marks it missed first.
+		this.redis?.on("ready", () => void this.marksWritten());
 	}
 
 	/** The answer `name` (built from the catalog copy `digest`) of an organization, from the cache or `build`. */

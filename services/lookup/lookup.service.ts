@@ -19,7 +19,7 @@ import { parseParticipantIdentifier } from "../../src/contract/identifiers";
 import type { Process } from "../../src/contract/model";
 import { withBackoff } from "../../src/platform/backoff";
 import { LOOKUP_GROUP, PARTICIPANTS_CHANGED, type ParticipantChange } from "../../src/platform/channels";
-import { broadcastEvents, EVENTS } from "../../src/platform/events";
+import { broadcastEvents, copyMaxAgeMs, EVENTS } from "../../src/platform/events";
 import { KeyedMutex } from "../../src/platform/keyed-mutex";
 import { PeriodicTask } from "../../src/platform/periodic-task";
 import { newRecordIdentifier } from "../../src/platform/record-identifier";
@@ -44,7 +44,7 @@ import {
 type ParticipantSet = Omit<ParticipantChange, "deleted">;
 
 interface Settings {
-	/** How long a node keeps an answer in memory, and how often it reloads its catalog copy (answer-cache.ts). */
+	/** In a cluster, how long a node keeps an answer in memory and how often it reloads its catalog copy (answer-cache.ts). */
 	localTtlMs: number;
 	/** How long an answer lives in Redis; changes mark it stale earlier. */
 	sharedTtlMs: number;
@@ -69,7 +69,6 @@ interface LookupThis extends Service<Settings> {
 	mutex: KeyedMutex;
 	parkedCount: PeriodicTask;
 	rebuilding: Promise<{ organizations: number; participants: number }> | null;
-	answer(organizationKey: string, anonymous: boolean): Promise<Process[] | null>;
 	receiveChange(payload: unknown, message: { working?(): void } | undefined): Promise<void>;
 	applyChange(change: ParticipantChange): Promise<boolean>;
 	writeModel(
@@ -130,7 +129,28 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 					throw new TypeMismatch(
 						`'${ctx.params.qualifiedIdentifier}' is not an organization qualified identifier`,
 					);
-				const answer = await this.answer(organization.organizationKey, !ctx.meta.user);
+				await this.catalog.loaded;
+				const { organizationKey } = organization;
+				const anonymous = !ctx.meta.user;
+				const { digest, processes } = this.catalog;
+				const answer = await this.answers.get(
+					organizationKey,
+					anonymous ? "visible" : "all",
+					digest,
+					async () => {
+						const doc = await this.collections.organizationProcesses.get(organizationKey);
+						return {
+							version: doc?.version ?? 0,
+							answer: hasParticipants(doc)
+								? organizationAnswer(
+										organizationProcessIds(doc as OrganizationProcessesDoc),
+										processes,
+										anonymous,
+									)
+								: null,
+						};
+					},
+				);
 				if (answer === null) throw NotFound.organization(ctx.params.qualifiedIdentifier);
 				return answer;
 			},
@@ -212,19 +232,6 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 	},
 
 	methods: {
-		/** The organization's processes as a caller sees them; null when it has no participant. */
-		async answer(this: LookupThis, organizationKey: string, anonymous: boolean): Promise<Process[] | null> {
-			await this.catalog.loaded;
-			const { digest, processes } = this.catalog;
-			return this.answers.get(organizationKey, anonymous ? "visible" : "all", digest, async () => {
-				const doc = await this.collections.organizationProcesses.get(organizationKey);
-				const answer = hasParticipants(doc)
-					? organizationAnswer(organizationProcessIds(doc as OrganizationProcessesDoc), processes, anonymous)
-					: null;
-				return { version: doc?.version ?? 0, answer };
-			});
-		},
-
 		/** One channel message: applied with back-off, else parked (a failed park is the channel's to redeliver). */
 		async receiveChange(this: LookupThis, payload: unknown, message?: { working?(): void }): Promise<void> {
 			if (!isChange(payload)) return this.park(payload, new Error("malformed participant change"));
@@ -349,7 +356,7 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 		this.answers = new AnswerCache({
 			redis: redis.client,
 			prefix: redis.prefix,
-			localTtlMs: this.settings.localTtlMs,
+			localTtlMs: copyMaxAgeMs(this.broker, this.settings.localTtlMs),
 			sharedTtlMs: this.settings.sharedTtlMs,
 			maxLocalOrganizations: this.settings.maxLocalOrganizations,
 			onRedisError: (error) =>
@@ -365,7 +372,7 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 
 	async started(this: LookupThis) {
 		await this.catalog.reload();
-		this.catalog.start(this.settings.localTtlMs);
+		this.catalog.start(copyMaxAgeMs(this.broker, this.settings.localTtlMs));
 		await this.countParked();
 		this.parkedCount.start(this.settings.parkedCountIntervalMs);
 	},

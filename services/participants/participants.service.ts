@@ -27,7 +27,7 @@ import {
 } from "../../src/exchange/registry-export";
 import { channelsSubscribed, publishParticipantChange, type ParticipantChange } from "../../src/platform/channels";
 import { KeyedMutex } from "../../src/platform/keyed-mutex";
-import { EVENTS } from "../../src/platform/events";
+import { copyMaxAgeMs, EVENTS } from "../../src/platform/events";
 import { PeriodicTask } from "../../src/platform/periodic-task";
 import type { Collection, Filter, Store } from "../../src/store/types";
 import type { PlannedChange } from "./changes";
@@ -58,7 +58,7 @@ interface Settings {
 	sweepIntervalMs: number;
 	/** Attempts of a change that lost an optimistic version race before it answers 409. */
 	maxWriteAttempts: number;
-	/** How long a process or provider fetched from its owner is used (its owner's event drops it earlier). */
+	/** In a cluster, how long a process or provider fetched from its owner is used (its owner's event drops it earlier). */
 	resolvedMaxAgeMs: number;
 	/** Process replacement jobs (services/participants/process-replacement.ts); unset: PROCESS_REPLACEMENT_BATCH_SIZE, read when a job starts. */
 	jobBatchSize?: number;
@@ -384,14 +384,14 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		this.processResolver = new CachedResolver<Process>(
 			(identifiers) =>
 				this.broker.call<Process[], { identifiers: string[] }>("catalog.processesByIds", { identifiers }),
-			this.settings.resolvedMaxAgeMs,
+			copyMaxAgeMs(this.broker, this.settings.resolvedMaxAgeMs),
 		);
 		this.providerResolver = new CachedResolver<ServiceProvider>(
 			(identifiers) =>
 				this.broker.call<ServiceProvider[], { identifiers: string[] }>("accounts.serviceProviders", {
 					identifiers,
 				}),
-			this.settings.resolvedMaxAgeMs,
+			copyMaxAgeMs(this.broker, this.settings.resolvedMaxAgeMs),
 		);
 		this.sweeper = new PeriodicTask(
 			() => this.sweep(todayUtc()),

@@ -16,7 +16,7 @@ export class CachedResolver<T extends { identifier: string }> {
 		maxAgeMs: number,
 		maxEntries = 10000,
 	) {
-		this.entries = new LRUCache<string, T>({ max: maxEntries, ttl: maxAgeMs });
+		this.entries = new LRUCache<string, T>({ max: maxEntries, ttl: maxAgeMs || undefined });
 	}
 
 	/** The records of `identifiers` when every one is held already, else null (then `resolve`). */

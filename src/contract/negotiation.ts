@@ -45,17 +45,21 @@ interface MediaRange {
 	quality: number;
 }
 
+/** The media ranges of an Accept header, the most wanted first; ranges of quality 0 left out. */
 function parseAccept(accept: string): MediaRange[] {
-	return accept
-		.split(",")
-		.map((part) => part.trim())
-		.filter((part) => part.length > 0)
-		.map((part) => {
-			const quality = /;\s*q\s*=\s*([0-9.]+)/i.exec(part);
-			return { essence: essence(part), quality: quality ? Number(quality[1]) : 1 };
-		})
-		.filter((range) => range.quality > 0)
-		.sort((a, b) => b.quality - a.quality);
+	const ranges: MediaRange[] = [];
+	for (const part of accept.split(",")) {
+		if (part.trim() === "") continue;
+		const quality = /;\s*q\s*=\s*([0-9.]+)/i.exec(part);
+		const range = { essence: essence(part), quality: quality ? Number(quality[1]) : 1 };
+		if (range.quality > 0) ranges.push(range);
+	}
+	// Stable: equal qualities keep the client's order.
+	return ranges.sort(byQuality);
+}
+
+function byQuality(a: MediaRange, b: MediaRange): number {
+	return b.quality - a.quality;
 }
 
 function notAcceptable(accept: string, candidates: Operation[]): RegistryError {
@@ -70,28 +74,24 @@ function notAcceptable(accept: string, candidates: Operation[]): RegistryError {
 /**
  * Picks the operation of a group by Accept: a media range whose type/subtype equals an
  * operation's media type selects it (any parameters); a missing Accept, `*​/*`,
- * `application/*` or `application/json` selects the default (paged) form; else 406.
+ * `application/*` or `application/json` selects the default (paged) form; else 406. Also the
+ * media type to answer with: the spelling the Accept named (the organization lookup has two),
+ * else the operation's first.
  */
-export function selectByAccept(candidates: Operation[], accept: string | undefined): Operation {
-	const fallback = candidates.find((operation) => operation.isDefault) ?? candidates[0];
-	if (!accept || accept.trim() === "") return fallback;
+export function selectByAccept(candidates: Operation[], accept: string | undefined): Choice {
+	let fallback = candidates[0];
+	for (const operation of candidates) if (operation.isDefault) fallback = operation;
+	if (!accept || accept.trim() === "") return choiceOf(fallback, fallback.mediaTypes[0]);
 	for (const range of parseAccept(accept)) {
-		const match = candidates.find((operation) => operation.mediaTypes.includes(range.essence));
-		if (match) return match;
-		if (GENERIC_ACCEPT.has(range.essence)) return fallback;
+		for (const operation of candidates)
+			if (operation.mediaTypes.includes(range.essence)) return choiceOf(operation, range.essence);
+		if (GENERIC_ACCEPT.has(range.essence)) return choiceOf(fallback, fallback.mediaTypes[0]);
 	}
 	throw notAcceptable(accept, candidates);
 }
 
-/**
- * The media type to answer with: the one of the operation's spellings the Accept named
- * (the organization lookup has two), else the operation's first.
- */
-export function responseMediaType(operation: Operation, accept: string | undefined): string {
-	if (operation.mediaTypes.length > 1 && accept) {
-		for (const range of parseAccept(accept)) if (operation.mediaTypes.includes(range.essence)) return range.essence;
-	}
-	return operation.mediaTypes[0];
+function choiceOf(operation: Operation, mediaType: string): Choice {
+	return { operation, mediaType, contentType: withCharset(mediaType) };
 }
 
 /**
@@ -121,9 +121,7 @@ export interface Choice {
  * `selectByAccept` do.
  */
 export function chooseOperation(group: OperationGroup, participant: PathValue | undefined, accept = ""): Choice {
-	const operation = selectByAccept(selectByPathForm(group.operations, participant), accept);
-	const mediaType = responseMediaType(operation, accept);
-	return { operation, mediaType, contentType: withCharset(mediaType) };
+	return selectByAccept(selectByPathForm(group.operations, participant), accept);
 }
 
 /** A path value, parsed once when the route matches (spec rule 2, decisions §5): its form and, for a qualified identifier, its parts. */
@@ -135,16 +133,17 @@ export interface PathValue {
 	organization: OrganizationRef | null;
 }
 
-export function parsePathValue(text: string): PathValue {
-	if (isUuid(text)) return { text, form: "uuid", organization: null };
-	const organization = parseParticipantIdentifier(text);
-	return { text, form: organization ? "qualifiedIdentifier" : null, organization };
-}
-
 /** The path values of a matched route, each parsed once. */
 export function parsePathValues(raw: Record<string, string>): Record<string, PathValue> {
 	const values: Record<string, PathValue> = {};
-	for (const name in raw) values[name] = parsePathValue(raw[name]);
+	for (const name in raw) {
+		const text = raw[name];
+		if (isUuid(text)) values[name] = { text, form: "uuid", organization: null };
+		else {
+			const organization = parseParticipantIdentifier(text);
+			values[name] = { text, form: organization ? "qualifiedIdentifier" : null, organization };
+		}
+	}
 	return values;
 }
 

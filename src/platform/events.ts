@@ -2,9 +2,10 @@
  * Events every node hears (moleculer's `broker.broadcast`): a change that committed, for whoever
  * keeps a copy of what it makes stale. A service listens with a plain `events` handler.
  *
- * An event is sent once, after the commit, and a node that is not connected then misses it. So
- * every copy fed by these events also expires on its own (docs/internals.md "Caches"): the events
- * make a change show at once, the expiry bounds how late it can show.
+ * An event is sent once, after the commit. In one process every listener hears it before the
+ * change's request answers; in a cluster a node that is not connected then misses it, so there
+ * every copy fed by these events also expires on its own (`copyMaxAgeMs`): the events make a
+ * change show at once, the expiry bounds how late it can show.
  */
 import type { ServiceBroker } from "moleculer";
 
@@ -20,6 +21,11 @@ export const EVENTS = {
 	/** `{ key, seconds }`: a gateway locked a username or address out (services/api/login-throttle.ts). */
 	loginLocked: "auth.locked",
 } as const;
+
+/** How long a copy fed by events is used: in a cluster `clusterMs` (a node may miss an event), in one process for as long as it is not dropped (0). */
+export function copyMaxAgeMs(broker: ServiceBroker, clusterMs: number): number {
+	return (broker as unknown as { transit?: unknown }).transit ? clusterMs : 0;
+}
 
 export interface RegistryEvent {
 	name: string;

@@ -32,15 +32,6 @@ export function actionRoles(): ReadonlyMap<string, ReadonlySet<Role>> {
 	return roles;
 }
 
-/** The refusal of a call by `user` (ctx.meta.user as sent) to an action allowed for `allowed`, or null to let it run. */
-function refusal(user: unknown, allowed: ReadonlySet<Role>): Error | null {
-	if (user === undefined || user === null) return allowed.has("ANONYMOUS") ? null : new Unauthenticated();
-	const role = (user as { role?: unknown }).role;
-	return typeof role === "string" && CALLER_ROLES.has(role as Role) && allowed.has(role as Role)
-		? null
-		: new AccessDenied();
-}
-
 /** The broker middleware (src/platform/broker.ts places it outside Validator and Cacher). */
 export function permissionsMiddleware(): BrokerMiddleware {
 	const roles = actionRoles();
@@ -51,8 +42,13 @@ export function permissionsMiddleware(): BrokerMiddleware {
 			if (!allowed) return handler;
 			return function checkRole(this: unknown, ctx: RegistryContext): Promise<unknown> {
 				// As sent: a node on the transporter may put anything there.
-				const refused = refusal(ctx.meta.user as unknown, allowed);
-				return refused ? Promise.reject(refused) : handler.call(this, ctx);
+				const user = ctx.meta.user as unknown;
+				if (user === undefined || user === null)
+					return allowed.has("ANONYMOUS") ? handler.call(this, ctx) : Promise.reject(new Unauthenticated());
+				const role = (user as { role?: unknown }).role as Role;
+				return CALLER_ROLES.has(role) && allowed.has(role)
+					? handler.call(this, ctx)
+					: Promise.reject(new AccessDenied());
 			};
 		},
 	} as unknown as BrokerMiddleware;

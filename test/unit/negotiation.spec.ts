@@ -2,14 +2,15 @@ import {
 	checkContentType,
 	chooseOperation,
 	groupOperations,
-	parsePathValue,
 	parsePathValues,
 	pathParamsToActionParams,
-	responseMediaType,
 	selectByAccept,
 	selectByPathForm,
 } from "../../src/contract/negotiation";
 import { CONTRACT_OPERATIONS, OPERATIONS } from "../../src/contract/operations";
+
+/** One path value, parsed as the gateway parses a route's. */
+const parsePathValue = (text: string) => parsePathValues({ value: text }).value;
 
 const group = (method: string, path: string) => {
 	const found = groupOperations(OPERATIONS).find(
@@ -23,25 +24,25 @@ describe("content negotiation (decisions §2)", () => {
 	const participantsGet = group("GET", "/participants");
 
 	test("the stream media type selects the array form, the find media type the paged form", () => {
-		expect(selectByAccept(participantsGet, "application/vnd.registry.participants.stream.v1+json").id).toBe(
-			"streamParticipants",
-		);
 		expect(
-			selectByAccept(participantsGet, "application/vnd.registry.participants.find.v1+json;charset=UTF-8").id,
+			selectByAccept(participantsGet, "application/vnd.registry.participants.stream.v1+json").operation.id,
+		).toBe("streamParticipants");
+		expect(
+			selectByAccept(participantsGet, "application/vnd.registry.participants.find.v1+json;charset=UTF-8").operation.id,
 		).toBe("findParticipants");
 	});
 
 	test.each([undefined, "", "*/*", "application/*", "application/json", "application/json;charset=UTF-8"])(
 		"Accept %p selects the paged default",
 		(accept) => {
-			expect(selectByAccept(participantsGet, accept).id).toBe("findParticipants");
+			expect(selectByAccept(participantsGet, accept).operation.id).toBe("findParticipants");
 		},
 	);
 
 	test("parameters and q-values do not prevent a match, and the highest quality wins", () => {
 		const accept =
 			"application/vnd.registry.participants.find.v1+json;q=0.5, application/vnd.registry.participants.stream.v1+json;q=0.9";
-		expect(selectByAccept(participantsGet, accept).id).toBe("streamParticipants");
+		expect(selectByAccept(participantsGet, accept).operation.id).toBe("streamParticipants");
 	});
 
 	test("an Accept naming another operation's media type is 406", () => {
@@ -53,10 +54,10 @@ describe("content negotiation (decisions §2)", () => {
 
 	test("the organization lookup accepts both spellings", () => {
 		const lookup = group("GET", "/organizations/:qualifiedIdentifier/processes");
-		expect(selectByAccept(lookup, "application/vnd.registry.organizations.processes.v1+json").id).toBe(
+		expect(selectByAccept(lookup, "application/vnd.registry.organizations.processes.v1+json").operation.id).toBe(
 			"findOrganizationProcesses",
 		);
-		expect(selectByAccept(lookup, "application/vnd.registry.organization.processes.v1+json").id).toBe(
+		expect(selectByAccept(lookup, "application/vnd.registry.organization.processes.v1+json").operation.id).toBe(
 			"findOrganizationProcesses",
 		);
 	});
@@ -78,7 +79,8 @@ describe("content negotiation (decisions §2)", () => {
 		const chosen = choices.map(([value, accept]) => chooseOperation(participants, value, accept).operation.id);
 		expect(chosen).toEqual(
 			choices.map(
-				([value, accept]) => selectByAccept(selectByPathForm(participants.operations, value), accept).id,
+				([value, accept]) =>
+					selectByAccept(selectByPathForm(participants.operations, value), accept).operation.id,
 			),
 		);
 		expect(new Set(chosen).size).toBe(2);
@@ -168,14 +170,19 @@ describe("the operations table", () => {
 describe("the answer's media type", () => {
 	const lookup = OPERATIONS.find((operation) => operation.id === "findOrganizationProcesses")!;
 
+	const mediaTypeFor = (accept: string | undefined) => selectByAccept([lookup], accept).mediaType;
+
 	test("echoes the spelling the Accept asked for, and the first spelling otherwise", () => {
-		expect(responseMediaType(lookup, "application/vnd.registry.organization.processes.v1+json")).toBe(
+		expect(mediaTypeFor("application/vnd.registry.organization.processes.v1+json")).toBe(
 			"application/vnd.registry.organization.processes.v1+json",
 		);
-		expect(
-			responseMediaType(lookup, "application/vnd.registry.organizations.processes.v1+json;charset=UTF-8"),
-		).toBe("application/vnd.registry.organizations.processes.v1+json");
-		expect(responseMediaType(lookup, "*/*")).toBe("application/vnd.registry.organizations.processes.v1+json");
-		expect(responseMediaType(lookup, undefined)).toBe("application/vnd.registry.organizations.processes.v1+json");
+		expect(mediaTypeFor("application/vnd.registry.organizations.processes.v1+json;charset=UTF-8")).toBe(
+			"application/vnd.registry.organizations.processes.v1+json",
+		);
+		expect(mediaTypeFor("*/*")).toBe("application/vnd.registry.organizations.processes.v1+json");
+		expect(mediaTypeFor(undefined)).toBe("application/vnd.registry.organizations.processes.v1+json");
+		expect(selectByAccept([lookup], "*/*").contentType).toBe(
+			"application/vnd.registry.organizations.processes.v1+json;charset=UTF-8",
+		);
 	});
 });
