@@ -10,6 +10,7 @@ import { calendarDate } from "../../src/contract/dates";
 import { importSeed } from "../../src/exchange/seed";
 import { demoSeed } from "../support/registry";
 import { organizationNumberSource } from "../support/bulk";
+import { LOOK_ALIKES, PLAIN_GLN } from "../support/look-alikes";
 
 const SP1 = "11111111-0000-4000-8000-000000000001";
 const SP2 = "11111111-0000-4000-8000-000000000002";
@@ -730,6 +731,44 @@ describe("internal actions", () => {
 			"participants[2].serviceProvider",
 		]);
 		expect(await internals().collections.participants.count()).toBe(before);
+	});
+
+	test("a seed row or an imported record with a look-alike organization identifier is refused, and nothing is written", async () => {
+		const before = await internals().collections.participants.count();
+		const rows = LOOK_ALIKES.map(([, organizationIdentifier]) => ({
+			serviceProvider: SP3,
+			icd: "0088",
+			organizationIdentifier,
+			processes: refs(CATALOGUE),
+			contact,
+		}));
+		const seeded = await failure(call("participants.importSeed", { participants: rows }));
+		const expected = rows.map((_row, index) => `participants[${index}].organizationIdentifier`);
+		const reasonsOf = (error: unknown) =>
+			(error as { data: { reasons: { path: string; message: string }[] } }).data.reasons;
+		expect(reasonsOf(seeded).map((reason) => reason.path)).toEqual(expected);
+		expect(reasonsOf(seeded)[0].message).toBe("must match the required pattern");
+
+		const records = rows.map((row, index) => ({
+			...row,
+			identifier: `88888888-0000-4000-8000-00000000000${index}`,
+			registrationDate: "2026-01-01",
+			lastModificationDate: "2026-01-01",
+		}));
+		const imported = await failure(call("participants.importRecords", { participants: records }));
+		expect(reasonsOf(imported).map((reason) => reason.path)).toEqual(expected);
+		const dryRun = await call<{ reasons: { field: string }[] }>("participants.importRecords", {
+			participants: records,
+			dryRun: true,
+		});
+		expect(dryRun.reasons.map((reason) => reason.field)).toEqual(rows.map(() => "organizationIdentifier"));
+		expect(await internals().collections.participants.count()).toBe(before);
+
+		// The plain GLN itself imports.
+		const plain = await call<{ participants: { created: number } }>("participants.importRecords", {
+			participants: [{ ...records[0], organizationIdentifier: PLAIN_GLN }],
+		});
+		expect(plain.participants.created).toBe(1);
 	});
 
 	test("importing the demo seed again changes nothing", async () => {
