@@ -176,6 +176,12 @@ export const ENV_VARS: EnvVar[] = [
 		default: "0",
 		description: "Pause before each batch of a process replacement job (spares a busy registry)",
 	},
+	{
+		name: "IDEMPOTENCY_KEYS_PER_CALLER",
+		default: "1000",
+		description:
+			"Live Idempotency-Key records kept per caller (24 hours each); a caller's next key makes its oldest go",
+	},
 	{ name: "METRICS", default: "true", description: "Moleculer metrics for GET /metrics; 'false' turns them off" },
 ];
 
