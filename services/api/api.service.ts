@@ -350,9 +350,10 @@ export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettin
 				onReadError: (error) =>
 					this.logger.warn("change stream: reading the feed failed (retrying):", String(error)),
 			});
+			const keyBounds = { perCaller: envNumber("IDEMPOTENCY_KEYS_PER_CALLER") };
 			const keyEntries = redis
-				? new RedisKeyEntries(redis, `registry-${namespace}-idempotency:`)
-				: new MemoryKeyEntries();
+				? new RedisKeyEntries(redis, `registry-${namespace}-idempotency:`, keyBounds)
+				: new MemoryKeyEntries(keyBounds);
 			this.operationCalls = new OperationCalls({
 				broker: this.broker,
 				idempotency: new Idempotency(keyEntries, (error) =>

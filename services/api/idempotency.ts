@@ -3,7 +3,8 @@
  * runs once per caller and key; a retry with the same key and the same request gets the first
  * answer again (marked `Idempotent-Replayed: true`), the same key with another request 422.
  * Concurrent retries wait for the first. Keys live 24 hours in Redis when the gateways share
- * one (CACHER), else in this process's memory.
+ * one (CACHER), else in this process's memory, at most IDEMPOTENCY_KEYS_PER_CALLER (1000) live
+ * keys per caller: a caller's next key makes its oldest go, so no caller can fill the store.
  *
  * Without Redis the key cannot protect anything: the adds then run as if no key had been sent,
  * and the store's unique keys (one participant per provider and organization, one process per
@@ -15,6 +16,7 @@ import { Conflict, RegistryError, TypeMismatch } from "../../src/contract/errors
 import type { RecordedAnswer } from "./respond";
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
+export const DEFAULT_KEYS_PER_CALLER = 1000;
 /** How long a retry waits for the first request with its key to finish before it answers 409. */
 const WAIT_FOR_FIRST_MS = 30_000;
 const POLL_MS = 20;
@@ -27,77 +29,173 @@ interface KeyEntry {
 	answer: RecordedAnswer | null;
 }
 
-/** Where the entries live. `claim` stores the entry unless the key exists, and returns what is there instead (null: claimed). */
+/**
+ * Where the entries live, per caller and key. `claim` stores the entry unless the key exists, and
+ * returns what is there instead (null: claimed); a claim beyond the caller's bound drops the
+ * caller's oldest key. `finish` records the answer only while the key is still there.
+ */
 export interface KeyEntries {
-	claim(key: string, entry: KeyEntry): Promise<KeyEntry | null>;
-	get(key: string): Promise<KeyEntry | null>;
-	finish(key: string, entry: KeyEntry): Promise<void>;
-	release(key: string): Promise<void>;
+	claim(caller: string, key: string, entry: KeyEntry): Promise<KeyEntry | null>;
+	get(caller: string, key: string): Promise<KeyEntry | null>;
+	finish(caller: string, key: string, entry: KeyEntry): Promise<void>;
+	release(caller: string, key: string): Promise<void>;
+}
+
+export interface KeyBounds {
+	/** Live keys per caller (IDEMPOTENCY_KEYS_PER_CALLER). */
+	perCaller?: number;
+	ttlMs?: number;
+}
+
+interface HeldEntry {
+	entry: KeyEntry;
+	expiresAt: number;
 }
 
 export class MemoryKeyEntries implements KeyEntries {
-	private readonly entries = new Map<string, { entry: KeyEntry; expiresAt: number }>();
+	/** Each caller's keys in the order they were claimed (a Map iterates in insertion order): the first is the oldest. */
+	private readonly callers = new Map<string, Map<string, HeldEntry>>();
+	private readonly perCaller: number;
+	private readonly ttlMs: number;
 
-	constructor(private readonly ttlMs = IDEMPOTENCY_TTL_SECONDS * 1000) {}
+	constructor(bounds: KeyBounds = {}) {
+		this.perCaller = bounds.perCaller ?? DEFAULT_KEYS_PER_CALLER;
+		this.ttlMs = bounds.ttlMs ?? IDEMPOTENCY_TTL_SECONDS * 1000;
+	}
 
 	// Look and take in one synchronous step: no other request's claim can come in between.
-	async claim(key: string, entry: KeyEntry): Promise<KeyEntry | null> {
-		const found = this.live(key);
+	async claim(caller: string, key: string, entry: KeyEntry): Promise<KeyEntry | null> {
+		const found = this.live(caller, key);
 		if (found) return found;
 		this.sweep();
-		this.entries.set(key, { entry, expiresAt: Date.now() + this.ttlMs });
+		let keys = this.callers.get(caller);
+		if (!keys) this.callers.set(caller, (keys = new Map()));
+		keys.set(key, { entry, expiresAt: Date.now() + this.ttlMs });
+		while (keys.size > this.perCaller) keys.delete(keys.keys().next().value as string);
 		return null;
 	}
 
-	async get(key: string): Promise<KeyEntry | null> {
-		return this.live(key);
+	async get(caller: string, key: string): Promise<KeyEntry | null> {
+		return this.live(caller, key);
 	}
 
-	private live(key: string): KeyEntry | null {
-		const found = this.entries.get(key);
-		if (found && found.expiresAt <= Date.now()) this.entries.delete(key);
-		return found && found.expiresAt > Date.now() ? found.entry : null;
+	private live(caller: string, key: string): KeyEntry | null {
+		const keys = this.callers.get(caller);
+		const found = keys?.get(key);
+		if (!keys || !found) return null;
+		if (found.expiresAt > Date.now()) return found.entry;
+		this.drop(caller, keys, key);
+		return null;
 	}
 
-	async finish(key: string, entry: KeyEntry): Promise<void> {
-		this.entries.set(key, { entry, expiresAt: Date.now() + this.ttlMs });
+	async finish(caller: string, key: string, entry: KeyEntry): Promise<void> {
+		// Only a key still there (its caller's newer keys may have pushed it out); set keeps its place and its
+		// expiry: its age counts from its claim.
+		const held = this.callers.get(caller)?.get(key);
+		if (held) held.entry = entry;
 	}
 
-	async release(key: string): Promise<void> {
-		this.entries.delete(key);
+	async release(caller: string, key: string): Promise<void> {
+		const keys = this.callers.get(caller);
+		if (keys) this.drop(caller, keys, key);
 	}
 
-	/** Expired keys go on every thousandth claim, so distinct keys cannot grow memory forever. */
+	/** How many keys a caller holds now (tests, metrics). */
+	size(caller: string): number {
+		return this.callers.get(caller)?.size ?? 0;
+	}
+
+	private drop(caller: string, keys: Map<string, HeldEntry>, key: string): void {
+		keys.delete(key);
+		if (keys.size === 0) this.callers.delete(caller);
+	}
+
+	/** Expired keys go on every thousandth claim, so many callers' keys cannot grow memory forever. */
 	private claims = 0;
 	private sweep(): void {
 		if (++this.claims % 1000 !== 0) return;
 		const now = Date.now();
-		for (const [key, { expiresAt }] of this.entries) if (expiresAt <= now) this.entries.delete(key);
+		for (const [caller, keys] of this.callers)
+			for (const [key, { expiresAt }] of keys) if (expiresAt <= now) this.drop(caller, keys, key);
 	}
 }
 
+/**
+ * Claims a key and keeps the caller's bound in one step (a Lua script runs alone on the Redis
+ * server, so two gateways' claims cannot both slip under it). KEYS: the entry, the caller's
+ * sorted set of keys by claim time. ARGV: entry JSON, TTL seconds, now (ms), bound, the key, the
+ * prefix of the caller's entries. Answers nil when claimed, else the entry already there.
+ */
+const CLAIM_SCRIPT = `
+if not redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2], 'NX') then
+	return redis.call('GET', KEYS[1])
+end
+local now = tonumber(ARGV[3])
+redis.call('ZADD', KEYS[2], now, ARGV[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[2]) * 1000)
+local excess = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[4])
+if excess > 0 then
+	for _, oldest in ipairs(redis.call('ZRANGE', KEYS[2], 0, excess - 1)) do
+		redis.call('DEL', ARGV[6] .. oldest)
+	end
+	redis.call('ZREMRANGEBYRANK', KEYS[2], 0, excess - 1)
+end
+redis.call('EXPIRE', KEYS[2], ARGV[2])
+return false
+`;
+
+/**
+ * Entries at `<prefix><caller>:<key>`, each caller's keys in the sorted set `<prefix><caller>`
+ * (a username holds no colon, so the two never meet). The script names keys it computes, as a
+ * single Redis server (k8s/redis.yaml) allows.
+ */
 export class RedisKeyEntries implements KeyEntries {
+	private readonly perCaller: number;
+
 	constructor(
 		private readonly redis: Redis,
 		private readonly prefix: string,
-	) {}
-
-	async claim(key: string, entry: KeyEntry): Promise<KeyEntry | null> {
-		const set = await this.redis.set(this.prefix + key, JSON.stringify(entry), "EX", IDEMPOTENCY_TTL_SECONDS, "NX");
-		return set === "OK" ? null : ((await this.get(key)) ?? { fingerprint: entry.fingerprint, answer: null });
+		bounds: Pick<KeyBounds, "perCaller"> = {},
+	) {
+		this.perCaller = bounds.perCaller ?? DEFAULT_KEYS_PER_CALLER;
 	}
 
-	async get(key: string): Promise<KeyEntry | null> {
-		const text = await this.redis.get(this.prefix + key);
+	private entryKey(caller: string, key: string): string {
+		return `${this.prefix}${caller}:${key}`;
+	}
+
+	async claim(caller: string, key: string, entry: KeyEntry): Promise<KeyEntry | null> {
+		const found = (await this.redis.eval(
+			CLAIM_SCRIPT,
+			2,
+			this.entryKey(caller, key),
+			this.prefix + caller,
+			JSON.stringify(entry),
+			IDEMPOTENCY_TTL_SECONDS,
+			Date.now(),
+			this.perCaller,
+			key,
+			this.entryKey(caller, ""),
+		)) as string | null;
+		return found === null ? null : (JSON.parse(found) as KeyEntry);
+	}
+
+	async get(caller: string, key: string): Promise<KeyEntry | null> {
+		const text = await this.redis.get(this.entryKey(caller, key));
 		return text === null ? null : (JSON.parse(text) as KeyEntry);
 	}
 
-	async finish(key: string, entry: KeyEntry): Promise<void> {
-		await this.redis.set(this.prefix + key, JSON.stringify(entry), "EX", IDEMPOTENCY_TTL_SECONDS);
+	async finish(caller: string, key: string, entry: KeyEntry): Promise<void> {
+		// XX: a key its caller's newer keys pushed out stays out. KEEPTTL: it lives 24 hours from its claim, as its place in the order says.
+		await this.redis.set(this.entryKey(caller, key), JSON.stringify(entry), "KEEPTTL", "XX");
 	}
 
-	async release(key: string): Promise<void> {
-		await this.redis.del(this.prefix + key);
+	async release(caller: string, key: string): Promise<void> {
+		await this.redis
+			.multi()
+			.del(this.entryKey(caller, key))
+			.zrem(this.prefix + caller, key)
+			.exec();
 	}
 }
 
@@ -135,21 +233,19 @@ export class Idempotency {
 		fingerprint: string,
 		execute: () => Promise<RecordedAnswer>,
 	): Promise<IdempotentRun> {
-		// A Basic username has no colon, so the first colon ends it.
-		const scoped = `${caller}:${key}`;
 		const deadline = Date.now() + WAIT_FOR_FIRST_MS;
 		for (;;) {
 			let found: KeyEntry | null;
 			try {
-				found = await this.entries.claim(scoped, { fingerprint, answer: null });
+				found = await this.entries.claim(caller, key, { fingerprint, answer: null });
 			} catch (error) {
 				this.onStoreError(error);
 				return { answer: await execute(), replayed: false };
 			}
-			if (found === null) return { answer: await this.first(scoped, fingerprint, execute), replayed: false };
+			if (found === null) return { answer: await this.first(caller, key, fingerprint, execute), replayed: false };
 			if (found.fingerprint !== fingerprint) throw reusedKey();
 			if (found.answer) return { answer: found.answer, replayed: true };
-			const finished = await this.waitForFirst(scoped, deadline);
+			const finished = await this.waitForFirst(caller, key, deadline);
 			if (finished === "gone") continue; // the first failed with 5xx and let the key go: this one runs
 			if (finished.fingerprint !== fingerprint) throw reusedKey();
 			return { answer: finished.answer as RecordedAnswer, replayed: true };
@@ -157,6 +253,7 @@ export class Idempotency {
 	}
 
 	private async first(
+		caller: string,
 		key: string,
 		fingerprint: string,
 		execute: () => Promise<RecordedAnswer>,
@@ -165,21 +262,23 @@ export class Idempotency {
 		try {
 			answer = await execute();
 		} catch (error) {
-			await this.entries.release(key).catch(this.onStoreError);
+			await this.entries.release(caller, key).catch(this.onStoreError);
 			throw error;
 		}
 		const keep =
-			answer.status < 500 ? this.entries.finish(key, { fingerprint, answer }) : this.entries.release(key);
+			answer.status < 500
+				? this.entries.finish(caller, key, { fingerprint, answer })
+				: this.entries.release(caller, key);
 		await keep.catch(this.onStoreError);
 		return answer;
 	}
 
-	private async waitForFirst(key: string, deadline: number): Promise<KeyEntry | "gone"> {
+	private async waitForFirst(caller: string, key: string, deadline: number): Promise<KeyEntry | "gone"> {
 		while (Date.now() < deadline) {
 			await new Promise((resolve) => setTimeout(resolve, POLL_MS));
 			let entry: KeyEntry | null;
 			try {
-				entry = await this.entries.get(key);
+				entry = await this.entries.get(caller, key);
 			} catch (error) {
 				this.onStoreError(error);
 				return "gone";

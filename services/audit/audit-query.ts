@@ -5,7 +5,8 @@
 import { instantBound } from "../../src/contract/dates";
 import { AccessDenied, TypeMismatch } from "../../src/contract/errors";
 import { isUuid, parseParticipantIdentifier } from "../../src/contract/identifiers";
-import { seesEverything, type Caller } from "../../src/contract/model";
+import type { Caller } from "../../src/contract/model";
+import type { AuditRecord } from "../../src/platform/audit";
 import type { Filter } from "../../src/store/types";
 
 export interface EventsQuery {
@@ -16,11 +17,26 @@ export interface EventsQuery {
 }
 
 /**
- * Which records a caller may read: a service provider those naming its provider (its
- * participants' events, both sides of a transfer); ADMIN and NETWORK_AUTHORITY all.
+ * The audit trail of participants and the catalog: what NETWORK_AUTHORITY reads (decisions §4).
+ * A list of what it may see, not of what it may not: the records of accounts and service
+ * providers' credentials, and any resource added later, stay ADMIN's.
+ */
+export const NETWORK_AUTHORITY_RESOURCES: readonly AuditRecord["resource"][] = [
+	"participant",
+	"transfer",
+	"process",
+	"documentType",
+	"capability",
+];
+
+/**
+ * Which records a caller may read, in the audit trail and the change feed alike: a service
+ * provider those naming its provider (its participants' events, both sides of a transfer);
+ * NETWORK_AUTHORITY those of participants and the catalog; ADMIN all.
  */
 export function eventScope(caller: Caller | null | undefined): Filter {
-	if (seesEverything(caller)) return {};
+	if (caller?.role === "ADMIN") return {};
+	if (caller?.role === "NETWORK_AUTHORITY") return { resource: { in: [...NETWORK_AUTHORITY_RESOURCES] } };
 	if (caller?.role === "SERVICE_PROVIDER" && caller.serviceProvider)
 		return { serviceProviders: caller.serviceProvider.toLowerCase() };
 	throw new AccessDenied();

@@ -18,7 +18,7 @@ import type { Context } from "moleculer";
 import type { RegistryContext } from "../../src/platform/context";
 import { Conflict } from "../../src/contract/errors";
 import {
-	organizationIdentifierIsValid,
+	organizationIdentifierFault,
 	organizationKey,
 	participantQualifiedIdentifier,
 } from "../../src/contract/identifiers";
@@ -223,8 +223,8 @@ async function batchReasons(
 			if (row.processIds.indexOf(processId) !== position)
 				reason("Invalid", `processes[${position}].identifier`, "the same process is listed twice");
 		});
-		if (!organizationIdentifierIsValid(row.icd, row.organizationIdentifier))
-			reason("Invalid", "organizationIdentifier", DEFAULT_MESSAGES.OrganizationNumber);
+		const fault = organizationIdentifierFault(row.icd, row.organizationIdentifier);
+		if (fault) reason("Invalid", "organizationIdentifier", DEFAULT_MESSAGES[fault]);
 
 		const owner = `${row.serviceProvider}|${row.organizationKey}`;
 		if (firstById.has(row.identifier))

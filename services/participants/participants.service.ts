@@ -158,7 +158,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			handler(
 				this: ParticipantsThis,
 				ctx: RegistryContext<FindFilters & { processes?: boolean }>,
-			): Promise<Participant[]> {
+			): Promise<Readable> {
 				return this.participants.stream(ctx.meta.user, ctx.params, ctx.params.processes === true);
 			},
 		},

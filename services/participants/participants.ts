@@ -4,6 +4,7 @@
  * the service (participants.service.ts) adapts actions to these methods. Every change is one
  * batch (services/participants/changes.ts), delivered once committed (`deliver`).
  */
+import { Readable } from "node:stream";
 import { instantBound } from "../../src/contract/dates";
 import { entityTagOfAnswer, ifMatchHolds } from "../../src/contract/entity-tags";
 import {
@@ -120,6 +121,9 @@ function factsOf(process: Process): ProcessFacts {
 	};
 }
 
+/** Participants per chunk of the array form. */
+const STREAM_PAGE = 500;
+
 export class Participants {
 	constructor(private readonly parts: ParticipantsParts) {}
 
@@ -160,13 +164,34 @@ export class Participants {
 		return pageOf(await this.answers(docs, withProcesses), total, page);
 	}
 
-	async stream(
-		caller: Caller | null | undefined,
-		filters: FindFilters,
-		withProcesses: boolean,
-	): Promise<Participant[]> {
+	/**
+	 * The array form: the JSON array of every match, in the store's order, written a page at a
+	 * time as the client reads it, so no answer holds the whole registry in memory. The scope and
+	 * the query are decided before the first byte: a refusal is still an error answer.
+	 */
+	async stream(caller: Caller | null | undefined, filters: FindFilters, withProcesses: boolean): Promise<Readable> {
 		const query = await this.storeQuery(findScope(caller, filters), filters.query);
-		return this.answers(await this.parts.participants.find(query), withProcesses);
+		return Readable.from(this.arrayChunks(query, withProcesses), { objectMode: false });
+	}
+
+	/** `[`, the items page by page (each page's providers and processes resolved at once), `]`: JSON.stringify's bytes. */
+	private async *arrayChunks(query: Query, withProcesses: boolean): AsyncGenerator<Buffer> {
+		let opened = false;
+		const chunkOf = async (docs: ParticipantDoc[]): Promise<Buffer> => {
+			const items = (await this.answers(docs, withProcesses)).map((item) => JSON.stringify(item)).join(",");
+			const chunk = Buffer.from(`${opened ? "," : "["}${items}`, "utf8");
+			opened = true;
+			return chunk;
+		};
+		let docs: ParticipantDoc[] = [];
+		for await (const doc of this.parts.participants.iterate(query)) {
+			docs.push(doc);
+			if (docs.length < STREAM_PAGE) continue;
+			yield await chunkOf(docs);
+			docs = [];
+		}
+		if (docs.length) yield await chunkOf(docs);
+		yield Buffer.from(opened ? "]" : "[]", "utf8");
 	}
 
 	async get(caller: Caller | null | undefined, address: Address): Promise<Participant> {

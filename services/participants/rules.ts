@@ -5,7 +5,7 @@
  * them what it read from the catalog and the store; they compute, they never fetch.
  */
 import type { Violation } from "../../src/contract/errors";
-import { organizationIdentifierIsValid, organizationKey } from "../../src/contract/identifiers";
+import { organizationIdentifierFault, organizationKey } from "../../src/contract/identifiers";
 import { DEFAULT_MESSAGES } from "../../src/contract/validation";
 import { searchWords } from "../../src/contract/search";
 
@@ -91,11 +91,10 @@ export function processViolations(input: ProcessRuleInput): Violation[] {
 	return violations;
 }
 
-/** ICD-specific organization identifier rules (decisions §5: MOD11 for 0192). */
+/** Organization identifier rules (decisions §5: printable US-ASCII for every ICD, MOD11 for 0192). */
 export function organizationViolations(icd: string, organizationIdentifier: string): Violation[] {
-	return organizationIdentifierIsValid(icd, organizationIdentifier)
-		? []
-		: [violation("organizationIdentifier", "OrganizationNumber", organizationIdentifier)];
+	const fault = organizationIdentifierFault(icd, organizationIdentifier);
+	return fault ? [violation("organizationIdentifier", fault, organizationIdentifier)] : [];
 }
 
 function isCalendarDate(value: string): boolean {

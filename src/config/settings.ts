@@ -176,6 +176,12 @@ export const ENV_VARS: EnvVar[] = [
 		default: "0",
 		description: "Pause before each batch of a process replacement job (spares a busy registry)",
 	},
+	{
+		name: "IDEMPOTENCY_KEYS_PER_CALLER",
+		default: "1000",
+		description:
+			"Live Idempotency-Key records kept per caller (24 hours each); a caller's next key makes its oldest go",
+	},
 	{ name: "METRICS", default: "true", description: "Moleculer metrics for GET /metrics; 'false' turns them off" },
 ];
 
@@ -190,6 +196,23 @@ export function envNumber(name: string, source: NodeJS.ProcessEnv = process.env)
 	const value = Number(env(name, source));
 	if (!Number.isFinite(value)) throw new Error(`${name} must be a number`);
 	return value;
+}
+
+/** The placeholder k8s/secret.yaml ships in place of every secret. */
+export const SECRET_PLACEHOLDER = "CHANGE-ME";
+
+/**
+ * The variables that still hold the shipped placeholder secret, in a process configured for the
+ * distributed mode (TRANSPORTER, CACHER or MONGO_URI set): the secrets and the two URLs that may
+ * carry a password. The one-process default has no secrets and is never refused.
+ */
+export function placeholderSecrets(source: NodeJS.ProcessEnv = process.env): string[] {
+	if (!env("TRANSPORTER", source) && !env("CACHER", source) && !env("MONGO_URI", source)) return [];
+	return ENV_VARS.filter(
+		(variable) => variable.secret || variable.name === "TRANSPORTER" || variable.name === "CACHER",
+	)
+		.map((variable) => variable.name)
+		.filter((name) => env(name, source).toUpperCase().includes(SECRET_PLACEHOLDER));
 }
 
 export const ALL_SERVICES = env("SERVICES", {}).split(",");

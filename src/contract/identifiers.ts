@@ -36,9 +36,33 @@ export function participantQualifiedIdentifier(icd: string, organizationIdentifi
 }
 
 /**
+ * An organization identifier of any ICD (decisions §5) is printable US-ASCII without space, 1–35
+ * characters. Two values a reader cannot tell apart (a zero-width space, a fullwidth digit, a
+ * no-break space) would otherwise be two organizations, each with its own receiving providers.
+ */
+const ORGANIZATION_IDENTIFIER_CHARACTERS = /^[\x21-\x7e]*$/;
+export const ORGANIZATION_IDENTIFIER_MAX_LENGTH = 35;
+
+/**
+ * What is wrong with an organization identifier for its ICD, as a validation code: `Pattern`
+ * (a character outside printable US-ASCII, or a space), `OrganizationNumber` (ICD 0192's MOD11),
+ * or null. Its length (`Size`) is the request schemas'. Every entry of an organization identifier
+ * asks this: forms, seed files, imports, and path values (parseParticipantIdentifier).
+ */
+export function organizationIdentifierFault(
+	icd: string,
+	organizationIdentifier: string,
+): "Pattern" | "OrganizationNumber" | null {
+	if (!ORGANIZATION_IDENTIFIER_CHARACTERS.test(organizationIdentifier)) return "Pattern";
+	if (icd === NORWEGIAN_ICD && !isValidNorwegianOrganizationNumber(organizationIdentifier))
+		return "OrganizationNumber";
+	return null;
+}
+
+/**
  * `<scheme>::<icd>:<organizationIdentifier>` → its parts, or null when the value does not
  * have that shape. The scheme is compared case-insensitively and must be the participant
- * scheme; the ICD is 1–4 digits; the organization identifier 1–35 characters.
+ * scheme; the ICD is 1–4 digits; the organization identifier 1–35 printable US-ASCII characters.
  */
 export function parseParticipantIdentifier(value: string): OrganizationRef | null {
 	const separator = value.indexOf("::");
@@ -50,8 +74,17 @@ export function parseParticipantIdentifier(value: string): OrganizationRef | nul
 	if (colon < 0) return null;
 	const icd = rest.slice(0, colon);
 	const organizationIdentifier = rest.slice(colon + 1);
-	if (!ICD_PATTERN.test(icd) || organizationIdentifier.length < 1 || organizationIdentifier.length > 35) return null;
+	if (!ICD_PATTERN.test(icd) || !isOrganizationIdentifierShape(organizationIdentifier)) return null;
 	return { icd, organizationIdentifier, organizationKey: organizationKey(icd, organizationIdentifier) };
+}
+
+/** 1–35 characters, each printable US-ASCII (decisions §5); the ICD's own rules aside. */
+function isOrganizationIdentifierShape(value: string): boolean {
+	return (
+		value.length >= 1 &&
+		value.length <= ORGANIZATION_IDENTIFIER_MAX_LENGTH &&
+		ORGANIZATION_IDENTIFIER_CHARACTERS.test(value)
+	);
 }
 
 /** Norwegian organization number (ICD 0192): 9 digits, MOD11 with weights 3,2,7,6,5,4,3,2. */
@@ -62,10 +95,4 @@ export function isValidNorwegianOrganizationNumber(value: string): boolean {
 	const remainder = sum % 11;
 	const check = remainder === 0 ? 0 : 11 - remainder;
 	return check !== 10 && check === Number(value[8]);
-}
-
-/** Per-ICD organization identifier rules beyond length (decisions §5). */
-export function organizationIdentifierIsValid(icd: string, organizationIdentifier: string): boolean {
-	if (icd === NORWEGIAN_ICD) return isValidNorwegianOrganizationNumber(organizationIdentifier);
-	return true;
 }

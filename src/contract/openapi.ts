@@ -136,7 +136,7 @@ function pathParameter(name: string, kind: string): JsonSchema {
 				? { type: "string", format: "uuid" }
 				: {
 						type: "string",
-						pattern: "^[A-Za-z0-9-]+::\\d{1,4}:.{1,35}$",
+						pattern: "^[A-Za-z0-9-]+::\\d{1,4}:[\\x21-\\x7E]{1,35}$",
 						examples: ["iso6523-actorid-upis::0192:991825827"],
 					},
 		description:

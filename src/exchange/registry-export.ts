@@ -14,7 +14,7 @@
  * last identifier of the previous page), so nobody ever holds a whole collection.
  */
 import Validator from "fastest-validator";
-import { organizationIdentifierIsValid, participantQualifiedIdentifier } from "../contract/identifiers";
+import { organizationIdentifierFault, participantQualifiedIdentifier } from "../contract/identifiers";
 import type { Contact, Participant, Reference, Role, ServiceProvider } from "../contract/model";
 import { calendarDate } from "../contract/dates";
 import { isPasswordHash } from "../platform/passwords";
@@ -299,8 +299,8 @@ export function lineReasons(value: unknown): { type?: RecordType; reasons: LineR
 	if (recordType === "participant") {
 		const { icd, organizationIdentifier, qualifiedIdentifier } = line;
 		if (typeof icd === "string" && typeof organizationIdentifier === "string" && /^\d{1,4}$/.test(icd)) {
-			if (!organizationIdentifierIsValid(icd, organizationIdentifier))
-				reasons.push({ field: "organizationIdentifier", message: DEFAULT_MESSAGES.OrganizationNumber });
+			const fault = organizationIdentifierFault(icd, organizationIdentifier);
+			if (fault) reasons.push({ field: "organizationIdentifier", message: DEFAULT_MESSAGES[fault] });
 			const expected = participantQualifiedIdentifier(icd, organizationIdentifier);
 			if (
 				typeof qualifiedIdentifier === "string" &&

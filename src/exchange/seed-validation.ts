@@ -6,7 +6,7 @@
  * `referencesOutside` tells the importer what to ask the registry for.
  */
 import Validator from "fastest-validator";
-import { organizationIdentifierIsValid, organizationKey } from "../contract/identifiers";
+import { organizationIdentifierFault, organizationKey } from "../contract/identifiers";
 import { isPasswordHash } from "../platform/passwords";
 import { DEFAULT_MESSAGES, toViolations, type FailedCheck } from "../contract/validation";
 import {
@@ -253,12 +253,12 @@ function participantReasons(seed: Item): SeedReason[] {
 	itemsOf(seed, "participants").forEach(({ index, entry: participant }) => {
 		const { icd, organizationIdentifier, serviceProvider } = participant;
 		if (typeof icd !== "string" || typeof organizationIdentifier !== "string") return;
-		if (!organizationIdentifierIsValid(icd, organizationIdentifier)) {
+		const fault = organizationIdentifierFault(icd, organizationIdentifier);
+		if (fault)
 			reasons.push({
 				path: at("participants", index, "organizationIdentifier"),
-				message: DEFAULT_MESSAGES.OrganizationNumber,
+				message: DEFAULT_MESSAGES[fault],
 			});
-		}
 		const key = `${lower(serviceProvider)}|${organizationKey(icd, organizationIdentifier)}`;
 		const first = organizations.get(key);
 		if (first === undefined) organizations.set(key, index);

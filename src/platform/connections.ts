@@ -11,7 +11,7 @@
 import fs from "node:fs";
 import { connect, credsAuthenticator, nkeyAuthenticator, type ConnectionOptions } from "nats";
 import Redis from "ioredis";
-import { env } from "../config/settings";
+import { env, placeholderSecrets, SECRET_PLACEHOLDER } from "../config/settings";
 
 /** `scheme://user:secret@host` → `scheme://***@host`, for every URL of a comma list (and any text holding one). */
 export function redact(text: string): string {
@@ -161,12 +161,27 @@ export function isRedisAuthError(error: unknown): boolean {
 }
 
 /**
- * Checks at start that NATS and Redis accept the registry's credentials, once each, so a
+ * A process whose Secret still holds k8s/secret.yaml's placeholder does not start: a cluster whose
+ * passwords anyone can read in the repository is not protected by them. The message names the
+ * variables, never their values.
+ */
+export function refusePlaceholderSecrets(source: NodeJS.ProcessEnv = process.env): void {
+	const names = placeholderSecrets(source);
+	if (names.length)
+		throw new CredentialsRefused(
+			`${names.join(", ")} still ${names.length === 1 ? "holds" : "hold"} the placeholder ${SECRET_PLACEHOLDER} of k8s/secret.yaml: set a real secret before starting (docs/operations.md "Credentials")`,
+		);
+}
+
+/**
+ * Checks at start that no secret is still the shipped placeholder (refusePlaceholderSecrets), and
+ * that NATS and Redis accept the registry's credentials, once each, so a
  * process that would be refused says so plainly and stops (server.ts exits 1) instead of
  * retrying for ever. A server that cannot be reached is not a credentials problem: the
  * process starts as before (it waits for NATS, and degrades while Redis is away).
  */
 export async function checkCredentials(source: NodeJS.ProcessEnv = process.env): Promise<void> {
+	refusePlaceholderSecrets(source);
 	const transporter = env("TRANSPORTER", source);
 	const cacher = env("CACHER", source);
 	const checks: Promise<void>[] = [];

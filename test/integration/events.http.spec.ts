@@ -1,8 +1,8 @@
 /**
  * GET /rest/api/events through real HTTP (docs/operations.md "Audit trail"; issue 8 "Audit
  * trail"): a service provider sees its own participants' events and nothing of another
- * provider's, ADMIN and NETWORK_AUTHORITY see everything (catalog and account changes
- * included), filters participant/operation/from/to, the page envelope, 401/403 by role.
+ * provider's, NETWORK_AUTHORITY the participants' and the catalog's, ADMIN everything (account
+ * changes included), filters participant/operation/from/to, the page envelope, 401/403 by role.
  * Records reach `audit` through the writing services' outbox relays, asynchronously: the
  * tests poll with a deadline. Runs against the one-process registry and again against the
  * cluster (one OS process per service).
@@ -147,6 +147,30 @@ beforeAll(async () => {
 }, REGISTRY_START_TIMEOUT_MS);
 afterAll(() => registry.stop());
 
+/** ADMIN's and NETWORK_AUTHORITY's view holds the story: both providers' participants and the catalog record. */
+function expectTheStory(seen: AuditEvent[]): void {
+	const participants = new Set(seen.map((event) => event.resourceId));
+	expect(participants).toContain(story.moved.identifier);
+	expect(participants).toContain(story.kept.identifier);
+	const catalog = seen.find((event) => event.resourceId === story.process)!;
+	expect(catalog).toMatchObject({
+		operation: "addProcess",
+		resource: "process",
+		actor: { username: "admin", role: "ADMIN" },
+		before: null,
+		after: { title: "Audited over HTTP" },
+	});
+}
+
+function adminCall(method: "post" | "put", path: string, resource: string, operation: string, body?: object) {
+	const req = request(registry.url)
+		[method](path)
+		.set("Authorization", admin)
+		.set("Accept", MEDIA(resource, operation))
+		.set("Content-Type", MEDIA(resource, operation));
+	return body ? req.send(body) : req;
+}
+
 describe("GET /rest/api/events: who sees what", () => {
 	test("a service provider sees its participant's add, update and transfer, with who, role, provider, when, before and after", async () => {
 		const seen = await content(sp1, { participant: story.moved.identifier });
@@ -205,7 +229,7 @@ describe("GET /rest/api/events: who sees what", () => {
 		}
 	});
 
-	test("ADMIN and NETWORK_AUTHORITY see everything: participants of every provider, catalog, accounts, access points", async () => {
+	test("ADMIN sees everything: participants of every provider, catalog, accounts, service providers, access points", async () => {
 		const everyResource = [
 			"accessPoint",
 			"accessPointProvider",
@@ -216,26 +240,84 @@ describe("GET /rest/api/events: who sees what", () => {
 			"process",
 			"serviceProvider",
 		];
-		for (const auth of [admin, authority]) {
-			// The seed import's records come from four services' relays: each may still be on its way.
-			const seen = await eventually(async () => {
-				const found = await content(auth);
-				return everyResource.every((resource) => found.some((event) => event.resource === resource))
-					? found
-					: undefined;
-			}, "a record of every resource");
-			const participants = new Set(seen.map((event) => event.resourceId));
-			expect(participants).toContain(story.moved.identifier);
-			expect(participants).toContain(story.kept.identifier);
-			const catalog = seen.find((event) => event.resourceId === story.process)!;
-			expect(catalog).toMatchObject({
-				operation: "addProcess",
-				resource: "process",
-				actor: { username: "admin", role: "ADMIN" },
-				before: null,
-				after: { title: "Audited over HTTP" },
-			});
+		// The seed import's records come from four services' relays: each may still be on its way.
+		const seen = await eventually(async () => {
+			const found = await content(admin);
+			return everyResource.every((resource) => found.some((event) => event.resource === resource))
+				? found
+				: undefined;
+		}, "a record of every resource");
+		expectTheStory(seen);
+	});
+
+	test("NETWORK_AUTHORITY sees the trail of participants and the catalog, and no record of accounts, service providers or access points (decisions §4)", async () => {
+		const username = `audited-${process.pid}-${Date.now()}`;
+		const added = await adminCall("post", "/rest/api/accounts", "accounts", "add", {
+			username,
+			password: "first-password-123",
+			role: "NETWORK_AUTHORITY",
+		});
+		expect(added.status).toBe(201);
+		const account = added.body.identifier as string;
+		const accountPath = `/rest/api/accounts/${account}`;
+		expect(
+			(
+				await adminCall("put", `${accountPath}/password`, "accounts", "password", {
+					password: "second-password-456",
+				})
+			).status,
+		).toBe(200);
+		expect((await adminCall("post", `${accountPath}/disable`, "accounts", "disable")).status).toBe(200);
+		const provider = await adminCall("post", "/rest/api/service-providers", "service-providers", "add", {
+			title: `Audited provider ${username}`,
+		});
+		expect(provider.status).toBe(201);
+		const adminOnly = ["addAccount", "resetPassword", "disableAccount", "addServiceProvider"];
+		// ADMIN sees each of them once they arrived: then NETWORK_AUTHORITY's answer is a refusal, not a delay.
+		for (const operation of adminOnly) {
+			await eventually(
+				async () =>
+					(await content(admin, { operation })).some(
+						(event) => event.resourceId === account || event.resourceId === provider.body.identifier,
+					),
+				`ADMIN's ${operation} record`,
+			);
+			const response = await events(authority, { operation, size: 1000 });
+			expect(response.status).toBe(200);
+			expect(response.body).toMatchObject({ content: [], totalElements: 0 });
 		}
+		const seen = await content(authority);
+		const resources = new Set(seen.map((event) => event.resource));
+		for (const hidden of ["account", "serviceProvider", "accessPoint", "accessPointProvider"])
+			expect(resources).not.toContain(hidden);
+		// The seed's account and provider records (operation "seed") are ADMIN's too, and the filters do not reopen them.
+		expect((await content(authority, { operation: "seed" })).every((event) => event.resource !== "account")).toBe(
+			true,
+		);
+		expect(await content(authority, { from: story.startedAt.slice(0, 10), operation: "addAccount" })).toEqual([]);
+		expect(JSON.stringify(seen)).not.toContain(username);
+		expectTheStory(seen);
+	});
+
+	test("the change feed gives NETWORK_AUTHORITY participants' and the catalog's changes only, the same as ADMIN's", async () => {
+		const feed = async (auth: string) => {
+			const response = await request(registry.url)
+				.get("/rest/api/changes")
+				.query({ limit: 1000 })
+				.set("Authorization", auth)
+				.set("Accept", "application/vnd.registry.changes.find.v1+json");
+			expect(response.status).toBe(200);
+			return response.body.changes as { resource: string; identifier: string; record: unknown }[];
+		};
+		const authorityChanges = await feed(authority);
+		expect(authorityChanges.length).toBeGreaterThan(0);
+		for (const change of authorityChanges)
+			expect(["participant", "process", "documentType", "capability"]).toContain(change.resource);
+		expect(JSON.stringify(authorityChanges)).not.toMatch(/passwordHash|scrypt|demo-password/);
+		const adminChanges = await feed(admin);
+		expect(authorityChanges.map((change) => change.identifier)).toEqual(
+			adminChanges.slice(0, authorityChanges.length).map((change) => change.identifier),
+		);
 	});
 
 	test("no event carries a password or a password hash", async () => {

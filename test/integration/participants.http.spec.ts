@@ -12,6 +12,7 @@ import {
 	type RunningRegistry,
 } from "../support/registry";
 import { organizationNumberSource } from "../support/bulk";
+import { LOOK_ALIKES, PLAIN_GLN } from "../support/look-alikes";
 
 const MEDIA = (operation: string) => `application/vnd.registry.participants.${operation}.v1+json`;
 const BASE = "/rest/api/participants";
@@ -273,6 +274,71 @@ describe("POST /participants (add)", () => {
 		expect(response.status).toBe(201);
 		expect(response.body.provider.identifier).toBe(SP2);
 	});
+});
+
+describe("organization identifiers a reader cannot tell apart (decisions §5)", () => {
+	const GLN = qid("0088", PLAIN_GLN);
+	const glnBody = (organizationIdentifier: string) => ({
+		icd: "0088",
+		organizationIdentifier,
+		name: "Lookalike ApS",
+		processes: refs(CATALOGUE),
+		contact,
+	});
+
+	beforeAll(async () => {
+		// sp1 receives CATALOGUE for the plain GLN; a look-alike would let sp2 claim it too.
+		const response = await post(sp1, glnBody(PLAIN_GLN));
+		expect(response.status).toBe(201);
+		expect(response.body.qualifiedIdentifier).toBe(GLN);
+	});
+
+	test("a plain GLN (ICD 0088) is registered, read back and looked up", async () => {
+		expect((await get(sp1, GLN)).body.organizationIdentifier).toBe(PLAIN_GLN);
+		const lookup = await request(registry.url)
+			.get(`/rest/api/organizations/${encodeURIComponent(GLN)}/processes`)
+			.set("Accept", "application/vnd.registry.organizations.processes.v1+json");
+		expect(lookup.status).toBe(200);
+		expect(lookup.body.map((process: { identifier: string }) => process.identifier)).toEqual([CATALOGUE]);
+	});
+
+	test.each(LOOK_ALIKES)(
+		"an organization identifier with %s is 400 Pattern on organizationIdentifier, and nothing is registered",
+		async (_name, lookAlike) => {
+			const response = await post(sp2, glnBody(lookAlike));
+			expect(response.status).toBe(400);
+			expectViolation(response.body, "addParticipantFormDTO", "organizationIdentifier", "Pattern");
+			expect(response.body.errors).toContainEqual(
+				expect.objectContaining({ field: "organizationIdentifier", rejectedValue: lookAlike }),
+			);
+			const found = await find(sp2, `?size=1000`);
+			expect(found.body.content.map((item: { icd: string }) => item.icd)).not.toContain("0088");
+		},
+	);
+
+	test.each(LOOK_ALIKES)(
+		"a path value whose organization identifier has %s is 400 on every path",
+		async (_name, lookAlike) => {
+			const value = qid("0088", lookAlike);
+			const responses = [
+				await get(sp1, value),
+				await get(sp1, value, "processes", "/processes"),
+				await put(sp1, value, { processes: refs(CATALOGUE), contact }),
+				await remove(sp1, value),
+				await transfer(sp1, value, SP3),
+				await request(registry.url)
+					.get(`/rest/api/organizations/${encodeURIComponent(value)}/processes`)
+					.set("Accept", "application/vnd.registry.organizations.processes.v1+json"),
+			];
+			for (const response of responses) {
+				expect(response.status).toBe(400);
+				expect(response.body).toMatchObject({ status: 400, exception: "MethodArgumentTypeMismatchException" });
+			}
+			// The plain participant is untouched: still sp1's, with its process.
+			const plain = await get(sp1, GLN, "processes", "/processes");
+			expect(plain.body.map((process: { identifier: string }) => process.identifier)).toEqual([CATALOGUE]);
+		},
+	);
 });
 
 describe("GET /participants/{qualifiedIdentifier|identifier}", () => {

@@ -80,8 +80,10 @@ export class PrivateNats {
 		const config = path.join(this.dir, "nats.conf");
 		const store = path.join(this.dir, "js");
 		if (manifestConfig) {
-			// Its port and store replaced by this server's (listening on the loopback only); no monitoring port.
+			// Its port and store replaced by this server's (listening on the loopback only); no monitoring port;
+			// no TLS (its certificates are the cluster's Secret; test/distributed/nats-tls.spec.ts tests TLS).
 			const text = manifestConfig
+				.replace(/^\s*tls\s*{[^}]*}\s*$/m, "")
 				.replace(/^\s*port:.*$/m, `listen: 127.0.0.1:${this.port}`)
 				.replace(/^\s*http_port:.*$/m, "")
 				.replace(/store_dir:.*$/m, `store_dir: ${JSON.stringify(store)}`);

@@ -219,10 +219,12 @@ describe("events query", () => {
 		);
 	});
 
-	test("scope: a service provider reads its own provider's records, ADMIN and NETWORK_AUTHORITY all, others nothing", () => {
+	test("scope: a service provider reads its own provider's records, NETWORK_AUTHORITY participants' and the catalog's, ADMIN all, others nothing", () => {
 		expect(eventsFilter(sp1, {})).toEqual({ serviceProviders: SP1 });
 		expect(eventsFilter(admin, {})).toEqual({});
-		expect(eventsFilter(authority, {})).toEqual({});
+		expect(eventsFilter(authority, {})).toEqual({
+			resource: { in: ["participant", "transfer", "process", "documentType", "capability"] },
+		});
 		expect(() => eventsFilter(apProvider, {})).toThrow(expect.objectContaining({ code: 403 }));
 		expect(() => eventsFilter(undefined, {})).toThrow(expect.objectContaining({ code: 403 }));
 	});
@@ -434,6 +436,7 @@ describe("audit trail of the registry (in memory)", () => {
 		});
 		expect(record.after).not.toHaveProperty("passwordHash");
 		expect((await events(broker, sp1, { operation: "addAccount" })).totalElements).toBe(0);
+		expect((await events(broker, authority, { operation: "addAccount" })).totalElements).toBe(0);
 	});
 
 	test("filters: operation, from and to (inclusive), paging; bad values are 400; roles outside the table are 403, no caller 401", async () => {

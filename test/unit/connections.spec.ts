@@ -6,7 +6,14 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { natsConnectionOptions, redact, redisConnectionOptions } from "../../src/platform/connections";
+import { placeholderSecrets } from "../../src/config/settings";
+import {
+	checkCredentials,
+	natsConnectionOptions,
+	redact,
+	redisConnectionOptions,
+	refusePlaceholderSecrets,
+} from "../../src/platform/connections";
 
 describe("redact", () => {
 	test("masks the user information of every URL, keeps the addresses", () => {
@@ -121,5 +128,67 @@ describe("Redis connection options", () => {
 		} finally {
 			fs.rmSync(dir, { recursive: true, force: true });
 		}
+	});
+});
+
+describe("the Secret's placeholders (k8s/secret.yaml CHANGE-ME)", () => {
+	const SHIPPED = {
+		MONGO_URI: "mongodb://registry:CHANGE-ME@mongo-0.mongo:27017/registry?replicaSet=rs0",
+		NATS_USER: "registry",
+		NATS_PASSWORD: "CHANGE-ME",
+		REDIS_PASSWORD: "CHANGE-ME",
+	};
+
+	test("a distributed process whose secrets are still the placeholder is refused, naming each variable", () => {
+		expect(
+			placeholderSecrets({ TRANSPORTER: "nats://nats:4222", CACHER: "redis://redis:6379", ...SHIPPED }),
+		).toEqual(["MONGO_URI", "NATS_PASSWORD", "REDIS_PASSWORD"]);
+		expect(() => refusePlaceholderSecrets({ TRANSPORTER: "nats://nats:4222", ...SHIPPED })).toThrow(
+			/^MONGO_URI, NATS_PASSWORD, REDIS_PASSWORD still hold the placeholder CHANGE-ME of k8s\/secret.yaml/,
+		);
+	});
+
+	test.each([
+		["TRANSPORTER", { TRANSPORTER: "nats://nats:4222", NATS_PASSWORD: "change-me-please" }, "NATS_PASSWORD"],
+		["CACHER", { CACHER: "redis://redis:6379", REDIS_PASSWORD: "x-CHANGE-ME" }, "REDIS_PASSWORD"],
+		["MONGO_URI", { MONGO_URI: "mongodb://registry:CHANGE-ME@mongo:27017/registry" }, "MONGO_URI"],
+		["a password in TRANSPORTER's URL", { TRANSPORTER: "nats://registry:CHANGE-ME@nats:4222" }, "TRANSPORTER"],
+		["a password in CACHER's URL", { CACHER: "redis://:CHANGE-ME@redis:6379" }, "CACHER"],
+		["a token", { TRANSPORTER: "nats://nats:4222", NATS_TOKEN: "CHANGE-ME" }, "NATS_TOKEN"],
+	])("with %s set, a placeholder is refused", (_name, source, variable) => {
+		expect(placeholderSecrets(source)).toEqual([variable]);
+		let message = "";
+		try {
+			refusePlaceholderSecrets(source);
+		} catch (error) {
+			message = (error as Error).message;
+		}
+		expect(message).toContain(`${variable} still holds the placeholder`);
+		// The variable is named; its value (a URL with its host, a password) is not shown.
+		const value = (source as Record<string, string>)[variable];
+		if (value !== "CHANGE-ME") expect(message).not.toContain(value);
+	});
+
+	test("the one-process default (no TRANSPORTER, CACHER or MONGO_URI) is never refused", async () => {
+		expect(placeholderSecrets({ NATS_PASSWORD: "CHANGE-ME", REDIS_PASSWORD: "CHANGE-ME" })).toEqual([]);
+		await expect(checkCredentials({ NATS_PASSWORD: "CHANGE-ME" })).resolves.toBeUndefined();
+	});
+
+	test("real secrets, and placeholders in variables that hold none (NAMESPACE), pass", () => {
+		expect(
+			placeholderSecrets({
+				TRANSPORTER: "nats://nats:4222",
+				NATS_USER: "registry",
+				NATS_PASSWORD: "b6f0c2e9d1",
+				NAMESPACE: "CHANGE-ME",
+			}),
+		).toEqual([]);
+	});
+
+	test("checkCredentials, which every registry broker runs as it starts, refuses before connecting anywhere", async () => {
+		// Port 1: nothing listens there, so only the placeholder check can answer this fast and this way.
+		await expect(
+			checkCredentials({ TRANSPORTER: "nats://127.0.0.1:1", NATS_PASSWORD: "CHANGE-ME" }),
+		).rejects.toThrow("NATS_PASSWORD still holds the placeholder CHANGE-ME");
 	});
 });

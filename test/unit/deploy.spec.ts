@@ -508,6 +508,111 @@ describe("deployment files agree with the code", () => {
 		});
 	});
 
+	describe("NATS over TLS: every file the configuration names is mounted where it says", () => {
+		const secretData = Object.assign({}, ...secrets.map((secret) => secret.stringData ?? {})) as Record<
+			string,
+			string
+		>;
+		const caFile = secretData.NATS_TLS_CA_FILE;
+		const natsSet = statefulSets.find((set) => set.metadata.name === "nats") as Obj;
+
+		/** The file a pod sees at `file`: the secret volume mounted over its folder, and the key that lands there. */
+		function mountedSecretFile(
+			workload: Obj,
+			container: Obj,
+			file: string,
+		): { secret: string; key: string } | null {
+			const mount = ((container.volumeMounts ?? []) as Obj[]).find(
+				(candidate) => candidate.mountPath === path.posix.dirname(file),
+			);
+			const volume = ((workload.spec.template.spec.volumes ?? []) as Obj[]).find(
+				(candidate) => candidate.name === mount?.name,
+			);
+			if (!mount || !volume?.secret) return null;
+			const name = path.posix.basename(file);
+			const items = volume.secret.items as Obj[] | undefined;
+			const key = items ? items.find((item) => item.path === name)?.key : name;
+			return key ? { secret: volume.secret.secretName, key } : null;
+		}
+
+		it("the registry dials NATS with tls:// and trusts the CA file the Secret names", () => {
+			for (const map of configMaps) expect(map.data.TRANSPORTER).toMatch(/^tls:\/\//);
+			expect(caFile).toMatch(/^\/.+\.crt$/);
+		});
+
+		it.each(deployments.map((deployment) => [deployment.metadata.name, deployment]))(
+			"Deployment %s mounts ca.crt of the Secret nats-tls at NATS_TLS_CA_FILE, and no key",
+			(_name, deployment) => {
+				for (const container of containersOf(deployment as Obj)) {
+					expect(mountedSecretFile(deployment as Obj, container, caFile)).toEqual({
+						secret: "nats-tls",
+						key: "ca.crt",
+					});
+					const volume = ((deployment as Obj).spec.template.spec.volumes as Obj[]).find(
+						(candidate) => candidate.secret?.secretName === "nats-tls",
+					);
+					expect((volume?.secret.items as Obj[]).map((item) => item.key)).toEqual(["ca.crt"]);
+				}
+			},
+		);
+
+		it("NATS requires TLS with the certificate and key of that Secret, mounted where nats.conf reads them", () => {
+			const natsConfig = ofKind("ConfigMap").find((map) => map.metadata.name === "nats-config")?.data?.[
+				"nats.conf"
+			] as string;
+			const block = /^\s*tls\s*{([^}]*)}/m.exec(natsConfig)?.[1] ?? "";
+			const fileOf = (name: string) => new RegExp(`${name}:\\s*"?([^"\\s]+)"?`).exec(block)?.[1] ?? "";
+			const [container] = containersOf(natsSet);
+			expect(mountedSecretFile(natsSet, container, fileOf("cert_file"))).toEqual({
+				secret: "nats-tls",
+				key: "tls.crt",
+			});
+			expect(mountedSecretFile(natsSet, container, fileOf("key_file"))).toEqual({
+				secret: "nats-tls",
+				key: "tls.key",
+			});
+			// And the NATS process reads it: the config file is the one passed to nats-server.
+			expect(container.args).toEqual(["-c", "/etc/nats/nats.conf"]);
+		});
+
+		it("compose: NATS requires TLS, and every registry container dials tls:// with the CA mounted where NATS_TLS_CA_FILE says", () => {
+			const services = compose.services as Record<string, Obj>;
+			const mountsOf = (service: Obj) =>
+				((service.volumes ?? []) as string[]).map((volume) => {
+					const [source, target] = volume.split(":");
+					return { source, target };
+				});
+			const hostFile = (service: Obj, file: string) => {
+				const mount = mountsOf(service).find(({ target }) => file === target || file.startsWith(`${target}/`));
+				return mount ? `${mount.source}${file.slice(mount.target.length)}` : null;
+			};
+			const command = services.nats.command as string[];
+			const after = (flag: string) => command[command.indexOf(flag) + 1];
+			expect(command).toContain("--tls");
+			const certificate = hostFile(services.nats, after("--tlscert"));
+			const key = hostFile(services.nats, after("--tlskey"));
+			expect(certificate).toMatch(/^\.\/nats-tls\//);
+			expect(key).toMatch(/^\.\/nats-tls\//);
+			for (const [name, service] of registryContainers) {
+				const environment = composeEnv(service);
+				expect({ name, transporter: environment.TRANSPORTER }).toEqual({
+					name,
+					transporter: expect.stringMatching(/^tls:\/\//),
+				});
+				// The CA sits beside the server's certificate, in the folder the operator made (docs/operations.md).
+				expect({ name, ca: hostFile(service, environment.NATS_TLS_CA_FILE) }).toEqual({
+					name,
+					ca: `${path.posix.dirname(certificate as string)}/ca.pem`,
+				});
+			}
+		});
+
+		it("the certificates stay out of git and out of the image", () => {
+			expect(read(".gitignore").split("\n")).toContain("nats-tls/");
+			expect(read(".dockerignore").split("\n")).toContain("nats-tls");
+		});
+	});
+
 	describe("docker-compose.yml", () => {
 		it("every registry container uses the same image and build", () => {
 			for (const [name, service] of registryContainers) {

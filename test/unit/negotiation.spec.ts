@@ -28,7 +28,8 @@ describe("content negotiation (decisions §2)", () => {
 			selectByAccept(participantsGet, "application/vnd.registry.participants.stream.v1+json").operation.id,
 		).toBe("streamParticipants");
 		expect(
-			selectByAccept(participantsGet, "application/vnd.registry.participants.find.v1+json;charset=UTF-8").operation.id,
+			selectByAccept(participantsGet, "application/vnd.registry.participants.find.v1+json;charset=UTF-8")
+				.operation.id,
 		).toBe("findParticipants");
 	});
 

@@ -2,6 +2,7 @@
  * The participants service on an in-memory broker with the real catalog, accounts and
  * lookup services, seeded from seed/demo.json (decisions §4–§7).
  */
+import type { Readable } from "node:stream";
 import type { Service, ServiceBroker } from "moleculer";
 import { createRegistryBroker } from "../../services";
 import type { Caller, Participant, Process } from "../../src/contract/model";
@@ -10,6 +11,7 @@ import { calendarDate } from "../../src/contract/dates";
 import { importSeed } from "../../src/exchange/seed";
 import { demoSeed } from "../support/registry";
 import { organizationNumberSource } from "../support/bulk";
+import { LOOK_ALIKES, PLAIN_GLN } from "../support/look-alikes";
 
 const SP1 = "11111111-0000-4000-8000-000000000001";
 const SP2 = "11111111-0000-4000-8000-000000000002";
@@ -42,6 +44,13 @@ const organizationNumber = organizationNumberSource(10_000_000);
 
 function call<T>(action: string, params: object, user?: Caller): Promise<T> {
 	return broker.call<T, object>(action, params, { meta: { user } });
+}
+
+/** The array form's answer (participants.stream: a stream of the JSON array), read whole. */
+async function streamed(params: object, user?: Caller): Promise<Participant[]> {
+	const chunks: Buffer[] = [];
+	for await (const chunk of await call<Readable>("participants.stream", params, user)) chunks.push(chunk as Buffer);
+	return JSON.parse(Buffer.concat(chunks).toString("utf8")) as Participant[];
 }
 
 function add(user: Caller, body: object): Promise<Participant> {
@@ -668,23 +677,19 @@ describe("transfer", () => {
 
 describe("find and stream", () => {
 	test("a service provider finds only its own participants; ADMIN and NETWORK_AUTHORITY find all", async () => {
-		const own = await call<Participant[]>("participants.stream", {}, sp2);
+		const own = await streamed({}, sp2);
 		expect(own.length).toBeGreaterThan(0);
 		expect(own.every((participant) => participant.provider?.identifier === SP2)).toBe(true);
-		const all = await call<Participant[]>("participants.stream", {}, authority);
+		const all = await streamed({}, authority);
 		expect(new Set(all.map((participant) => participant.provider?.identifier)).size).toBeGreaterThan(1);
 		expect(all.length).toBe(await internals().collections.participants.count());
 	});
 
 	test("list items carry the provider, and processes only when asked", async () => {
-		const [item] = await call<Participant[]>("participants.stream", { query: "991825827" }, sp1);
+		const [item] = await streamed({ query: "991825827" }, sp1);
 		expect(item.provider).toEqual({ identifier: SP1, title: "Nordlys E-faktura AS" });
 		expect(item).not.toHaveProperty("processes");
-		const [withProcesses] = await call<Participant[]>(
-			"participants.stream",
-			{ query: "991825827", processes: true },
-			sp1,
-		);
+		const [withProcesses] = await streamed({ query: "991825827", processes: true }, sp1);
 		expect(withProcesses.processes?.map((process) => process.identifier)).toEqual([BILLING, INVOICE_RESPONSE]);
 	});
 
@@ -699,27 +704,27 @@ describe("find and stream", () => {
 		const name = "Blåbær Vekst Konsult AS";
 		const created = await addOrganization(sp3, [], { name });
 		for (const query of ["blåbær", "BLÅ+vek", "Kons AS", "vekst"]) {
-			const hits = await call<Participant[]>("participants.stream", { query }, sp3);
+			const hits = await streamed({ query }, sp3);
 			expect(hits.map((participant) => participant.identifier)).toContain(created.identifier);
 		}
 		for (const query of ["låbær", "Blåbær+Nord", "ekst"]) {
-			const hits = await call<Participant[]>("participants.stream", { query }, sp3);
+			const hits = await streamed({ query }, sp3);
 			expect(hits.map((participant) => participant.identifier)).not.toContain(created.identifier);
 		}
 	});
 
 	test("query characters are data: patterns and operators match literally", async () => {
 		const created = await addOrganization(sp3, [], { name: "Percent 100% (Pilot) A*S" });
-		expect((await call<Participant[]>("participants.stream", { query: ".*" }, sp3)).length).toBe(0);
-		expect((await call<Participant[]>("participants.stream", { query: "' OR 1=1 --" }, sp3)).length).toBe(0);
-		const hits = await call<Participant[]>("participants.stream", { query: "(pilot" }, sp3);
+		expect((await streamed({ query: ".*" }, sp3)).length).toBe(0);
+		expect((await streamed({ query: "' OR 1=1 --" }, sp3)).length).toBe(0);
+		const hits = await streamed({ query: "(pilot" }, sp3);
 		expect(hits.map((participant) => participant.identifier)).toEqual([created.identifier]);
 	});
 
 	test("paged find: sort, page and size, with the envelope", async () => {
 		const pageRequest = { page: 1, size: 2, sort: [{ field: "name", direction: "desc" }] };
 		const page = await call<Page<Participant>>("participants.find", { pageRequest }, admin);
-		const all = await call<Participant[]>("participants.stream", {}, admin);
+		const all = await streamed({}, admin);
 		expect(page).toMatchObject({
 			number: 1,
 			size: 2,
@@ -799,6 +804,44 @@ describe("internal actions", () => {
 			"participants[2].serviceProvider",
 		]);
 		expect(await internals().collections.participants.count()).toBe(before);
+	});
+
+	test("a seed row or an imported record with a look-alike organization identifier is refused, and nothing is written", async () => {
+		const before = await internals().collections.participants.count();
+		const rows = LOOK_ALIKES.map(([, organizationIdentifier]) => ({
+			serviceProvider: SP3,
+			icd: "0088",
+			organizationIdentifier,
+			processes: refs(CATALOGUE),
+			contact,
+		}));
+		const seeded = await failure(call("participants.importSeed", { participants: rows }));
+		const expected = rows.map((_row, index) => `participants[${index}].organizationIdentifier`);
+		const reasonsOf = (error: unknown) =>
+			(error as { data: { reasons: { path: string; message: string }[] } }).data.reasons;
+		expect(reasonsOf(seeded).map((reason) => reason.path)).toEqual(expected);
+		expect(reasonsOf(seeded)[0].message).toBe("must match the required pattern");
+
+		const records = rows.map((row, index) => ({
+			...row,
+			identifier: `88888888-0000-4000-8000-00000000000${index}`,
+			registrationDate: "2026-01-01",
+			lastModificationDate: "2026-01-01",
+		}));
+		const imported = await failure(call("participants.importRecords", { participants: records }));
+		expect(reasonsOf(imported).map((reason) => reason.path)).toEqual(expected);
+		const dryRun = await call<{ reasons: { field: string }[] }>("participants.importRecords", {
+			participants: records,
+			dryRun: true,
+		});
+		expect(dryRun.reasons.map((reason) => reason.field)).toEqual(rows.map(() => "organizationIdentifier"));
+		expect(await internals().collections.participants.count()).toBe(before);
+
+		// The plain GLN itself imports.
+		const plain = await call<{ participants: { created: number } }>("participants.importRecords", {
+			participants: [{ ...records[0], organizationIdentifier: PLAIN_GLN }],
+		});
+		expect(plain.participants.created).toBe(1);
 	});
 
 	test("importing the demo seed again changes nothing", async () => {

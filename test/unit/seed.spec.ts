@@ -17,6 +17,8 @@ import type { Page } from "../../src/contract/paging";
 import { importSeed, reasonsOf } from "../../src/exchange/seed";
 import type { Seed } from "../../src/exchange/seed-file";
 import { referencesOutside, validateSeed } from "../../src/exchange/seed-validation";
+import { lineReasons } from "../../src/exchange/registry-export";
+import { LOOK_ALIKES, PLAIN_GLN } from "../support/look-alikes";
 
 const DEMO: Seed = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "seed", "demo.json"), "utf8"));
 const UNKNOWN = "0f0f0f0f-0000-4000-8000-000000000000";
@@ -174,6 +176,46 @@ describe("validateSeed", () => {
 		expect(reasons.find((reason) => reason.path === "processes[0].dependencies[0].identifier")?.message).toMatch(
 			/itself/,
 		);
+	});
+
+	test("a participant whose organization identifier is a look-alike is refused on that field (decisions §5)", () => {
+		const provider = "11111111-0000-4000-8000-000000000001";
+		const participant = (organizationIdentifier: string) => ({
+			serviceProvider: provider,
+			icd: "0088",
+			organizationIdentifier,
+			processes: [],
+			contact: { name: "N", email: "n@x.example", phoneNumber: "+47 22 33 44 55" },
+		});
+		const reasons = validateSeed({
+			serviceProviders: [{ identifier: provider, title: "One" }],
+			participants: [participant(PLAIN_GLN), ...LOOK_ALIKES.map(([, lookAlike]) => participant(lookAlike))],
+		});
+		expect(reasons).toEqual(
+			LOOK_ALIKES.map((_lookAlike, index) => ({
+				path: `participants[${index + 1}].organizationIdentifier`,
+				message: "must match the required pattern",
+			})),
+		);
+	});
+
+	test("an NDJSON participant line with a look-alike organization identifier is refused on that field", () => {
+		const line = (organizationIdentifier: string) => ({
+			type: "participant",
+			identifier: "88888888-0000-4000-8000-000000000001",
+			icd: "0088",
+			organizationIdentifier,
+			registrationDate: "2026-01-01",
+			lastModificationDate: "2026-01-01",
+			contact: { name: "N", email: "n@x.example", phoneNumber: "+47 22 33 44 55" },
+			provider: { identifier: "11111111-0000-4000-8000-000000000001" },
+			processes: [],
+		});
+		expect(lineReasons(line(PLAIN_GLN)).reasons).toEqual([]);
+		for (const [, lookAlike] of LOOK_ALIKES)
+			expect(lineReasons(line(lookAlike)).reasons).toEqual([
+				{ field: "organizationIdentifier", message: "must match the required pattern" },
+			]);
 	});
 
 	test("references may name records the registry already holds", () => {
@@ -365,6 +407,25 @@ describe("npm run seed", () => {
 				"  processes[0].domain: must not be null",
 				"  extras: unknown section; sections are serviceProviders, accessPointProviders, accessPoints, capabilities, processes, documentTypes, accounts, participants",
 			]);
+			fs.writeFileSync(
+				file,
+				JSON.stringify({
+					participants: [
+						{
+							serviceProvider: "11111111-0000-4000-8000-000000000001",
+							icd: "0088",
+							organizationIdentifier: LOOK_ALIKES[0][1],
+							processes: [],
+							contact: { name: "N", email: "n@x.example", phoneNumber: "+47 22 33 44 55" },
+						},
+					],
+				}),
+			);
+			const lookAlike = capture();
+			expect(await runSeed([file], lookAlike.output)).toBe(1);
+			expect(lookAlike.lines.error).toContain(
+				"  participants[0].organizationIdentifier: must match the required pattern",
+			);
 			fs.writeFileSync(file, "{ not json");
 			expect(await runSeed([file], capture().output)).toBe(1);
 			expect(await runSeed([], capture().output)).toBe(2);
