@@ -1,14 +1,13 @@
 /**
  * Processes the benchmark starts and measures: the registry (`node dist/server.js`, one
- * process or the k8s/ topology over the local NATS and Redis), the bare baseline server,
- * and the load generator. Every process started here is stopped here (by its own pid).
+ * process or the k8s/ topology over the local NATS and Redis) and the bare baseline server.
+ * Every process started here is stopped here (by its own pid).
  */
 import { execFileSync, fork, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { freePort } from "../../src/platform/local-network";
 import { removeNamespace } from "../../src/platform/namespace-cleanup";
-import type { LatencyResult, LatencySpec, LoadResult, LoadSpec } from "./load-client";
 
 export const ROOT = path.join(__dirname, "..", "..", "..");
 const SERVER = path.join(ROOT, "dist", "server.js");
@@ -18,7 +17,7 @@ export const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379"
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Whether a command is on the PATH (the bench's outside tools: wrk, taskset, valgrind). */
+/** Whether a command is on the PATH (the bench's outside tools: wrk, taskset). */
 export function installed(command: string): boolean {
 	try {
 		execFileSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" });
@@ -58,17 +57,16 @@ async function isReady(port: number): Promise<boolean> {
 	}
 }
 
-/** Starts `node dist/server.js` with the given environment and waits for /health/ready; `wrapper`: a command node runs under (valgrind and its options). */
+/** Starts `node dist/server.js` with the given environment and waits for /health/ready; `started` runs once it is spawned (a CPU limit). */
 export async function startRegistry(
 	name: string,
 	env: Record<string, string>,
-	options: { timeoutMs?: number; nodeArgs?: string[]; wrapper?: string[] } = {},
+	options: { timeoutMs?: number; started?: (pid: number) => void } = {},
 ): Promise<RegistryProcess> {
 	const port = env.PORT ? Number(env.PORT) : await freePort();
 	const output: string[] = [];
 	const started = performance.now();
-	const [command, ...args] = [...(options.wrapper ?? []), process.execPath, ...(options.nodeArgs ?? []), SERVER];
-	const child = spawn(command, args, {
+	const child = spawn(process.execPath, [SERVER], {
 		cwd: ROOT,
 		env: { ...process.env, ...env, PORT: String(port) },
 		stdio: ["ignore", "pipe", "pipe"],
@@ -79,6 +77,7 @@ export async function startRegistry(
 	};
 	child.stdout?.on("data", keep);
 	child.stderr?.on("data", keep);
+	if (child.pid !== undefined) options.started?.(child.pid);
 	const stop = async () => {
 		if (child.exitCode !== null || child.signalCode !== null) return;
 		const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -128,6 +127,7 @@ export async function startCluster(
 	topology: Record<string, string>,
 	dataDir: string,
 	extraEnv: Record<string, string> = {},
+	spawned?: (name: string, pid: number) => void,
 ): Promise<Cluster> {
 	const namespace = `bench${process.pid}x${Math.random().toString(36).slice(2, 7)}`;
 	const shared = { TRANSPORTER: NATS_URL, CACHER: REDIS_URL, NAMESPACE: namespace, DATA_DIR: dataDir, ...extraEnv };
@@ -143,7 +143,11 @@ export async function startCluster(
 		);
 		const started = await Promise.all(
 			order.map(([name, services]) =>
-				startRegistry(name, { ...shared, SERVICES: services, NODE_ID: `${name}-${namespace}` }),
+				startRegistry(
+					name,
+					{ ...shared, SERVICES: services, NODE_ID: `${name}-${namespace}` },
+					{ started: (pid) => spawned?.(name, pid) },
+				),
 			),
 		);
 		processes.push(...started);
@@ -154,27 +158,6 @@ export async function startCluster(
 	const gateway = processes.find((entry) => entry.services.split(",").includes("api"));
 	if (!gateway) throw new Error("the topology has no gateway (api)");
 	return { namespace, processes, gateway, stop: cleanup };
-}
-
-/** Runs one load in a separate process (bench/lib/load-client.ts). */
-export function runLoad(spec: LoadSpec): Promise<LoadResult>;
-export function runLoad(spec: LatencySpec): Promise<LatencyResult>;
-export function runLoad(spec: LoadSpec | LatencySpec): Promise<LoadResult | LatencyResult> {
-	return new Promise((resolve, reject) => {
-		const child = fork(path.join(__dirname, "load-client.js"), [], {
-			stdio: ["ignore", "inherit", "inherit", "ipc"],
-		});
-		let settled = false;
-		child.once("message", (message: { result?: LoadResult | LatencyResult; error?: string }) => {
-			settled = true;
-			if (message.result) resolve(message.result);
-			else reject(new Error(message.error ?? "load client failed"));
-		});
-		child.once("exit", (code) => {
-			if (!settled) reject(new Error(`load client exited with ${code}`));
-		});
-		child.send(spec);
-	});
 }
 
 export interface BaselineServer {
@@ -192,39 +175,12 @@ export function startBaseline(answer: {
 	return startAnswering("baseline-server.js", answer);
 }
 
-/**
- * The bare moleculer-web gateway whose alias writes `answer` from memory (bench/moleculer-web-limit.ts);
- * `metrics`: with moleculer's request metrics on; `hooks`: with the design's two hooks, empty;
- * `wrapper` and `nodeArgs` as for `startRegistry`.
- */
-export function startMoleculerWebLimit(
-	answer: { status: number; headers: [string, string][]; body: string },
-	metrics = false,
-	options: { wrapper?: string[]; nodeArgs?: string[]; hooks?: boolean } = {},
-): Promise<BaselineServer> {
-	return startAnswering(
-		"moleculer-web-limit.js",
-		answer,
-		{ ...process.env, BENCH_LIMIT_METRICS: String(metrics), BENCH_LIMIT_HOOKS: String(options.hooks ?? false) },
-		options,
-	);
-}
-
 function startAnswering(
 	script: string,
 	answer: { status: number; headers: [string, string][]; body: string },
-	env: NodeJS.ProcessEnv = process.env,
-	{ wrapper = [], nodeArgs = [] }: { wrapper?: string[]; nodeArgs?: string[] } = {},
 ): Promise<BaselineServer> {
 	return new Promise((resolve, reject) => {
-		const [command, ...args] = wrapper;
-		const child = fork(path.join(__dirname, "..", script), [], {
-			stdio: ["ignore", "inherit", "inherit", "ipc"],
-			env,
-			...(command
-				? { execPath: command, execArgv: [...args, process.execPath, ...nodeArgs] }
-				: { execArgv: [...process.execArgv, ...nodeArgs] }),
-		});
+		const child = fork(path.join(__dirname, "..", script), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
 		child.once("message", (message: { port?: number; error?: string }) => {
 			if (!message.port) return reject(new Error(message.error ?? "baseline failed"));
 			resolve({
