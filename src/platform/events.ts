@@ -12,8 +12,10 @@ import type { ServiceBroker } from "moleculer";
 export const EVENTS = {
 	/** `{ resource, identifier, operation }` after a catalog record changed. */
 	catalogChanged: "catalog.changed",
-	/** `{ username }` or `{ serviceProvider }` after an account or a service provider changed. */
+	/** `{ username }` or `{ serviceProvider }` after an account or a service provider (its access points too) changed. */
 	accountsChanged: "accounts.changed",
+	/** `{ accessPoint }` or `{ accessPointProvider }` after an access point (its endpoints) or its provider changed. */
+	accessPointsChanged: "accessPoints.changed",
 	/** `{ organizationKey, version }`: the lookup's read model of an organization changed; `{}`: all of it (a rebuild). */
 	lookupInvalidated: "lookup.invalidated",
 	/** `{ sequence }`: the change feed grew to this sequence (services/audit/feed.ts). */
