@@ -18,7 +18,7 @@
  */
 import { isValidPhoneNumber } from "libphonenumber-js";
 import { isValidNorwegianOrganizationNumber } from "../../src/contract/identifiers";
-import { seededRandom as random } from "../../src/platform/seeded-random";
+import { seededRandom as random } from "../../test/support/seeded-random";
 
 export interface SeedFile {
 	serviceProviders: { identifier: string; title: string }[];

@@ -6,8 +6,8 @@
 import { execFileSync, fork, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { freePort } from "../../src/platform/local-network";
-import { removeNamespace } from "../../src/platform/namespace-cleanup";
+import { freePort } from "../../test/support/local-network";
+import { removeNamespace } from "../../test/support/namespace-cleanup";
 
 export const ROOT = path.join(__dirname, "..", "..", "..");
 const SERVER = path.join(ROOT, "dist", "server.js");

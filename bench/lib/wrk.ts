@@ -1,8 +1,7 @@
 /**
  * Throughput with wrk (Debian's `wrk`, written in C): one thread on one core, the server on the
- * other, so the figure is the server's and not the load client's (an autocannon process
- * saturates at about a bare node:http server's rate: docs/performance.md). Install it with
- * `apt-get install wrk`.
+ * other, so the figure is the server's and not the load client's (a Node load client saturates
+ * at about a bare node:http server's rate). Install it with `apt-get install wrk`.
  */
 import { execFile, execFileSync } from "node:child_process";
 import fs from "node:fs";

@@ -5,8 +5,7 @@
  *
  * Concurrent requests with the same header share one verification: without that, the first
  * burst of N connections after a start (or after every TTL) ran N scrypt derivations at once
- * (32 MiB and tens of milliseconds each), starving the event loop's thread pool
- * (docs/performance.md). Only a successful verification is remembered; a failure is never
+ * (32 MiB and tens of milliseconds each), starving the event loop's thread pool. Only a successful verification is remembered; a failure is never
  * cached, so every wrong attempt still costs its caller the full check and counts as a
  * failure. A `clear()` (an account changed) also discards verifications still in flight: they
  * answer their own requests but are not remembered.

@@ -1,10 +1,9 @@
 /**
  * What the gateway's steps found out about one request, carried from hook to hook
- * (docs/internals.md "The request path"): the `authentication` hook creates it when
+ * (docs/internals.md "Follow a request"): the `authentication` hook creates it when
  * moleculer-web has matched the route, `authorization` chooses the operation, the alias
  * handler answers, `onError` reads it for the error body. It lives in the request's `api.rest`
- * context (`ctx.locals`), not on the request: a property added to node's IncomingMessage turns
- * every request into a slow dictionary-mode object (docs/performance.md, seventh round).
+ * context (`ctx.locals`), where moleculer-web keeps what belongs to the request.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Context } from "moleculer";

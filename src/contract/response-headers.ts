@@ -1,8 +1,6 @@
 /**
  * Headers every response carries, errors and 204 included (spec "Endpoint table" rule 4,
- * decisions §2). Names in lower case, as HTTP/2 sends them (HTTP/1.1 names are case-insensitive):
- * node keys every header it is given by its lower-cased name, and a name already lower case
- * costs no new string per answer (docs/performance.md, eighth round).
+ * decisions §2). Names in lower case, as HTTP/2 sends them (HTTP/1.1 names are case-insensitive).
  */
 export const COMMON_HEADERS: Readonly<Record<string, string>> = {
 	"cache-control": "no-cache, no-store, max-age=0, must-revalidate",

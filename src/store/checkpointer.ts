@@ -5,7 +5,7 @@
  * the database file and fsyncs it. SQLite runs that checkpoint inside the commit that
  * crossed 1,000 WAL pages, on the connection that committed: here, on the event loop, so
  * every few dozen writes one request paid a copy of thousands of pages and an fsync (about
- * half the cost of a participant add; docs/performance.md "Writes").
+ * half the cost of a participant add).
  *
  * One worker thread (one V8 isolate for the whole process, not one per store) holds a
  * second connection to each open store file and runs a PASSIVE checkpoint on each every

@@ -8,7 +8,7 @@
 import { ServiceBroker, type ServiceSchema } from "moleculer";
 import type { Change } from "../../src/contract/changes";
 import { channelsMiddleware, REGISTRY_CHANGES } from "../../src/platform/channels";
-import { seededRandom } from "../../src/platform/seeded-random";
+import { seededRandom } from "../support/seeded-random";
 import { PROCESS_READY_TIMEOUT_MS, type Cluster } from "../support/cluster";
 import { NATS_URL } from "../support/servers";
 import { demoAuth, REGISTRY_START_TIMEOUT_MS } from "../support/registry";

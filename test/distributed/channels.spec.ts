@@ -11,7 +11,7 @@ import {
 	PARTICIPANTS_CHANGED,
 	publishParticipantChange,
 } from "../../src/platform/channels";
-import { removeNamespace } from "../../src/platform/namespace-cleanup";
+import { removeNamespace } from "../support/namespace-cleanup";
 import { NATS_URL, REDIS_URL } from "../support/servers";
 import { pollUntil } from "./support";
 

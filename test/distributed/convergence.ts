@@ -7,7 +7,7 @@
  */
 import { startCluster, type Cluster, type ClusterOptions } from "../support/cluster";
 import { demoAccount, demoAuth } from "../support/registry";
-import { seededRandom } from "../../src/platform/seeded-random";
+import { seededRandom } from "../support/seeded-random";
 import { CONTACT, FREE_PROCESSES, LOOKUP, qid, send } from "./support";
 
 /** The k8s topology on one machine: two gateways, two lookup nodes (answering lookups over HTTP), a process per domain service. */

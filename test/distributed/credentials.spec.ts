@@ -13,7 +13,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
 import type { Cluster } from "../support/cluster";
-import { freePort } from "../../src/platform/local-network";
+import { freePort } from "../support/local-network";
 import { missingBinaries, NATS_SERVER, PrivateAuthRedis, PrivateNats, REDIS_SERVER } from "../support/private-servers";
 import { FREE_PROCESSES, LOOKUP, Participants, pollUntil, qid, send, startSeededCluster } from "./support";
 

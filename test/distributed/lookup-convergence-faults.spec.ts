@@ -5,7 +5,7 @@
  * lookup nodes through the ingress, which leaves a node that is down out).
  */
 import type { Cluster } from "../support/cluster";
-import { freePort } from "../../src/platform/local-network";
+import { freePort } from "../support/local-network";
 import { K8S_TOPOLOGY, runConvergence, startDemoCluster, summary } from "./convergence";
 import { LOOKUP, PrivateRedis, send } from "./support";
 import { demoAuth } from "../support/registry";

@@ -15,7 +15,7 @@ import {
 	startSeededCluster,
 	type Answer,
 } from "./support";
-import { seededRandom as random } from "../../src/platform/seeded-random";
+import { seededRandom as random } from "../support/seeded-random";
 import { REGISTRY_START_TIMEOUT_MS } from "../support/registry";
 
 let cluster: Cluster;

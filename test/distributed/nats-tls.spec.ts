@@ -15,7 +15,7 @@ import os from "node:os";
 import path from "node:path";
 import { connect, type ConnectionOptions, type NatsConnection } from "nats";
 import type { Cluster } from "../support/cluster";
-import { freePort } from "../../src/platform/local-network";
+import { freePort } from "../support/local-network";
 import { missingBinaries, NATS_SERVER } from "../support/private-servers";
 import { REDIS_URL } from "../support/servers";
 import { FREE_PROCESSES, LOOKUP, Participants, pollUntil, qid, send, startSeededCluster } from "./support";

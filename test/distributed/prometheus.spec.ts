@@ -12,7 +12,7 @@ import path from "node:path";
 import { parse, stringify } from "yaml";
 import type { Cluster } from "../support/cluster";
 import { basic } from "../support/registry";
-import { freePort } from "../../src/platform/local-network";
+import { freePort } from "../support/local-network";
 import { missingBinaries } from "../support/private-servers";
 import { FREE_PROCESSES, LOOKUP, Participants, pollUntil, qid, send, startSeededCluster } from "./support";
 

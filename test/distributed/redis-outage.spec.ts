@@ -20,7 +20,7 @@ import {
 	startSeededCluster,
 	type Answer,
 } from "./support";
-import { freePort } from "../../src/platform/local-network";
+import { freePort } from "../support/local-network";
 
 let redis: PrivateRedis;
 let cluster: Cluster;

@@ -22,7 +22,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
-import { freePort } from "../../src/platform/local-network";
+import { freePort } from "../support/local-network";
 import { organizationNumberSource } from "../support/bulk";
 import { rawRequest } from "../support/raw-http";
 import { basic, demoAccount } from "../support/registry";

@@ -23,8 +23,8 @@ import Database from "better-sqlite3";
 import globalSetup from "../support/global-setup";
 import { rawRequest } from "../support/raw-http";
 import { demoAccount, demoAuth, DEMO_SEED_FILE } from "../support/registry";
-import { seededRandom as random } from "../../src/platform/seeded-random";
-import { freePort } from "../../src/platform/local-network";
+import { seededRandom as random } from "../support/seeded-random";
+import { freePort } from "../support/local-network";
 
 const SEED = 8_2026;
 const ROUNDS = 6;

@@ -6,7 +6,7 @@
  */
 import request from "supertest";
 import { demoAccount, demoAuth, startRegistry, TOPOLOGY, type RunningRegistry } from "../support/registry";
-import { seededRandom as random } from "../../src/platform/seeded-random";
+import { seededRandom as random } from "../support/seeded-random";
 
 const SEED = 20261122;
 const OPERATIONS = 240;

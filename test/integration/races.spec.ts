@@ -28,7 +28,7 @@ import { createRegistryBroker } from "../../services";
 import { importSeed } from "../../src/exchange/seed";
 import { rawRequest, type RawAnswer } from "../support/raw-http";
 import { demoAccount, demoAuth, demoSeed } from "../support/registry";
-import { seededRandom as random } from "../../src/platform/seeded-random";
+import { seededRandom as random } from "../support/seeded-random";
 
 const SEED = 4_2026;
 const ROUNDS = 100;

@@ -10,8 +10,8 @@ import os from "node:os";
 import path from "node:path";
 import type { ServiceBroker } from "moleculer";
 import { createRegistryBroker } from "../../services";
-import { freePort } from "../../src/platform/local-network";
-import { removeNamespace } from "../../src/platform/namespace-cleanup";
+import { freePort } from "./local-network";
+import { removeNamespace } from "./namespace-cleanup";
 import { NATS_URL, REDIS_URL } from "./servers";
 
 const ROOT = path.join(__dirname, "..", "..");

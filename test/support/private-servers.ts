@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { connect } from "nats";
 import Redis from "ioredis";
-import { freePort } from "../../src/platform/local-network";
+import { freePort } from "./local-network";
 
 export const NATS_SERVER = process.env.TEST_NATS_SERVER ?? "/usr/sbin/nats-server";
 export const REDIS_SERVER = process.env.TEST_REDIS_SERVER ?? "/usr/bin/redis-server";

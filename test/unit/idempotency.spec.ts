@@ -8,7 +8,7 @@
 import Redis from "ioredis";
 import { Idempotency, MemoryKeyEntries, RedisKeyEntries, type KeyEntries } from "../../services/api/idempotency";
 import type { RecordedAnswer } from "../../services/api/respond";
-import { reachable } from "../../src/platform/local-network";
+import { reachable } from "../support/local-network";
 import { REDIS_URL } from "../support/servers";
 
 const BOUND = 3;

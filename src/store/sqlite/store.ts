@@ -96,9 +96,9 @@ export class SqliteStore implements Store {
 	 *
 	 * Why: an autocommit read is a transaction of its own, and in WAL mode each one costs
 	 * three system calls (two fcntl() locks on the -shm file and a stat() of the WAL) on top
-	 * of its page reads: most of a unique-key read (figures: docs/performance.md "Third
-	 * round", item 13). A read in a shared transaction sees the store as of the turn's first
-	 * read, never older than the last write this process acknowledged: writes end it first.
+	 * of its page reads: most of a unique-key read. A read in a shared transaction sees the
+	 * store as of the turn's first read, never older than the last write this process
+	 * acknowledged: writes end it first.
 	 */
 	read<R>(work: () => R): R {
 		this.checkOpen();
@@ -136,7 +136,7 @@ export class SqliteStore implements Store {
 	 * every page it dirtied to the WAL: an add dirties dozens (the row, its indexes, FTS,
 	 * claims, outboxes), many of them the same last pages of append-only indexes. One commit
 	 * per turn writes each shared page once and pays the commit's fixed cost once
-	 * (figures: docs/performance.md "Writes").
+	 * (docs/performance.md lists it among the decisions made for speed).
 	 */
 	write<R>(work: () => R): Promise<R> {
 		this.checkOpen();

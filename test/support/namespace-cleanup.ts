@@ -6,8 +6,8 @@
  */
 import Redis from "ioredis";
 import { connect } from "nats";
-import { channelPrefix } from "./channels";
-import { natsConnectionOptions, redisConnectionOptions } from "./connections";
+import { channelPrefix } from "../../src/platform/channels";
+import { natsConnectionOptions, redisConnectionOptions } from "../../src/platform/connections";
 
 /** `source`: the environment whose NATS_* / REDIS_* credentials the servers want (src/platform/connections.ts). */
 export async function removeNamespace(
