@@ -55,8 +55,10 @@ async function main(): Promise<void> {
 	);
 	markStartup(true);
 	await broker.start();
-	// A process without a gateway still answers health probes and metrics on PORT.
-	if (!broker.getLocalService("api")) operational = await startOperationalServer(broker, envNumber("PORT"));
+	// Health and metrics on a port of their own when one is set; else on PORT, by the gateway or, without one, here.
+	const operationsPort = env("OPERATIONS_PORT");
+	if (operationsPort) operational = await startOperationalServer(broker, Number(operationsPort));
+	else if (!broker.getLocalService("api")) operational = await startOperationalServer(broker, envNumber("PORT"));
 
 	// REGISTRY_SEED, or with `npm start` the demo data into an empty registry: once for the registry (src/exchange/bootstrap.ts).
 	const seedFile = env("REGISTRY_SEED") || undefined;

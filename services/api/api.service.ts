@@ -365,7 +365,10 @@ export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettin
 		},
 
 		async started(this: GatewayThis) {
-			const operational = operationalAnswers(this.broker, REGISTRY_VERSION, this.served, serves === "api");
+			const operational = operationalAnswers(this.broker, REGISTRY_VERSION, this.served, {
+				documents: serves === "api",
+				operations: !env("OPERATIONS_PORT"),
+			});
 			// Without `next`: moleculer-web answers a request no route took through `onError` (its NotFoundError).
 			const gateway = this.express() as (req: IncomingMessage, res: ServerResponse) => void;
 			this.server = new GatewayServer({

@@ -1,9 +1,10 @@
 /**
  * Who is calling (decisions §3): HTTP Basic against the accounts service, behind the login
- * throttle. A verified credential is remembered for AUTH_CACHE_SECONDS under a digest of its
- * username and password (services/api/credential-cache.ts), so a caller's following requests
- * cost no password derivation and no store round trip: only the throttle's locks known in
- * memory are asked. However the header is spelled, one credential is one key.
+ * throttle (services/api/login-throttle.ts: per username and address, and per address for
+ * credentials it has not used). A verified credential is remembered for AUTH_CACHE_SECONDS under
+ * a digest of its username and password (services/api/credential-cache.ts), with the addresses
+ * it was used from, so a caller's following requests cost no password derivation and no store
+ * round trip: only the throttle's locks known in memory are asked.
  */
 import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
@@ -12,11 +13,14 @@ import type { Caller } from "../../src/contract/model";
 import type { CredentialCache } from "./credential-cache";
 import type { LoginThrottle } from "./login-throttle";
 
-/** A verified credential: its caller, and the digest of its username (for the throttle's locks). */
+/** A verified credential: its caller, and the client addresses it was used from (the address lock spares those). */
 export interface VerifiedCredential {
 	caller: Caller;
-	userDigest: string;
+	addresses: Set<string>;
 }
+
+/** Addresses remembered per credential; beyond, it starts again (a credential used from many is checked more often). */
+const MAX_ADDRESSES = 16;
 
 export function tooManyRequests(retryAfterSeconds: number, message: string): RegistryError {
 	return new RegistryError(429, "TooManyRequestsException", message, { retryAfter: retryAfterSeconds });
@@ -45,9 +49,9 @@ export class Authenticator {
 	) {}
 
 	/**
-	 * The caller, or null without credentials; 401 for wrong ones, 429 while the username or
-	 * address is locked out. Without a promise when nothing must be asked (no credentials, or
-	 * a remembered one).
+	 * The caller, or null without credentials; 401 for wrong ones, 429 while the username is
+	 * locked at this address, or the address is locked for credentials it has not used. Without a
+	 * promise when nothing must be asked (no credentials, or one verified from this address).
 	 */
 	authenticate(req: IncomingMessage, address: string, now = Date.now()): Caller | null | Promise<Caller | null> {
 		const header = req.headers.authorization;
@@ -56,9 +60,10 @@ export class Authenticator {
 		const key = credentialKey(username, password);
 		const known = this.credentials.get(key, now);
 		if (!known) return this.verified(username, password, key, address);
-		const wait = this.throttle.knownWait(known.userDigest, this.throttle.digest(address), now);
+		if (!known.addresses.has(address)) return this.fromAnotherAddress(known, username, address);
+		const wait = this.throttle.knownWait(username, address, true, now);
 		if (wait > 0) throw tooManyRequests(wait, "Too many failed logins; try again later");
-		if (this.credentials.refreshDue(key, now)) this.refresh(username, password, key, known.userDigest);
+		if (this.credentials.refreshDue(key, now)) this.refresh(username, password, key, known);
 		return known.caller;
 	}
 
@@ -67,28 +72,42 @@ export class Authenticator {
 	 * Not a login attempt: the throttle counts nothing; a refusal forgets the credential, so its
 	 * next request is verified (and counted) as any other.
 	 */
-	private refresh(username: string, password: string, key: string, userDigest: string): void {
+	private refresh(username: string, password: string, key: string, known: VerifiedCredential): void {
 		this.credentials
 			.verify(key, async () => {
 				const caller = await this.verify(username, password);
-				return caller && { caller, userDigest };
+				return caller && { caller, addresses: known.addresses };
 			})
 			.catch(() => undefined); // accounts unreachable: the credential stays remembered until its TTL ends
 	}
 
+	/** A credential verified before, from another address: that address's locks decide (no password derived again). */
+	private async fromAnotherAddress(known: VerifiedCredential, username: string, address: string): Promise<Caller> {
+		const wait = await this.throttle.retryAfter(username, address);
+		if (wait > 0) throw tooManyRequests(wait, "Too many failed logins; try again later");
+		remember(known, address);
+		return known.caller;
+	}
+
+	/** A credential to verify: the locks first (no password is derived for a locked-out request), then accounts. */
 	private async verified(username: string, password: string, key: string, address: string): Promise<Caller> {
 		const wait = await this.throttle.retryAfter(username, address);
 		if (wait > 0) throw tooManyRequests(wait, "Too many failed logins; try again later");
-		const userDigest = this.throttle.digest(username);
 		const verified = await this.credentials.verify(key, async () => {
 			const caller = await this.verify(username, password);
-			return caller && { caller, userDigest };
+			return caller && { caller, addresses: new Set<string>() };
 		});
 		if (!verified) {
 			await this.throttle.recordFailure(username, address);
 			throw new Unauthenticated("Bad credentials");
 		}
-		await this.throttle.recordSuccess(username);
+		remember(verified, address);
+		await this.throttle.recordSuccess(username, address);
 		return verified.caller;
 	}
+}
+
+function remember(credential: VerifiedCredential, address: string): void {
+	if (credential.addresses.size >= MAX_ADDRESSES) credential.addresses.clear();
+	credential.addresses.add(address);
 }

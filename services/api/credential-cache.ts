@@ -1,7 +1,8 @@
 /**
  * Verified Basic credentials, remembered by one gateway (decisions §3: "a verified credential
- * may be cached in memory, keyed by a hash of the header, short TTL, dropped when the account
- * changes") so that scrypt is paid once per credential and TTL, not per request.
+ * may be cached in memory, short TTL, dropped when the account changes"; keyed by a digest of the
+ * username and password, bounded) so that scrypt is paid once per credential and TTL, not per
+ * request.
  *
  * Concurrent requests with the same header share one verification: without that, the first
  * burst of N connections after a start (or after every TTL) ran N scrypt derivations at once
@@ -14,11 +15,17 @@
  * request is answered from it and starts one re-verification in the background, so a busy
  * caller never waits for a derivation when its TTL runs out (docs/reliability.md).
  */
+import { LRUCache } from "lru-cache";
+
 /** The part of a remembered credential's life after which a request starts its re-verification. */
 const REFRESH_AFTER = 0.8;
+/** Credentials remembered at most; the least recently used goes first (a credential costs one derivation to verify again). */
+const MAX_CREDENTIALS = 10_000;
 
-export class CredentialCache<Caller> {
-	private readonly verified = new Map<string, { caller: Caller; refreshAt: number; expiresAt: number }>();
+export class CredentialCache<Caller extends NonNullable<unknown>> {
+	private readonly verified = new LRUCache<string, { caller: Caller; refreshAt: number; expiresAt: number }>({
+		max: MAX_CREDENTIALS,
+	});
 	private readonly pending = new Map<string, Promise<Caller | null>>();
 	private generation = 0;
 

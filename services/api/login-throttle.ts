@@ -1,15 +1,19 @@
 /**
- * Brute-force protection for Basic auth (decisions §3). Per username (known or not):
- * `userMaxFailures` failures within the window lock it for `lockoutSeconds`, doubling on
- * repeat up to `maxLockoutSeconds`; while locked every attempt, right or wrong, is 429, so
- * a guess teaches nothing. Per client address: `addressMaxFailures` failures within the
- * window give that address 429 on every request with credentials for `lockoutSeconds`.
- *
+ * Brute-force protection for Basic auth (decisions §3), built so that no client can lock
+ * another out:
+ * - per username and client address: `userMaxFailures` failures within the window lock that
+ *   username for that address for `lockoutSeconds`, doubling on repeat up to
+ *   `maxLockoutSeconds`; while locked every attempt from there, right or wrong, is 429, so a
+ *   guess teaches nothing. The same username from another address is not affected.
+ * - per client address: `addressMaxFailures` failures within the window give that address 429
+ *   for `lockoutSeconds` on every credential it has not used successfully (the gateway's
+ *   credential cache knows those), so guessing from one address stops, and its known clients
+ *   go on.
  * Failures and locks are counted in the shared counters (Redis in a cluster). A gateway also
- * knows the locks in memory: those it set, those it read, and those other gateways announce
- * (the `auth.locked` notice), so a request whose credential it verified recently is checked
- * without a store round trip (`knownWait`); a credential it must verify is checked against the
- * store too (`retryAfter`).
+ * knows the locks in memory: those it set, those it read, and those other gateways announce (the
+ * `auth.locked` event), so a credential it verified recently is checked without a store round
+ * trip (`knownWait`); one it must verify is checked against the store first (`retryAfter`),
+ * before any password is derived.
  */
 import { createHash } from "node:crypto";
 import type { Counters } from "./counters";
@@ -22,13 +26,18 @@ export interface ThrottleSettings {
 	maxLockoutSeconds: number;
 }
 
-/** Digests remembered per username or address: the hot path hashes each once. */
-const MAX_DIGESTS = 10_000;
+/** Keys never hold a raw username (it may be a mistyped password) or address. */
+function digest(value: string): string {
+	return createHash("sha256").update(value).digest("base64url").slice(0, 22);
+}
+
+/** The lock key of a username at an address, and of an address. */
+const pairKey = (username: string, address: string) => `user:${digest(`${username}\u0000${address}`)}`;
+const addressKey = (address: string) => `addr:${digest(address)}`;
 
 export class LoginThrottle {
-	/** Lock key (`user:<digest>` or `addr:<digest>`) → until when, in ms. */
+	/** Lock key → until when, in ms. */
 	private readonly locks = new Map<string, number>();
-	private readonly digests = new Map<string, string>();
 
 	constructor(
 		private readonly counters: Counters,
@@ -37,26 +46,19 @@ export class LoginThrottle {
 		private readonly announce: (key: string, seconds: number) => void = () => undefined,
 	) {}
 
-	/** Keys never hold a raw username (it may be a mistyped password) or address. */
-	digest(value: string): string {
-		let digest = this.digests.get(value);
-		if (digest === undefined) {
-			if (this.digests.size >= MAX_DIGESTS) this.digests.clear();
-			digest = createHash("sha256").update(value).digest("base64url").slice(0, 22);
-			this.digests.set(value, digest);
-		}
-		return digest;
-	}
-
-	/** Seconds to wait as this gateway knows it, from the digests of a username and an address. */
-	knownWait(userDigest: string, addressDigest: string, now = Date.now()): number {
+	/**
+	 * Seconds to wait as this gateway knows it, for a credential verified before: the username's
+	 * lock at this address; the address's lock too unless the credential was used from there.
+	 */
+	knownWait(username: string, address: string, usedFromAddress: boolean, now = Date.now()): number {
 		if (this.locks.size === 0) return 0;
-		return Math.max(this.knownLock(`user:${userDigest}`, now), this.knownLock(`addr:${addressDigest}`, now));
+		const pair = this.knownLock(pairKey(username, address), now);
+		return usedFromAddress ? pair : Math.max(pair, this.knownLock(addressKey(address), now));
 	}
 
-	/** Seconds the caller must wait, or 0 when it may try: the shared counters' view, which also corrects this gateway's. */
+	/** Seconds a credential not verified from this address must wait (the shared counters' view, which also corrects this gateway's), or 0. */
 	async retryAfter(username: string, address: string): Promise<number> {
-		const keys = [`user:${this.digest(username)}`, `addr:${this.digest(address)}`];
+		const keys = [pairKey(username, address), addressKey(address)];
 		const waits = await Promise.all(keys.map((key) => this.counters.ttl(`lock:${key}`)));
 		keys.forEach((key, index) => this.heard(key, waits[index]));
 		return Math.max(...waits);
@@ -70,30 +72,29 @@ export class LoginThrottle {
 
 	async recordFailure(username: string, address: string): Promise<void> {
 		const { settings } = this;
-		const userKey = this.digest(username);
-		const failures = await this.counters.increment(`fail:user:${userKey}`, settings.windowSeconds);
-		if (failures >= settings.userMaxFailures) {
+		const pair = pairKey(username, address);
+		if ((await this.counters.increment(`fail:${pair}`, settings.windowSeconds)) >= settings.userMaxFailures) {
 			// The level remembers earlier lockouts so the wait doubles; it is forgotten after a quiet
 			// spell of twice the longest lockout since the LAST lockout (docs/decisions.md).
-			const level = await this.counters.increment(
-				`level:user:${userKey}`,
-				settings.maxLockoutSeconds * 2,
-				"latest",
+			const level = await this.counters.increment(`level:${pair}`, settings.maxLockoutSeconds * 2, "latest");
+			await this.lock(
+				pair,
+				Math.min(settings.lockoutSeconds * 2 ** Math.max(0, level - 1), settings.maxLockoutSeconds),
 			);
-			const seconds = Math.min(settings.lockoutSeconds * 2 ** Math.max(0, level - 1), settings.maxLockoutSeconds);
-			await this.lock(`user:${userKey}`, seconds);
-			await this.counters.remove(`fail:user:${userKey}`);
+			await this.counters.remove(`fail:${pair}`);
 		}
-		const addressKey = this.digest(address);
-		const addressFailures = await this.counters.increment(`fail:addr:${addressKey}`, settings.windowSeconds);
-		if (addressFailures >= settings.addressMaxFailures) {
-			await this.lock(`addr:${addressKey}`, settings.lockoutSeconds);
-			await this.counters.remove(`fail:addr:${addressKey}`);
+		const addressLock = addressKey(address);
+		if (
+			(await this.counters.increment(`fail:${addressLock}`, settings.windowSeconds)) >=
+			settings.addressMaxFailures
+		) {
+			await this.lock(addressLock, settings.lockoutSeconds);
+			await this.counters.remove(`fail:${addressLock}`);
 		}
 	}
 
-	async recordSuccess(username: string): Promise<void> {
-		await this.counters.remove(`fail:user:${this.digest(username)}`);
+	async recordSuccess(username: string, address: string): Promise<void> {
+		await this.counters.remove(`fail:${pairKey(username, address)}`);
 	}
 
 	private async lock(key: string, seconds: number): Promise<void> {

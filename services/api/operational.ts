@@ -23,12 +23,15 @@ export type OperationalAnswer = (
 	path: string,
 ) => boolean | Promise<void>;
 
-/** `documents`: the docs, the OpenAPI document and the console too (the full gateway, not a lookup node). */
+/**
+ * `documents`: the docs, the OpenAPI document and the console too (the full gateway, not a lookup
+ * node); `operations`: health and metrics too (not when OPERATIONS_PORT gives them a port of their own).
+ */
 export function operationalAnswers(
 	broker: ServiceBroker,
 	registryVersion: string,
 	routes: GatewayRoutes,
-	documents: boolean,
+	{ documents, operations }: { documents: boolean; operations: boolean },
 ): OperationalAnswer {
 	const prometheus = prometheusFormatter(broker);
 	let openApiText: string | undefined;
@@ -47,7 +50,7 @@ export function operationalAnswers(
 			res.end();
 			return true;
 		}
-		const answered = answerOperational(broker, prometheus, req, res, path);
+		const answered = operations && answerOperational(broker, prometheus, req, res, path);
 		if (answered !== false) return answered;
 		if (!webConsole || (req.method !== "GET" && req.method !== "HEAD")) return false;
 		if (path === "/docs" || path.startsWith("/docs/")) setCommonHeaders(res);

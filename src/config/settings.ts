@@ -16,7 +16,14 @@ export const ENV_VARS: EnvVar[] = [
 	{
 		name: "PORT",
 		default: "3000",
-		description: "HTTP port: the gateway's API, and on every process /health/live, /health/ready and /metrics",
+		description:
+			"HTTP port: the gateway's API (a lookup node's lookups), and /health/live, /health/ready and /metrics unless OPERATIONS_PORT is set",
+	},
+	{
+		name: "OPERATIONS_PORT",
+		default: "",
+		description:
+			"A port of its own for /health/live, /health/ready and /metrics, not answered on PORT then (Kubernetes: a port the ingress does not route, decisions §10)",
 	},
 	{
 		name: "NODE_ID",

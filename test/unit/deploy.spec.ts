@@ -244,11 +244,13 @@ describe("deployment files agree with the code", () => {
 
 	describe("k8s Deployments", () => {
 		it.each(deployments.map((deployment) => [deployment.metadata.name, deployment]))(
-			"Deployment %s has liveness and readiness probes on /health/live and /health/ready at its containerPort",
+			"Deployment %s has liveness and readiness probes on /health/live and /health/ready at its OPERATIONS_PORT",
 			(_name, deployment) => {
+				const operationsPort = Number(configMaps[0].data.OPERATIONS_PORT);
 				for (const container of containersOf(deployment as Obj)) {
 					const ports = ((container.ports ?? []) as Obj[]).map((port) => port.containerPort);
-					expect(ports).toContain(3000);
+					expect(ports).toContain(operationsPort);
+					expect(portNumber(container, container.readinessProbe.httpGet.port)).toBe(operationsPort);
 					expect(container.livenessProbe?.httpGet?.path).toBe("/health/live");
 					expect(container.readinessProbe?.httpGet?.path).toBe("/health/ready");
 					expect(ports).toContain(portNumber(container, container.livenessProbe.httpGet.port));
