@@ -34,6 +34,7 @@ import { QUERY_OPTIONS } from "./bind";
 import { clientAddress, trustedProxies, type TrustedProxies } from "./client-address";
 import { MemoryCounters, RedisCounters, type Counters } from "./counters";
 import { CredentialCache } from "./credential-cache";
+import { isCrossSiteChange } from "./cross-site";
 import { GatewayServer } from "./http-server";
 import { ChangeStreams } from "./change-stream";
 import { Idempotency, MemoryKeyEntries, RedisKeyEntries } from "./idempotency";
@@ -257,6 +258,7 @@ export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettin
 			 */
 			authorize(this: GatewayThis, ctx: GatewayContext, route: unknown, req: GatewayRequest): void {
 				const state = ctx.locals.request!;
+				if (isCrossSiteChange(req)) throw new AccessDenied("Cross-site requests may not change the registry");
 				const caller = (state.caller = ctx.meta.user ?? null);
 				if (!caller && !state.group.anonymous) throw new Unauthenticated();
 				const accept = req.headers.accept;

@@ -71,8 +71,8 @@ export class Unauthenticated extends RegistryError {
 
 /** 403: the caller's role (or provider) may not do this. */
 export class AccessDenied extends RegistryError {
-	constructor() {
-		super(403, "AccessDeniedException", "Access is denied");
+	constructor(message = "Access is denied") {
+		super(403, "AccessDeniedException", message);
 	}
 }
 
