@@ -88,6 +88,7 @@ function isChange(payload: unknown): payload is ParticipantChange {
 	return (
 		!!change &&
 		typeof change.participant === "string" &&
+		(change.incarnation === undefined || typeof change.incarnation === "string") &&
 		typeof change.organizationKey === "string" &&
 		Array.isArray(change.processes) &&
 		change.processes.every((id) => typeof id === "string") &&

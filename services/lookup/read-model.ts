@@ -10,6 +10,8 @@ import type { ModelSpec, StoredDoc } from "../../src/store/types";
 export interface Holder {
 	processes: string[];
 	version: number;
+	/** The participant's incarnation: a later one (re-created with the same identifier) wins whatever its version. */
+	incarnation?: string;
 	/**
 	 * A deleted participant stays as a tombstone so that an older change delivered late
 	 * (channels redeliver, and nothing orders two nodes' messages) cannot bring it back.
@@ -39,15 +41,22 @@ export function applyChange(
 	change: ParticipantChange,
 ): OrganizationProcessesDoc | null {
 	const known = doc?.holders[change.participant];
-	if (known && known.version >= change.version) return null;
+	if (known && !isNewer(change, known)) return null;
+	const incarnation = change.incarnation ? { incarnation: change.incarnation } : {};
 	const holder: Holder = change.deleted
-		? { processes: [], version: change.version, deleted: true }
-		: { processes: [...change.processes], version: change.version };
+		? { processes: [], version: change.version, deleted: true, ...incarnation }
+		: { processes: [...change.processes], version: change.version, ...incarnation };
 	return {
 		identifier: change.organizationKey,
 		...(doc?.version !== undefined ? { version: doc.version } : {}),
 		holders: { ...(doc?.holders ?? {}), [change.participant]: holder },
 	};
+}
+
+/** Is the change newer than what is known of its participant: a later incarnation, or a later version of the same? */
+function isNewer(change: ParticipantChange, known: Holder): boolean {
+	const [changed, held] = [change.incarnation ?? "", known.incarnation ?? ""];
+	return changed === held ? change.version > known.version : changed > held;
 }
 
 /** Does the organization have a participant (a live holder) in the registry? */
@@ -81,6 +90,7 @@ export function mergeParticipantSets(
 		if (!holder.deleted && !read.has(participant))
 			next = applyChange(next, {
 				participant,
+				...(holder.incarnation ? { incarnation: holder.incarnation } : {}),
 				organizationKey,
 				processes: [],
 				version: holder.version + 1,

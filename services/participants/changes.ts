@@ -48,6 +48,7 @@ export function planChange(
 	before: ParticipantDoc | null,
 	after: ParticipantDoc | null,
 ): PlannedChange {
+	if (after) after = { ...after, incarnation: before ? before.incarnation : newRecordIdentifier() };
 	const subject = (after ?? before) as ParticipantDoc;
 	const participants = PARTICIPANTS_MODEL.collection;
 	const claims = PROCESS_CLAIMS_MODEL.collection;
@@ -100,6 +101,7 @@ export function planChange(
 	);
 	const change: ParticipantChange = {
 		participant: subject.identifier,
+		incarnation: subject.incarnation ?? "",
 		organizationKey: subject.organizationKey,
 		processes: after ? after.processIds : [],
 		version,

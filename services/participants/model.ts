@@ -28,6 +28,12 @@ export interface ParticipantDoc extends StoredDoc {
 	lastModificationDate: string;
 	/** `YYYY-MM-DD` or null: the sweeper removes the participant once it has arrived. */
 	deleteDate: string | null;
+	/**
+	 * Made when the participant is created (a time-ordered UUID), kept by its changes: a participant
+	 * deleted and created again with the same identifier is a newer incarnation, whose changes the
+	 * lookup takes over the old one's (its versions start again at 1).
+	 */
+	incarnation?: string;
 }
 
 /**

@@ -260,6 +260,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 				const page = docs.filter((doc) => doc.identifier !== after).slice(0, limit);
 				return page.map((doc) => ({
 					participant: doc.identifier,
+					incarnation: doc.incarnation ?? "",
 					organizationKey: doc.organizationKey,
 					processes: doc.processIds,
 					version: doc.version ?? 1,

@@ -24,6 +24,8 @@ export const LOOKUP_GROUP = "lookup";
 /** Payload of PARTICIPANTS_CHANGED: the participant's state after a committed change. */
 export interface ParticipantChange {
 	participant: string;
+	/** The participant's incarnation (services/participants/model.ts); "" in changes made before it existed. */
+	incarnation?: string;
 	organizationKey: string;
 	processes: string[];
 	/** The participant's version after the change; a consumer keeps only the latest per participant. */

@@ -231,6 +231,41 @@ describe("participant changes reach the lookup", () => {
 		}
 	});
 
+	test("a participant deleted and imported again with the same identifier shows in the lookup (a new incarnation, versions again from 1)", async () => {
+		const organization = newOrganization();
+		const created = await add(sp1, organization, [BILLING]);
+		await call(broker, "participants.delete", { qualifiedIdentifier: created.qualifiedIdentifier }, sp1);
+		expect(await lookupStatus(created.qualifiedIdentifier)).toBe(404);
+		const imported = await call<{ participants: { created: number } }>(
+			broker,
+			"participants.importRecords",
+			{
+				participants: [
+					{
+						identifier: created.identifier,
+						serviceProvider: SP1,
+						icd: "0088",
+						organizationIdentifier: organization,
+						registrationDate: created.registrationDate,
+						lastModificationDate: created.lastModificationDate,
+						contact,
+						processes: [{ identifier: ORDERING }],
+					},
+				],
+			},
+			admin,
+		);
+		expect(imported.participants.created).toBe(1);
+		expect(
+			ids(
+				await eventually(
+					() => lookup(created.qualifiedIdentifier).catch(() => []),
+					(answer) => answer.length > 0,
+				),
+			),
+		).toEqual([ORDERING]);
+	});
+
 	test("a change published on the durable channel is applied by the lookup", async () => {
 		const organization = newOrganization();
 		await publish({
