@@ -24,7 +24,7 @@ import { envNumber, env } from "../../src/config/settings";
 import { parseCursor, type ChangePage } from "../../src/contract/changes";
 import { AccessDenied, RegistryError, TypeMismatch, Unauthenticated } from "../../src/contract/errors";
 import type { Caller } from "../../src/contract/model";
-import { checkContentType, chooseOperation, parsePathValues } from "../../src/contract/negotiation";
+import { checkContentType, parsePathValues, selectByAccept, selectByPathForm } from "../../src/contract/negotiation";
 import { API_BASE, OPERATIONS, type Operation } from "../../src/contract/operations";
 import type { RegistryContext } from "../../src/platform/context";
 import { broadcastEvents, EVENTS } from "../../src/platform/events";
@@ -258,13 +258,13 @@ export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettin
 			 */
 			authorize(this: GatewayThis, ctx: GatewayContext, route: unknown, req: GatewayRequest): void {
 				const state = ctx.locals.request!;
-				if (isCrossSiteChange(req)) throw new AccessDenied("Cross-site requests may not change the registry");
+				if (req.method !== "GET" && req.method !== "HEAD" && isCrossSiteChange(req))
+					throw new AccessDenied("Cross-site requests may not change the registry");
 				const caller = (state.caller = ctx.meta.user ?? null);
 				if (!caller && !state.group.anonymous) throw new Unauthenticated();
 				const accept = req.headers.accept;
-				const { operation, mediaType, contentType } = chooseOperation(
-					state.group,
-					state.path.participant,
+				const { operation, mediaType, contentType } = selectByAccept(
+					selectByPathForm(state.group.operations, state.path.participant),
 					accept,
 				);
 				state.operation = operation;

@@ -53,14 +53,12 @@ export class RateLimiter {
 	private readonly perMs: number;
 	private timer?: NodeJS.Timeout;
 	private syncing = false;
+	/** Requests a minute per caller; 0: no limit. */
+	readonly perMinute: number;
 
 	constructor(private readonly options: RateLimiterOptions) {
+		this.perMinute = options.perMinute;
 		this.perMs = options.perMinute / 60_000;
-	}
-
-	/** Requests a minute per caller; 0: no limit. */
-	get perMinute(): number {
-		return this.options.perMinute;
 	}
 
 	/** Takes a token for the caller: 0 when it may go on, else the seconds until one is free. */

@@ -30,11 +30,9 @@ import { AnswerCache } from "./answer-cache";
 import { CatalogCopy } from "./catalog-copy";
 import {
 	applyChange,
-	hasParticipants,
 	holdersMissingFrom,
 	mergeParticipantSets,
 	organizationAnswer,
-	organizationProcessIds,
 	ORGANIZATION_PROCESSES_MODEL,
 	PARKED_CHANGES_MODEL,
 	type OrganizationProcessesDoc,
@@ -140,16 +138,7 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 					digest,
 					async () => {
 						const doc = await this.collections.organizationProcesses.get(organizationKey);
-						return {
-							version: doc?.version ?? 0,
-							answer: hasParticipants(doc)
-								? organizationAnswer(
-										organizationProcessIds(doc as OrganizationProcessesDoc),
-										processes,
-										anonymous,
-									)
-								: null,
-						};
+						return { version: doc?.version ?? 0, answer: organizationAnswer(doc, processes, anonymous) };
 					},
 				);
 				if (answer === null) throw NotFound.organization(ctx.params.qualifiedIdentifier);

@@ -59,19 +59,6 @@ function isNewer(change: ParticipantChange, known: Holder): boolean {
 	return changed === held ? change.version > known.version : changed > held;
 }
 
-/** Does the organization have a participant (a live holder) in the registry? */
-export function hasParticipants(doc: OrganizationProcessesDoc | null): boolean {
-	return doc !== null && Object.values(doc.holders).some((holder) => !holder.deleted);
-}
-
-/** The union of the processes the organization's participants hold. */
-export function organizationProcessIds(doc: OrganizationProcessesDoc): string[] {
-	const ids = new Set<string>();
-	for (const holder of Object.values(doc.holders))
-		if (!holder.deleted) for (const id of holder.processes) ids.add(id);
-	return [...ids];
-}
-
 /**
  * The model of one organization after a rebuild read its participants' current state: each
  * holder at the newer of the known and the read version, and a live holder the participants no
@@ -108,34 +95,52 @@ export function holdersMissingFrom(
 	return Object.entries(doc.holders).some(([participant, holder]) => !holder.deleted && !read.has(participant));
 }
 
-/** A process as an anonymous caller may see it: hidden document types and dependencies left out (decisions §4). */
-export function visibleView(process: Process): Process {
-	return {
-		...process,
-		documentTypes: process.documentTypes.filter((documentType) => documentType.visible !== false),
-		dependencies: process.dependencies.filter((dependency) => dependency.visible !== false),
-	};
-}
-
 /**
- * The answer: the organization's processes as full Process objects, in a stable order
- * (qualified identifier, then identifier). Processes the catalog no longer has are left
- * out; anonymous callers see only visible ones.
+ * The answer: the processes the organization's participants hold, as full Process objects in a
+ * stable order (qualified identifier, then identifier); null when it has no participant (404).
+ * Processes the catalog no longer has are left out; anonymous callers see only visible ones,
+ * without their hidden document types and dependencies (decisions §4).
  */
 export function organizationAnswer(
-	processIds: string[],
+	doc: OrganizationProcessesDoc | null,
 	catalog: ReadonlyMap<string, Process>,
 	anonymous: boolean,
-): Process[] {
-	return processIds
-		.map((id) => catalog.get(id))
-		.filter((process): process is Process => process !== undefined && (!anonymous || process.visible !== false))
-		.map((process) => (anonymous ? visibleView(process) : process))
-		.sort(
-			(a, b) =>
-				(a.qualifiedIdentifier ?? "").localeCompare(b.qualifiedIdentifier ?? "") ||
-				a.identifier.localeCompare(b.identifier),
-		);
+): Process[] | null {
+	const ids = new Set<string>();
+	let live = false;
+	for (const participant in doc?.holders) {
+		const holder = (doc as OrganizationProcessesDoc).holders[participant];
+		if (holder.deleted) continue;
+		live = true;
+		for (const id of holder.processes) ids.add(id);
+	}
+	if (!live) return null;
+	const answer: Process[] = [];
+	for (const id of ids) {
+		const process = catalog.get(id);
+		if (!process) continue;
+		if (!anonymous) answer.push(process);
+		else if (process.visible !== false)
+			answer.push({
+				...process,
+				documentTypes: onlyVisible(process.documentTypes),
+				dependencies: onlyVisible(process.dependencies),
+			});
+	}
+	return answer.sort(byQualifiedIdentifier);
+}
+
+function onlyVisible<T extends { visible?: boolean }>(items: T[]): T[] {
+	const shown: T[] = [];
+	for (const item of items) if (item.visible !== false) shown.push(item);
+	return shown;
+}
+
+function byQualifiedIdentifier(a: Process, b: Process): number {
+	return (
+		(a.qualifiedIdentifier ?? "").localeCompare(b.qualifiedIdentifier ?? "") ||
+		a.identifier.localeCompare(b.identifier)
+	);
 }
 
 /** A participant change the lookup could not apply after its retries, kept for an operator to replay (docs/operations.md). */

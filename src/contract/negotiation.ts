@@ -115,15 +115,6 @@ export interface Choice {
 	contentType: string;
 }
 
-/**
- * The operation of a group a request addresses (its participant path value's form, then its
- * Accept) and its answer's media type; throws 400 or 406 as `selectByPathForm` and
- * `selectByAccept` do.
- */
-export function chooseOperation(group: OperationGroup, participant: PathValue | undefined, accept = ""): Choice {
-	return selectByAccept(selectByPathForm(group.operations, participant), accept);
-}
-
 /** A path value, parsed once when the route matches (spec rule 2, decisions §5): its form and, for a qualified identifier, its parts. */
 export interface PathValue {
 	/** The percent-decoded segment as sent. */
@@ -153,18 +144,22 @@ export function parsePathValues(raw: Record<string, string>): Record<string, Pat
  */
 export function selectByPathForm(candidates: Operation[], participant: PathValue | undefined): Operation[] {
 	if (candidates.length === 1 && !candidates[0].pathForm) return candidates;
-	const formed = candidates.filter((operation) => operation.pathForm);
-	if (formed.length === 0) return candidates;
-	const value = participant?.text ?? "";
 	const form = participant?.form ?? null;
-	const matching = candidates.filter((operation) => !operation.pathForm || operation.pathForm === form);
-	if (!form || matching.length === 0) {
-		const accepted = [...new Set(formed.map((operation) => operation.pathForm))].join(" or ");
-		throw new TypeMismatch(
-			`Path value '${value}' is not a ${accepted === "uuid" ? "UUID" : accepted === "qualifiedIdentifier" ? "qualified identifier (<scheme>::<icd>:<organizationIdentifier>)" : "qualified identifier or a UUID"}`,
-		);
+	const matching: Operation[] = [];
+	const accepted = new Set<string>();
+	for (const operation of candidates) {
+		if (operation.pathForm) accepted.add(operation.pathForm);
+		if (!operation.pathForm || operation.pathForm === form) matching.push(operation);
 	}
-	return matching;
+	if (accepted.size === 0) return candidates;
+	if (form && matching.length > 0) return matching;
+	const expected =
+		accepted.size > 1
+			? "qualified identifier or a UUID"
+			: accepted.has("uuid")
+				? "UUID"
+				: "qualified identifier (<scheme>::<icd>:<organizationIdentifier>)";
+	throw new TypeMismatch(`Path value '${participant?.text ?? ""}' is not a ${expected}`);
 }
 
 /**

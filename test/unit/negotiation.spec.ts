@@ -1,6 +1,5 @@
 import {
 	checkContentType,
-	chooseOperation,
 	groupOperations,
 	parsePathValues,
 	pathParamsToActionParams,
@@ -11,6 +10,13 @@ import { CONTRACT_OPERATIONS, OPERATIONS } from "../../src/contract/operations";
 
 /** One path value, parsed as the gateway parses a route's. */
 const parsePathValue = (text: string) => parsePathValues({ value: text }).value;
+
+/** The operation a request addresses, as the gateway's authorization hook chooses it. */
+const chooseOperation = (
+	group: { operations: Parameters<typeof selectByPathForm>[0] },
+	value: Parameters<typeof selectByPathForm>[1],
+	accept?: string,
+) => selectByAccept(selectByPathForm(group.operations, value), accept);
 
 const group = (method: string, path: string) => {
 	const found = groupOperations(OPERATIONS).find(
