@@ -96,14 +96,12 @@ const RECORD = {
 	},
 };
 
-function imageKey(record: AuditRecord): string | null {
-	const image = (record.after ?? record.before) as { organizationKey?: unknown } | null;
-	return typeof image?.organizationKey === "string" ? image.organizationKey : null;
-}
-
 /** The stored document of a record: the record itself, plus the participant it concerns and its place in the feed. */
 function eventDoc(record: Numbered<AuditRecord>): AuditEventDoc {
 	const aboutParticipant = record.resource === "participant";
+	const serviceProviders: string[] = [];
+	for (const provider of record.serviceProviders ?? []) serviceProviders.push(provider.toLowerCase());
+	const image = (record.after ?? record.before) as { organizationKey?: unknown } | null;
 	return {
 		identifier: record.identifier,
 		at: record.at,
@@ -111,11 +109,11 @@ function eventDoc(record: Numbered<AuditRecord>): AuditEventDoc {
 		operation: record.operation,
 		resource: record.resource,
 		resourceId: record.resourceId,
-		serviceProviders: (record.serviceProviders ?? []).map((provider) => provider.toLowerCase()),
+		serviceProviders,
 		before: record.before ?? null,
 		after: record.after ?? null,
 		participant: aboutParticipant ? record.resourceId : null,
-		organizationKey: aboutParticipant ? imageKey(record) : null,
+		organizationKey: aboutParticipant && typeof image?.organizationKey === "string" ? image.organizationKey : null,
 		...(record.change ? { change: record.change } : {}),
 		sequence: record.sequence,
 	};

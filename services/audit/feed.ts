@@ -115,27 +115,19 @@ export class ChangeFeed {
 		records: T[],
 		stored: (record: Numbered<T>) => StoredDoc,
 	): Promise<Change[]> {
-		const unique = [...new Map(records.map((record) => [record.identifier, record])).values()];
-		const known = new Set(
-			(await this.parts.events.getMany(unique.map((record) => record.identifier))).map((doc) => doc.identifier),
-		);
-		const fresh = unique.filter((record) => !known.has(record.identifier));
+		const byIdentifier = new Map<string, T>();
+		for (const record of records) byIdentifier.set(record.identifier, record);
+		for (const doc of await this.parts.events.getMany([...byIdentifier.keys()]))
+			byIdentifier.delete(doc.identifier);
+		const fresh = [...byIdentifier.values()];
 		if (fresh.length === 0) return [];
-		const feedRecords = fresh.filter((record) => record.change && FEED_RESOURCES.has(record.resource));
-		if (feedRecords.length === 0) {
-			await this.parts.batch(
-				fresh.map((record) => ({
-					kind: "insert",
-					collection: this.parts.events.spec.collection,
-					doc: stored({ ...record, sequence: null }),
-				})),
-			);
-			return [];
-		}
-		const counter = await this.parts.counter.get(COUNTER_ID);
-		const heads = new Map(
-			(await this.parts.heads.getMany(feedRecords.map(headKey))).map((head) => [head.identifier, head]),
-		);
+		const headKeys: string[] = [];
+		for (const record of fresh)
+			if (record.change && FEED_RESOURCES.has(record.resource)) headKeys.push(headKey(record));
+		const counter = headKeys.length ? await this.parts.counter.get(COUNTER_ID) : null;
+		const heads = new Map<string, HeadDoc>();
+		for (const head of headKeys.length ? await this.parts.heads.getMany(headKeys) : [])
+			heads.set(head.identifier, head);
 		const changedHeads = new Map<string, HeadDoc>();
 		let next = counter?.next ?? 1;
 		const ops: WriteOp[] = [];
@@ -175,6 +167,10 @@ export class ChangeFeed {
 					: { kind: "insert", collection: this.parts.heads.spec.collection, doc: head },
 			);
 		}
+		if (numbered.length === 0) {
+			await this.parts.batch(ops);
+			return [];
+		}
 		const counterDoc: CounterDoc = { identifier: COUNTER_ID, next };
 		ops.push(
 			counter
@@ -186,16 +182,15 @@ export class ChangeFeed {
 					}
 				: { kind: "insert", collection: this.parts.counter.spec.collection, doc: counterDoc },
 		);
-		if (numbered.length > 0)
-			ops.push({
-				kind: "insert",
-				collection: FEED_MODELS.feedOutbox.collection,
-				doc: {
-					identifier: `changes-${numbered[0].sequence}`,
-					at: new Date().toISOString(),
-					changes: numbered,
-				} as FeedOutboxDoc,
-			});
+		ops.push({
+			kind: "insert",
+			collection: FEED_MODELS.feedOutbox.collection,
+			doc: {
+				identifier: `changes-${numbered[0].sequence}`,
+				at: new Date().toISOString(),
+				changes: numbered,
+			} as FeedOutboxDoc,
+		});
 		await this.parts.batch(ops);
 		return numbered;
 	}

@@ -20,7 +20,6 @@ import type { Process } from "../../src/contract/model";
 import { withBackoff } from "../../src/platform/backoff";
 import { LOOKUP_GROUP, PARTICIPANTS_CHANGED, type ParticipantChange } from "../../src/platform/channels";
 import { broadcastEvents, copyMaxAgeMs, EVENTS } from "../../src/platform/events";
-import { KeyedMutex } from "../../src/platform/keyed-mutex";
 import { PeriodicTask } from "../../src/platform/periodic-task";
 import { newRecordIdentifier } from "../../src/platform/record-identifier";
 import { REGISTRY_METRICS, setMetric } from "../../src/platform/registry-metrics";
@@ -64,10 +63,8 @@ interface LookupThis extends Service<Settings> {
 	};
 	catalog: CatalogCopy;
 	answers: AnswerCache;
-	mutex: KeyedMutex;
 	parkedCount: PeriodicTask;
 	rebuilding: Promise<{ organizations: number; participants: number }> | null;
-	receiveChange(payload: unknown, message: { working?(): void } | undefined): Promise<void>;
 	applyChange(change: ParticipantChange): Promise<boolean>;
 	writeModel(
 		organizationKey: string,
@@ -200,10 +197,22 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 	},
 
 	channels: {
+		/** One message: applied with back-off, else parked (a failed park is the channel's to redeliver). */
 		[PARTICIPANTS_CHANGED]: {
 			group: LOOKUP_GROUP,
-			handler(this: LookupThis, payload: unknown, message?: { working?(): void }) {
-				return this.receiveChange(payload, message);
+			async handler(this: LookupThis, payload: unknown, message?: { working?(): void }): Promise<void> {
+				if (!isChange(payload)) return this.park(payload, new Error("malformed participant change"));
+				try {
+					await withBackoff(() => this.applyChange(payload), {
+						attempts: this.settings.applyAttempts,
+						firstDelayMs: this.settings.applyFirstDelayMs,
+						maxDelayMs: this.settings.applyMaxDelayMs,
+						// JetStream redelivers a message not acknowledged in time: the work goes on.
+						beforeWait: () => message?.working?.(),
+					});
+				} catch (error) {
+					await this.park(payload, error);
+				}
 			},
 		},
 	},
@@ -222,22 +231,6 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 	},
 
 	methods: {
-		/** One channel message: applied with back-off, else parked (a failed park is the channel's to redeliver). */
-		async receiveChange(this: LookupThis, payload: unknown, message?: { working?(): void }): Promise<void> {
-			if (!isChange(payload)) return this.park(payload, new Error("malformed participant change"));
-			try {
-				await withBackoff(() => this.applyChange(payload), {
-					attempts: this.settings.applyAttempts,
-					firstDelayMs: this.settings.applyFirstDelayMs,
-					maxDelayMs: this.settings.applyMaxDelayMs,
-					// JetStream redelivers a message not acknowledged in time: the work goes on.
-					beforeWait: () => message?.working?.(),
-				});
-			} catch (error) {
-				await this.park(payload, error);
-			}
-		},
-
 		/** Applies a change; when the model changed, Redis is marked and every node forgets the organization. */
 		async applyChange(this: LookupThis, change: ParticipantChange): Promise<boolean> {
 			const version = await this.writeModel(change.organizationKey, (doc) => applyChange(doc, change));
@@ -256,20 +249,18 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 			next: (doc: OrganizationProcessesDoc | null) => OrganizationProcessesDoc | null,
 		): Promise<number | null> {
 			const models = this.collections.organizationProcesses;
-			return this.mutex.run(organizationKey, async () => {
-				for (let attempt = 1; ; attempt++) {
-					const doc = await models.get(organizationKey);
-					const changed = next(doc);
-					if (!changed) return null;
-					try {
-						const written = doc ? await models.replace(changed, doc.version) : await models.insert(changed);
-						return written.version ?? 1;
-					} catch (error) {
-						const raced = isStaleVersion(error) || isDuplicateKey(error);
-						if (!raced || attempt >= MAX_WRITE_ATTEMPTS) throw error;
-					}
+			for (let attempt = 1; ; attempt++) {
+				const doc = await models.get(organizationKey);
+				const changed = next(doc);
+				if (!changed) return null;
+				try {
+					const written = doc ? await models.replace(changed, doc.version) : await models.insert(changed);
+					return written.version ?? 1;
+				} catch (error) {
+					const raced = isStaleVersion(error) || isDuplicateKey(error);
+					if (!raced || attempt >= MAX_WRITE_ATTEMPTS) throw error;
 				}
-			});
+			}
 		},
 
 		async park(this: LookupThis, payload: unknown, error: unknown): Promise<void> {
@@ -352,7 +343,6 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 			onRedisError: (error) =>
 				this.logger.debug("lookup: Redis unavailable, answering from the store:", String(error)),
 		});
-		this.mutex = new KeyedMutex();
 		this.parkedCount = new PeriodicTask(
 			() => this.countParked(),
 			(error) => this.logger.warn("lookup: counting parked changes failed:", String(error)),

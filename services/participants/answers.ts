@@ -24,7 +24,12 @@ export function participantAnswer(doc: ParticipantDoc, provider?: ServiceProvide
 
 /** The stored processes of a participant, resolved, in its order; ones the catalog no longer has are left out. */
 export function processesOf(doc: ParticipantDoc, resolved: Map<string, Process>): Process[] {
-	return doc.processIds.map((id) => resolved.get(id)).filter((process): process is Process => process !== undefined);
+	const processes: Process[] = [];
+	for (const id of doc.processIds) {
+		const process = resolved.get(id);
+		if (process) processes.push(process);
+	}
+	return processes;
 }
 
 /**
@@ -36,9 +41,7 @@ export function participantReference(doc: ParticipantDoc): Omit<Participant, "pr
 	provider: { identifier: string };
 	processes: { identifier: string }[];
 } {
-	return {
-		...participantAnswer(doc),
-		provider: { identifier: doc.serviceProvider },
-		processes: doc.processIds.map((identifier) => ({ identifier })),
-	};
+	const processes: { identifier: string }[] = [];
+	for (const identifier of doc.processIds) processes.push({ identifier });
+	return { ...participantAnswer(doc), provider: { identifier: doc.serviceProvider }, processes };
 }

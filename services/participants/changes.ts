@@ -80,11 +80,9 @@ export function planChange(
 		throw new Error("a participant change needs a before or an after image");
 	}
 	const image = after ? { ...after, version } : null;
-	const serviceProviders = [
-		...new Set(
-			[before?.serviceProvider, after?.serviceProvider].filter((id): id is string => typeof id === "string"),
-		),
-	];
+	const serviceProviders: string[] = [];
+	for (const owner of [before?.serviceProvider, after?.serviceProvider])
+		if (owner && !serviceProviders.includes(owner)) serviceProviders.push(owner);
 	const feed = { version, record: image ? participantReference(image) : null };
 	ops.push(
 		auditWrite(

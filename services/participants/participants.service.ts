@@ -25,7 +25,12 @@ import {
 	type ExportPageRequest,
 	type ImportedParticipant,
 } from "../../src/exchange/registry-export";
-import { channelsSubscribed, publishParticipantChange, type ParticipantChange } from "../../src/platform/channels";
+import {
+	channelsSubscribed,
+	PARTICIPANTS_CHANGED,
+	publishOnChannel,
+	type ParticipantChange,
+} from "../../src/platform/channels";
 import { KeyedMutex } from "../../src/platform/keyed-mutex";
 import { copyMaxAgeMs, EVENTS } from "../../src/platform/events";
 import { PeriodicTask } from "../../src/platform/periodic-task";
@@ -365,7 +370,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		 */
 		async deliverChange(this: ParticipantsThis, change: ParticipantChange): Promise<void> {
 			await this.broker.cacher?.del(participantReadsOf(change));
-			await publishParticipantChange(this.broker, change);
+			await publishOnChannel(this.broker, PARTICIPANTS_CHANGED, change);
 		},
 
 		async forgetAllReads(this: ParticipantsThis): Promise<void> {

@@ -109,7 +109,9 @@ export interface ParticipantsParts {
 }
 
 export function requestedIdentifiers(processes: Reference[]): string[] {
-	return processes.map((process) => process.identifier.toLowerCase());
+	const identifiers: string[] = [];
+	for (const process of processes) identifiers.push(process.identifier.toLowerCase());
+	return identifiers;
 }
 
 function factsOf(process: Process): ProcessFacts {
@@ -226,8 +228,10 @@ export class Participants {
 	}
 
 	async singleAnswer(doc: ParticipantDoc): Promise<Participant> {
-		const [answer] = await this.answers([doc], true);
-		return answer;
+		const { providers, processes } = this.parts;
+		const provider = providers.known([doc.serviceProvider]) ?? (await providers.resolve([doc.serviceProvider]));
+		const resolved = processes.known(doc.processIds) ?? (await processes.resolve(doc.processIds));
+		return participantAnswer(doc, provider.get(doc.serviceProvider), processesOf(doc, resolved));
 	}
 
 	// ---- changes ------------------------------------------------------------------------
@@ -332,8 +336,10 @@ export class Participants {
 
 	/** One batch for all planned changes (and `alongside`: writes that must commit with them); a unique key that refuses it becomes a 409. Then each is delivered. */
 	async commit(changes: PlannedChange[], alongside: WriteOp[] = []): Promise<void> {
+		const ops: WriteOp[] = [];
+		for (const planned of changes) ops.push(...planned.ops);
 		try {
-			await this.parts.write([...changes.flatMap((planned) => planned.ops), ...alongside]);
+			await this.parts.write([...ops, ...alongside]);
 		} catch (error) {
 			throw isDuplicateKey(error) ? await conflictOf(error, changes, this.parts.claims) : error;
 		}
@@ -373,7 +379,8 @@ export class Participants {
 				? Promise.resolve(input.heldElsewhere)
 				: this.heldByOthers(input.organizationKey, input.self),
 		]);
-		const facts = new Map([...known].map(([id, process]) => [id, factsOf(process)]));
+		const facts = new Map<string, ProcessFacts>();
+		for (const [id, process] of known) facts.set(id, factsOf(process));
 		return processViolations({
 			icd: input.icd,
 			requested: input.requested,
@@ -409,8 +416,10 @@ export class Participants {
 	}
 
 	private async heldByOthers(key: string, self: string | null): Promise<Set<string>> {
-		const others = await this.parts.participants.find({ filter: { organizationKey: key } });
-		return new Set(others.filter((doc) => doc.identifier !== self).flatMap((doc) => doc.processIds));
+		const held = new Set<string>();
+		for (const other of await this.parts.participants.find({ filter: { organizationKey: key } }))
+			if (other.identifier !== self) for (const id of other.processIds) held.add(id);
+		return held;
 	}
 
 	/**

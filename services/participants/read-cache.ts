@@ -32,7 +32,7 @@ export function participantReadCacheKey(
 
 /** Every cached read a change of the participant may have made stale. */
 export function participantReadsOf(change: ParticipantChange): string[] {
-	const reads = ["ADMIN", "NETWORK_AUTHORITY"].map((role) => readKey(role, "", change.participant));
+	const reads = [readKey("ADMIN", "", change.participant), readKey("NETWORK_AUTHORITY", "", change.participant)];
 	for (const owner of change.serviceProviders ?? [])
 		reads.push(
 			readKey("SERVICE_PROVIDER", owner, change.organizationKey),

@@ -56,17 +56,17 @@ export function processViolations(input: ProcessRuleInput): Violation[] {
 	const wanted = new Set(requested);
 	const seen = new Set<string>();
 	const violations: Violation[] = [];
-	requested.forEach((identifier, index) => {
+	for (const [index, identifier] of requested.entries()) {
 		const field = processField(index);
 		if (seen.has(identifier)) {
 			violations.push(violation(field, "Unique", identifier));
-			return;
+			continue;
 		}
 		seen.add(identifier);
 		const facts = known.get(identifier);
 		if (!facts) {
 			violations.push(violation(field, "Exists", identifier));
-			return;
+			continue;
 		}
 		const isNew = !current.has(identifier);
 		if (isNew && facts.requiredICDs.length > 0 && !facts.requiredICDs.includes(icd)) {
@@ -87,7 +87,7 @@ export function processViolations(input: ProcessRuleInput): Violation[] {
 				);
 			}
 		}
-	});
+	}
 	return violations;
 }
 

@@ -258,8 +258,3 @@ export async function publishOnChannel(broker: ServiceBroker, channel: string, p
 	}
 	return true;
 }
-
-/** Publishes a committed participant change on PARTICIPANTS_CHANGED. */
-export function publishParticipantChange(broker: ServiceBroker, change: ParticipantChange): Promise<boolean> {
-	return publishOnChannel(broker, PARTICIPANTS_CHANGED, change);
-}

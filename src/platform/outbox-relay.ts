@@ -79,7 +79,9 @@ export class OutboxRelay<T extends OutboxMessage> {
 			});
 			if (batch.length === 0) return delivered;
 			await this.options.deliver(batch);
-			await outbox.deleteWhere({ identifier: { in: batch.map((message) => message.identifier) } });
+			const identifiers: string[] = [];
+			for (const message of batch) identifiers.push(message.identifier);
+			await outbox.deleteWhere({ identifier: { in: identifiers } });
 			delivered += batch.length;
 			if (batch.length < this.batchSize) return delivered;
 		}

@@ -5,12 +5,7 @@
  * None of them may fail to start, and each change still goes to one node of the group.
  */
 import { ServiceBroker, type ServiceSchema } from "moleculer";
-import {
-	channelsMiddleware,
-	LOOKUP_GROUP,
-	PARTICIPANTS_CHANGED,
-	publishParticipantChange,
-} from "../../src/platform/channels";
+import { channelsMiddleware, LOOKUP_GROUP, PARTICIPANTS_CHANGED, publishOnChannel } from "../../src/platform/channels";
 import { removeNamespace } from "../support/namespace-cleanup";
 import { NATS_URL, REDIS_URL } from "../support/servers";
 import { pollUntil } from "./support";
@@ -37,7 +32,7 @@ test(`${NODES} lookup nodes subscribing to one group at the same moment all star
 	try {
 		const started = await Promise.allSettled(brokers.map((broker) => broker.start()));
 		expect(started.filter((result) => result.status === "rejected")).toEqual([]);
-		await publishParticipantChange(brokers[0], {
+		await publishOnChannel(brokers[0], PARTICIPANTS_CHANGED, {
 			participant: "p",
 			organizationKey: "0088:1",
 			processes: [],
