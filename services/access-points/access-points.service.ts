@@ -134,7 +134,12 @@ function accessPointAnswer(record: AccessPointRecord, provider: AccessPointProvi
 	};
 }
 
-type AccessPointSections = { accessPointProviders?: AccessPointProviderSeed[]; accessPoints?: AccessPointSeed[] };
+type AccessPointSections = {
+	accessPointProviders?: AccessPointProviderSeed[];
+	accessPoints?: AccessPointSeed[];
+	/** The operator CLI's import (a restore) takes certificates that expired since the export. */
+	expiredCertificates?: boolean;
+};
 
 const AccessPointsServiceSchema: ServiceSchema = {
 	name: "accessPoints",
@@ -408,6 +413,7 @@ const AccessPointsServiceSchema: ServiceSchema = {
 			params: {
 				accessPointProviders: { type: "array", optional: true },
 				accessPoints: { type: "array", optional: true },
+				expiredCertificates: { type: "boolean", optional: true },
 			},
 			async handler(
 				this: AccessPointsService,
@@ -421,7 +427,11 @@ const AccessPointsServiceSchema: ServiceSchema = {
 				const existing = outside.length
 					? (await this.collections.accessPointProviders.getMany(outside)).map((record) => record.identifier)
 					: [];
-				const reasons = validateSeed(sections, { accessPointProviders: existing });
+				const reasons = validateSeed(
+					sections,
+					{ accessPointProviders: existing },
+					{ expiredCertificates: ctx.params.expiredCertificates === true },
+				);
 				if (reasons.length) throw new SeedRefused(reasons);
 
 				const providers = sections.accessPointProviders.map(

@@ -81,14 +81,19 @@ const given = (value: unknown): value is string => typeof value === "string" && 
 /**
  * What the schema cannot say: a certificate that is not one valid X.509 certificate or has
  * expired, a date that is no real date, an expiration before the activation. `path` is the
- * list's field (`endpoints`, or `accessPoints[2].endpoints` in a seed file).
+ * list's field (`endpoints`, or `accessPoints[2].endpoints` in a seed file). `now: null` takes
+ * an expired certificate (a restore from an export must bring back what the registry held).
  */
-export function endpointViolations(endpoints: EndpointInput[], path = "endpoints", now = new Date()): Violation[] {
+export function endpointViolations(
+	endpoints: EndpointInput[],
+	path = "endpoints",
+	now: Date | null = new Date(),
+): Violation[] {
 	const violations: Violation[] = [];
 	endpoints.forEach((endpoint, index) => {
 		const at = (field: string) => `${path}[${index}].${field}`;
 		if (given(endpoint.certificate)) {
-			const problem = certificateProblem(endpoint.certificate, now);
+			const problem = certificateProblem(endpoint.certificate, now ?? new Date(0));
 			if (problem === "invalid")
 				violations.push(
 					violation(at("certificate"), "Certificate", DEFAULT_MESSAGES.Certificate, endpoint.certificate),

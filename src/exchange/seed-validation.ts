@@ -276,7 +276,7 @@ function participantReasons(seed: Item): SeedReason[] {
 }
 
 /** Endpoint rules beyond shape (src/contract/endpoints.ts): certificates, dates and their order. */
-function endpointReasons(seed: Item): SeedReason[] {
+function endpointReasons(seed: Item, options: SeedCheckOptions): SeedReason[] {
 	return itemsOf(seed, "accessPoints").flatMap(({ index, entry }) =>
 		Array.isArray(entry.endpoints)
 			? endpointViolations(
@@ -284,6 +284,7 @@ function endpointReasons(seed: Item): SeedReason[] {
 						(endpoint): endpoint is EndpointInput => endpoint !== null && typeof endpoint === "object",
 					),
 					at("accessPoints", index, "endpoints"),
+					options.expiredCertificates ? null : new Date(),
 				).map(({ field, defaultMessage }) => ({ path: field, message: defaultMessage }))
 			: [],
 	);
@@ -328,7 +329,16 @@ function selfDependencyReasons(seed: Item): SeedReason[] {
  * Every reason the file is refused; empty when it may be imported. `existing` lists what
  * the registry already holds (identifiers the file may refer to without defining them).
  */
-export function validateSeed(json: unknown, existing: ExistingRecords = {}): SeedReason[] {
+export interface SeedCheckOptions {
+	/** Take endpoint certificates that have expired (a restore from an export; docs/operations.md "Operator CLI"). */
+	expiredCertificates?: boolean;
+}
+
+export function validateSeed(
+	json: unknown,
+	existing: ExistingRecords = {},
+	options: SeedCheckOptions = {},
+): SeedReason[] {
 	if (json === null || typeof json !== "object" || Array.isArray(json))
 		return [{ path: "", message: "a seed file is a JSON object of sections" }];
 	const seed = json as Item;
@@ -348,7 +358,7 @@ export function validateSeed(json: unknown, existing: ExistingRecords = {}): See
 		...duplicateReasons(seed),
 		...referenceReasons(seed, existing),
 		...selfDependencyReasons(seed),
-		...endpointReasons(seed),
+		...endpointReasons(seed, options),
 		...accessPointLinkReasons(seed),
 		...accountReasons(seed),
 		...participantReasons(seed),
