@@ -248,17 +248,15 @@ async function tier(options: Options): Promise<void> {
 		const paths = lookupPaths(10_000, options.participants);
 		const load = (count: number) =>
 			Promise.all(
-				nodes
-					.slice(0, count)
-					.map((node) =>
-						runWrk({
-							url: node.url,
-							paths,
-							headers: { Accept: LOOKUP_ACCEPT },
-							connections: 16,
-							duration: options.duration,
-						}),
-					),
+				nodes.slice(0, count).map((node) =>
+					runWrk({
+						url: node.url,
+						paths,
+						headers: { Accept: LOOKUP_ACCEPT },
+						connections: 16,
+						duration: options.duration,
+					}),
+				),
 			);
 		await load(3); // every node's cache warmed on the same paths
 		const capacity: Record<number, number[]> = { 1: [], 2: [], 3: [] };
