@@ -535,10 +535,10 @@ const AccountsServiceSchema: ServiceSchema = {
 					const violations = await this.accessPointViolations(ctx, wanted);
 					if (violations.length) throw new ValidationFailed(violations);
 					const after: ServiceProviderRecord = {
-						identifier,
-						title: before.title,
+						...withoutVersion(before),
 						...accessPointIdentifiers(ctx.params.body.accessPoints),
 					};
+					if (wanted.length === 0) delete after.accessPoints;
 					try {
 						await this.write(
 							[
