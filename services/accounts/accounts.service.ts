@@ -532,7 +532,10 @@ const AccountsServiceSchema: ServiceSchema = {
 				for (let attempt = 1; ; attempt++) {
 					const before = await this.collections.serviceProviders.get(identifier);
 					if (!before) throw NotFound.instance("service provider", ctx.params.identifier);
-					const violations = await this.accessPointViolations(ctx, wanted);
+					const violations = await this.accessPointViolations(
+						ctx,
+						ctx.params.body.accessPoints.map((reference) => reference.identifier),
+					);
 					if (violations.length) throw new ValidationFailed(violations);
 					const after: ServiceProviderRecord = {
 						...withoutVersion(before),
@@ -661,11 +664,13 @@ const AccountsServiceSchema: ServiceSchema = {
 					: [],
 			);
 			const seen = new Set<string>();
-			return identifiers.flatMap((identifier, index) => {
+			// UUIDs compare in any case; the rejected value is the one sent.
+			return identifiers.flatMap((sent, index) => {
+				const identifier = sent.toLowerCase();
 				const field = `accessPoints[${index}].identifier`;
-				if (seen.has(identifier)) return [violation(field, "Unique", DEFAULT_MESSAGES.Unique, identifier)];
+				if (seen.has(identifier)) return [violation(field, "Unique", DEFAULT_MESSAGES.Unique, sent)];
 				seen.add(identifier);
-				return known.has(identifier) ? [] : [violation(field, "Exists", DEFAULT_MESSAGES.Exists, identifier)];
+				return known.has(identifier) ? [] : [violation(field, "Exists", DEFAULT_MESSAGES.Exists, sent)];
 			});
 		},
 
