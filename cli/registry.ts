@@ -16,6 +16,8 @@ import { Presets, SingleBar } from "cli-progress";
 import type { ServiceBroker } from "moleculer";
 import { accountIdentifier, type AccountSummary } from "../services/accounts/accounts.service";
 import type { AccessPoint, AccessPointProvider, ServiceProvider } from "../src/contract/model";
+import { parseCertificate } from "../src/contract/certificates";
+import type { Endpoint } from "../src/contract/endpoints";
 import type { Page } from "../src/contract/paging";
 import { importSeed } from "../src/exchange/seed";
 import { ACCOUNT_ROLES, parseSeed } from "../src/exchange/seed-file";
@@ -172,9 +174,33 @@ async function listServiceProviders(io: CliIO, options: { json?: boolean }): Pro
 		broker.call<ServiceProvider[]>("accounts.listServiceProviders"),
 	);
 	printJsonOrTable(io, options.json === true, providers, () => [
-		["IDENTIFIER", "TITLE"],
-		...providers.map((provider) => [provider.identifier, provider.title]),
+		["IDENTIFIER", "TITLE", "ACCESS POINTS"],
+		...providers.map((provider) => [
+			provider.identifier,
+			provider.title,
+			(provider.accessPoints ?? []).map((accessPoint) => accessPoint.identifier).join(", "),
+		]),
 	]);
+}
+
+/** `service-providers link-access-points`: the same action and body as PUT /rest/api/service-providers/{identifier}/access-points. */
+async function linkAccessPoints(
+	io: CliIO,
+	serviceProvider: string,
+	accessPoints: string[],
+	options: { none?: boolean },
+): Promise<void> {
+	if (options.none ? accessPoints.length > 0 : accessPoints.length === 0)
+		throw new UsageError("name the access points, or give --none to unlink them all");
+	const provider = await withRegistry(io, { needs: ["accounts"], alsoOffline: ["accessPoints"] }, (broker) =>
+		broker.call<ServiceProvider, object>(
+			"accounts.setServiceProviderAccessPoints",
+			{ identifier: serviceProvider, body: { accessPoints: accessPoints.map((identifier) => ({ identifier })) } },
+			AS_OPERATOR,
+		),
+	);
+	const count = provider.accessPoints?.length ?? 0;
+	writeLine(io.stderr, `service provider "${provider.title}" receives through ${count} access point(s)`);
 }
 
 interface AccessPointOptions {
@@ -205,6 +231,84 @@ async function addAccessPoint(io: CliIO, title: string, options: AccessPointOpti
 	);
 	writeLine(io.stdout, accessPoint.identifier);
 	writeLine(io.stderr, `access point "${accessPoint.title}" of ${accessPoint.provider.title} added`);
+}
+
+interface EndpointOptions {
+	file?: string;
+	none?: boolean;
+	url?: string;
+	transportProfile?: string;
+	transportTitle?: string;
+	certificateType: string[];
+	certificateFile?: string;
+	activationDate?: string;
+	expirationDate?: string;
+	description?: string;
+	technicalContactUrl?: string;
+}
+
+/** The endpoint list the options give: a JSON file (an array, or `{ "endpoints": [...] }`), one endpoint, or none. */
+function endpointsOf(options: EndpointOptions): unknown[] {
+	const ways = [options.file !== undefined, options.url !== undefined, options.none === true].filter(Boolean).length;
+	if (ways !== 1) throw new UsageError("give --file, or --url and --transport-profile (one endpoint), or --none");
+	if (options.none) return [];
+	if (options.file !== undefined) {
+		readableFile(options.file);
+		let parsed: unknown;
+		try {
+			parsed = JSON.parse(fs.readFileSync(options.file, "utf8"));
+		} catch (error) {
+			throw new CliFailure(`${options.file} is not JSON: ${(error as Error).message}`);
+		}
+		const list = Array.isArray(parsed) ? parsed : (parsed as { endpoints?: unknown } | null)?.endpoints;
+		if (!Array.isArray(list))
+			throw new CliFailure(`${options.file} must hold an array of endpoints, or { "endpoints": [...] }`);
+		return list;
+	}
+	if (options.transportProfile === undefined) throw new UsageError("--url needs --transport-profile");
+	if (options.certificateFile !== undefined) readableFile(options.certificateFile);
+	const optional = {
+		certificate: options.certificateFile && fs.readFileSync(options.certificateFile, "utf8"),
+		activationDate: options.activationDate,
+		expirationDate: options.expirationDate,
+		description: options.description,
+		technicalContactUrl: options.technicalContactUrl,
+	};
+	return [
+		{
+			url: options.url,
+			transportProfile: {
+				title: options.transportTitle ?? options.transportProfile,
+				value: options.transportProfile,
+				certificateTypes: options.certificateType,
+			},
+			...Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined)),
+		},
+	];
+}
+
+/** `access-points set-endpoints`: the same action and body as PUT /rest/api/accessPoints/{accessPoint}/endpoints. */
+async function setAccessPointEndpoints(io: CliIO, accessPoint: string, options: EndpointOptions): Promise<void> {
+	const endpoints = endpointsOf(options);
+	const answer = await withRegistry(io, { needs: ["accessPoints"] }, (broker) =>
+		broker.call<AccessPoint, object>(
+			"accessPoints.setEndpoints",
+			{ identifier: accessPoint, body: { endpoints } },
+			AS_OPERATOR,
+		),
+	);
+	writeLine(io.stderr, `access point "${answer.title}": ${answer.endpoints.length} endpoint(s) set`);
+	for (const endpoint of answer.endpoints) writeLine(io.stderr, `  ${endpointText(endpoint)}`);
+}
+
+/** `url (profile), certificate CN=…, until YYYY-MM-DD`: what an operator checks after a change. */
+function endpointText(endpoint: Endpoint): string {
+	const certificate = endpoint.certificate ? parseCertificate(endpoint.certificate) : null;
+	return `${endpoint.url} (${endpoint.transportProfile.value})${
+		certificate
+			? `, certificate ${certificate.subject} until ${certificate.notAfter.toISOString().slice(0, 10)}`
+			: ""
+	}`;
 }
 
 async function addAccessPointProvider(
@@ -243,7 +347,7 @@ async function listAccessPoints(io: CliIO, options: { json?: boolean }): Promise
 			accessPoint.identifier,
 			accessPoint.title,
 			accessPoint.provider.title,
-			accessPoint.endpoints.map((endpoint) => `${endpoint.url} (${endpoint.transportProfile.value})`).join(", "),
+			accessPoint.endpoints.map(endpointText).join("; "),
 		]),
 	]);
 }
@@ -446,6 +550,15 @@ export function buildProgram(io: CliIO, run: (work: () => Promise<void>) => Prom
 		.description("every service provider")
 		.option("--json", "as JSON")
 		.action((options) => run(() => listServiceProviders(io, options)));
+	serviceProviders
+		.command("link-access-points <serviceProvider> [accessPoints...]")
+		.description(
+			"set the access points (UUIDs) the provider's participants receive through, replacing the list (SMP publishing)",
+		)
+		.option("--none", "unlink them all")
+		.action((serviceProvider: string, accessPoints: string[], options) =>
+			run(() => linkAccessPoints(io, serviceProvider, accessPoints, options)),
+		);
 
 	const accessPoints = program.command("access-points").description("access points and their providers");
 	accessPoints
@@ -458,6 +571,26 @@ export function buildProgram(io: CliIO, run: (work: () => Promise<void>) => Prom
 		.option("--certificate-type <type>", "a certificate type (repeatable)", collect, [])
 		.option("--identifier <uuid>", "its identifier (default: a new one)")
 		.action((title: string, options) => run(() => addAccessPoint(io, title, options)));
+	accessPoints
+		.command("set-endpoints <accessPoint>")
+		.description(
+			"replace an access point's endpoints (SMP publishing): from a JSON file, or one endpoint from the options, or none",
+		)
+		.option(
+			"--file <endpoints.json>",
+			"an array of endpoints as the API takes them (certificate: PEM or base64 DER)",
+		)
+		.option("--none", "no endpoints at all")
+		.option("--url <url>", "one endpoint: its URL")
+		.option("--transport-profile <value>", "its transport profile value, e.g. peppol-transport-as4-v2_0")
+		.option("--transport-title <title>", "its transport profile title (default: the value)")
+		.option("--certificate-type <type>", "a certificate type (repeatable)", collect, [])
+		.option("--certificate-file <pem>", "its X.509 certificate, PEM or base64 DER")
+		.option("--activation-date <date>", "ISO 8601 date or date-time from which it is used")
+		.option("--expiration-date <date>", "ISO 8601 date or date-time after which it is not used")
+		.option("--description <text>", "a description")
+		.option("--technical-contact-url <url>", "where its technical contact is found")
+		.action((accessPoint: string, options) => run(() => setAccessPointEndpoints(io, accessPoint, options)));
 	accessPoints
 		.command("add-provider <title>")
 		.description("add an access point provider; prints its identifier")

@@ -44,6 +44,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/rest/api/accessPoints/{accessPoint}/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replace an access point's endpoints (its provider, or ADMIN)
+         * @description Roles: Replace an access point's endpoints (its provider, or ADMIN): ACCESS_POINT_PROVIDER, ADMIN.
+         */
+        put: operations["setAccessPointEndpoints"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/rest/api/document-types": {
         parameters: {
             query?: never;
@@ -616,6 +636,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/rest/api/service-providers/{identifier}/access-points": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replace the access points a service provider's participants receive through
+         * @description Roles: Replace the access points a service provider's participants receive through: ADMIN.
+         */
+        put: operations["setServiceProviderAccessPoints"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health/live": {
         parameters: {
             query?: never;
@@ -727,6 +767,19 @@ export interface components {
                     value?: string;
                     certificateTypes?: string[];
                 };
+                /** @description The registry's extension (decisions §13), only when set: the access point's X.509 certificate, base64 of its DER (PEM is accepted in requests) */
+                certificate?: string;
+                /** @description The registry's extension, only when set: ISO 8601 date or date-time from which the endpoint is used */
+                activationDate?: string;
+                /** @description The registry's extension, only when set: ISO 8601 date or date-time after which it is not used */
+                expirationDate?: string;
+                /** @description The registry's extension, only when set */
+                description?: string;
+                /**
+                 * Format: uri
+                 * @description The registry's extension, only when set: where the endpoint's technical contact is found
+                 */
+                technicalContactUrl?: string;
             }[];
         };
         ProcessSummary: {
@@ -918,6 +971,11 @@ export interface components {
             /** Format: uuid */
             identifier: string;
             title: string;
+            /** @description The access points its participants receive through (decisions §13), as references: what the SMP answers publish for them */
+            accessPoints: {
+                /** Format: uuid */
+                identifier: string;
+            }[];
         };
         /** @description A job replacing process `from` with `to` for every participant holding `from` (docs/decisions.md "Bulk jobs") */
         ProcessReplacementJob: {
@@ -1177,6 +1235,43 @@ export interface components {
             /** Format: uuid */
             identifier?: string | null;
         };
+        /** @description Required: must not be null (NotNull) */
+        accessPointEndpointsFormDTO: {
+            /** @description Required: must not be null (NotNull) */
+            endpoints: {
+                /**
+                 * Format: uri
+                 * @description Required: must not be null (NotNull)
+                 */
+                url: string;
+                /** @description Required: must not be null (NotNull) */
+                transportProfile: {
+                    /** @description Required: must not be empty (NotEmpty) */
+                    title: string;
+                    /** @description Required: must not be empty (NotEmpty) */
+                    value: string;
+                    /** @description Required: must not be null (NotNull) */
+                    certificateTypes: string[];
+                };
+                certificate?: string | null;
+                activationDate?: string | null;
+                expirationDate?: string | null;
+                description?: string | null;
+                /** Format: uri */
+                technicalContactUrl?: string | null;
+            }[];
+        };
+        /** @description Required: must not be null (NotNull) */
+        serviceProviderAccessPointsFormDTO: {
+            /** @description Required: must not be null (NotNull) */
+            accessPoints: {
+                /**
+                 * Format: uuid
+                 * @description Required: must not be null (NotNull)
+                 */
+                identifier: string;
+            }[];
+        };
     };
     responses: {
         /** @description Bad request: validation failure (errors[]), unreadable JSON, or a bad path/query value */
@@ -1369,6 +1464,46 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             406: components["responses"]["Error406"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    setAccessPointEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID */
+                accessPoint: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.registry.accesspoints.endpoints.v1+json": components["schemas"]["accessPointEndpointsFormDTO"];
+                "application/json": components["schemas"]["accessPointEndpointsFormDTO"];
+            };
+        };
+        responses: {
+            /** @description Replace an access point's endpoints (its provider, or ADMIN) */
+            200: {
+                headers: {
+                    /** @description The tag of this representation, for If-Match and If-None-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.accesspoints.endpoints.v1+json": components["schemas"]["AccessPoint"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };
@@ -2831,6 +2966,46 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             406: components["responses"]["Error406"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    setServiceProviderAccessPoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUID */
+                identifier: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.registry.service-providers.access-points.v1+json": components["schemas"]["serviceProviderAccessPointsFormDTO"];
+                "application/json": components["schemas"]["serviceProviderAccessPointsFormDTO"];
+            };
+        };
+        responses: {
+            /** @description Replace the access points a service provider's participants receive through */
+            200: {
+                headers: {
+                    /** @description The tag of this representation, for If-Match and If-None-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.service-providers.access-points.v1+json": components["schemas"]["ServiceProvider"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };

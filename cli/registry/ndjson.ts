@@ -148,11 +148,13 @@ async function* batchesOf<T>(items: AsyncIterable<T>, size: number): AsyncGenera
 // ---------------------------------------------------------------------------------------
 // Check: the scratch database that remembers keys, references and reasons by line
 
-type ReferenceKind = "serviceProvider" | "accessPointProvider" | "capability" | "process" | "documentType";
+type ReferenceKind =
+	"serviceProvider" | "accessPointProvider" | "accessPoint" | "capability" | "process" | "documentType";
 
 const NOUN: Record<ReferenceKind, string> = {
 	serviceProvider: "service provider",
 	accessPointProvider: "access point provider",
+	accessPoint: "access point",
 	capability: "capability",
 	process: "process",
 	documentType: "document type",
@@ -262,6 +264,10 @@ function remember(check: Check, line: number, type: RecordType, value: Record<st
 		);
 	}
 	if (type === "accessPoint") check.reference(line, "provider", "accessPointProvider", lower(value.provider));
+	if (type === "serviceProvider") {
+		for (const { field, identifier: id } of referencesIn(value.accessPoints, "accessPoints"))
+			check.reference(line, field, "accessPoint", id);
+	}
 	if (type === "process") {
 		for (const { field, identifier: id } of referencesIn(value.capabilities, "capabilities"))
 			check.reference(line, field, "capability", id);
@@ -309,6 +315,10 @@ async function knownToRegistry(broker: ServiceBroker, kind: ReferenceKind, ident
 	const ids = (records: { identifier: string }[]) => records.map((record) => record.identifier.toLowerCase());
 	if (kind === "serviceProvider") return ids(await broker.call("accounts.serviceProviders", { identifiers }));
 	if (kind === "accessPointProvider") return ids(await broker.call("accessPoints.providers", { identifiers }));
+	if (kind === "accessPoint")
+		return (await broker.call<string[], object>("accessPoints.knownIdentifiers", { identifiers })).map((id) =>
+			id.toLowerCase(),
+		);
 	const section = { capability: "capabilities", process: "processes", documentType: "documentTypes" }[kind];
 	const known = await broker.call<Record<string, string[]>, Record<string, string[]>>("catalog.knownIdentifiers", {
 		[section]: identifiers,
@@ -450,13 +460,13 @@ interface Phase {
 	params(records: FileRecord[]): { params: object; lines: Record<string, number[]> };
 }
 
-function seedPhase(types: RecordType[], action: string, batch: number): Phase {
+function seedPhase(types: RecordType[], action: string, batch: number, extra: object = {}): Phase {
 	return {
 		types,
 		action,
 		batch,
 		params(records) {
-			const params: Record<string, object[]> = {};
+			const params: Record<string, unknown> = { ...extra };
 			const lines: Record<string, number[]> = {};
 			for (const type of types) {
 				const section = SEED_SECTION_OF[type] as string;
@@ -472,7 +482,8 @@ function seedPhase(types: RecordType[], action: string, batch: number): Phase {
 function phases(size: number): Phase[] {
 	return [
 		seedPhase(["accessPointProvider"], "accessPoints.importSeed", size),
-		seedPhase(["accessPoint"], "accessPoints.importSeed", size),
+		// A restore brings back what the registry held, certificates that expired since included (the gauge tells).
+		seedPhase(["accessPoint"], "accessPoints.importSeed", size, { expiredCertificates: true }),
 		seedPhase(["serviceProvider"], "accounts.importSeed", size),
 		seedPhase(["capability"], "catalog.importSeed", size),
 		// Processes depend on processes and link document types both ways: one call.

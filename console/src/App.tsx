@@ -6,7 +6,8 @@ import type { Session } from "./api";
 import { SessionContext, useSession } from "./components";
 import { CatalogPage, LookupPage, SignInPage } from "./pages/public";
 import { ParticipantFormPage, ParticipantsPage } from "./pages/participants";
-import { AccessPointsPage, AccountPage, AuditPage, ChangesPage, TransfersPage } from "./pages/work";
+import { AccountPage, AuditPage, ChangesPage, TransfersPage } from "./pages/work";
+import { AccessPointEndpointsPage, AccessPointsPage } from "./pages/access-points";
 import { AccountsPage, JobsPage } from "./pages/operators";
 
 interface Entry {
@@ -164,6 +165,13 @@ export function App() {
 								<Guarded roles={all}>
 									<AccessPointsPage />
 								</Guarded>
+							</Route>
+							<Route path="/access-points/:identifier/endpoints">
+								{(params) => (
+									<Guarded roles={["ACCESS_POINT_PROVIDER", "ADMIN"]}>
+										<AccessPointEndpointsPage identifier={params.identifier} />
+									</Guarded>
+								)}
 							</Route>
 							<Route path="/account">
 								<Guarded roles={all}>

@@ -29,6 +29,8 @@ export interface Failure {
 	retryAfterSeconds?: number;
 	/** Form field → what is wrong with it. */
 	fields: Record<string, string>;
+	/** The API's field path (`endpoints[1].certificate`) → what is wrong, for forms with lists of records. */
+	paths?: Record<string, string>;
 }
 
 /** What each validation code means, in the words of someone filling in the form. */
@@ -52,6 +54,9 @@ const CODE_MESSAGES: Record<string, string> = {
 	Range: "Out of the allowed range",
 	OtherProvider: "Must be another service provider than the participant's own",
 	TransferKey: "Does not match the transfer's key",
+	Certificate: "Not an X.509 certificate: paste the PEM (-----BEGIN CERTIFICATE----- …) or its base64",
+	CertificateExpired: "This certificate has expired",
+	ExpirationBeforeActivation: "Must not be before the activation date",
 	Null: "Must be empty for this role",
 	Unknown: "Not a field of this form",
 };
@@ -74,6 +79,16 @@ export function fieldErrors(errors: ApiFieldError[] | undefined): Record<string,
 		const message = fieldMessage(error);
 		if (!out[key]) out[key] = message;
 		else if (!out[key].includes(message)) out[key] = `${out[key]}; ${message}`;
+	}
+	return out;
+}
+
+/** Every field error at its exact path (`endpoints[1].certificate`); several on one path are joined. */
+export function pathErrors(errors: ApiFieldError[] | undefined): Record<string, string> {
+	const out: Record<string, string> = {};
+	for (const error of errors ?? []) {
+		const message = fieldMessage(error);
+		out[error.field] = out[error.field] ? `${out[error.field]}; ${message}` : message;
 	}
 	return out;
 }
@@ -122,5 +137,6 @@ export function describeFailure(status: number, body: unknown, retryAfterHeader?
 		message: statusMessage(status, errorBody, retryAfter),
 		...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
 		fields: status === 400 ? fieldErrors(errorBody?.errors) : {},
+		...(status === 400 && errorBody?.errors?.length ? { paths: pathErrors(errorBody.errors) } : {}),
 	};
 }

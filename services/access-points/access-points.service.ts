@@ -1,7 +1,10 @@
 /**
  * accessPoints: access points and the providers that run them (spec "Access point",
- * "Access points"; read only through the API, written by seed import). Owns the
- * collections accessPoints, accessPointProviders and its audit outbox.
+ * "Access points"; read only in the contract, written by seed import and the operator CLI).
+ * An access point's provider keeps its endpoints and their certificates over HTTP, the data
+ * SMP publishing needs (decisions §13; docs/decisions.md "SMP publishing data"). Owns the
+ * collections accessPoints, accessPointProviders and its audit outbox. Every change is
+ * broadcast as `accessPoints.changed` after its commit, for the copies lookup nodes keep.
  *
  * Not cached: only authenticated operators read these, rarely, and an answer is two
  * indexed queries; a cache would add an invalidation path for no measurable gain.
@@ -12,6 +15,19 @@ import { OutboxMixin, type OutboxThis } from "../../mixins/outbox.mixin";
 import { DbMixin } from "../../mixins/db.mixin";
 import { AUDIT_OUTBOX_MODEL, auditRecord, auditWrite } from "../../src/platform/audit";
 import { Conflict, NotFound, ValidationFailed } from "../../src/contract/errors";
+import { EVENTS, type RegistryEvent } from "../../src/platform/events";
+import {
+	CERTIFICATE_WARNING_DAYS,
+	endpointAnswer,
+	endpointViolations,
+	storedEndpoint,
+	type Endpoint,
+} from "../../src/contract/endpoints";
+import { expiresWithin } from "../../src/contract/certificates";
+import { ACCESS_POINT_ENDPOINTS_FORM, type AccessPointEndpointsForm } from "../../src/contract/schemas";
+import { isStaleVersion } from "../../src/store/errors";
+import { PeriodicTask } from "../../src/platform/periodic-task";
+import { REGISTRY_METRICS, setMetric } from "../../src/platform/registry-metrics";
 import type { AccessPoint, AccessPointProvider, Caller, Contact } from "../../src/contract/model";
 import { SORTABLE } from "../../src/contract/operations";
 import { pageOf, type Page, type PageRequest } from "../../src/contract/paging";
@@ -41,7 +57,17 @@ export interface AccessPointRecord extends StoredDoc {
 	title: string;
 	/** The access point provider's identifier. */
 	provider: string;
-	endpoints: EndpointSeed[];
+	/** Certificates as base64 DER; optional fields only when set (src/contract/endpoints.ts). */
+	endpoints: Endpoint[];
+}
+
+/** An access point's endpoints for SMP answers (`accessPoints.endpointsOf`): the stored endpoints, certificates as base64 DER. */
+export interface AccessPointEndpoints {
+	identifier: string;
+	title: string;
+	/** The access point provider's identifier. */
+	provider: string;
+	endpoints: Endpoint[];
 }
 
 const ACCESS_POINT_MODEL: ModelSpec = {
@@ -64,10 +90,31 @@ interface AccessPointCollections {
 	accessPointProviders: Collection<AccessPointProviderRecord>;
 }
 
-interface AccessPointsService extends Service, OutboxThis {
+interface AccessPointsService
+	extends Service<{ certificateCheckIntervalMs: number; maxWriteAttempts: number }>, OutboxThis {
 	store: Store;
 	collections: AccessPointCollections;
+	certificateCheck: PeriodicTask;
 	answers(records: AccessPointRecord[]): Promise<AccessPoint[]>;
+	countExpiringCertificates(): Promise<number>;
+}
+
+/** `accessPoints.changed` of each access point or provider written (src/platform/events.ts). */
+function changedEvents(accessPoints: string[], providers: string[] = []): RegistryEvent[] {
+	return [
+		...providers.map((accessPointProvider) => ({
+			name: EVENTS.accessPointsChanged,
+			payload: { accessPointProvider },
+		})),
+		...accessPoints.map((accessPoint) => ({ name: EVENTS.accessPointsChanged, payload: { accessPoint } })),
+	];
+}
+
+/** The store owns `version`; a replace carries the expected one separately. */
+function withoutVersion<T extends StoredDoc>(record: T): T {
+	const copy = { ...record };
+	delete copy.version;
+	return copy;
 }
 
 function providerAnswer(record: AccessPointProviderRecord): AccessPointProvider {
@@ -83,18 +130,16 @@ function accessPointAnswer(record: AccessPointRecord, provider: AccessPointProvi
 		provider: provider
 			? providerAnswer(provider)
 			: { identifier: record.provider, title: "", contact: { name: "", email: "", phoneNumber: "" } },
-		endpoints: record.endpoints.map(({ url, transportProfile }) => ({
-			url,
-			transportProfile: {
-				title: transportProfile.title,
-				value: transportProfile.value,
-				certificateTypes: [...transportProfile.certificateTypes],
-			},
-		})),
+		endpoints: record.endpoints.map(endpointAnswer),
 	};
 }
 
-type AccessPointSections = { accessPointProviders?: AccessPointProviderSeed[]; accessPoints?: AccessPointSeed[] };
+type AccessPointSections = {
+	accessPointProviders?: AccessPointProviderSeed[];
+	accessPoints?: AccessPointSeed[];
+	/** The operator CLI's import (a restore) takes certificates that expired since the export. */
+	expiredCertificates?: boolean;
+};
 
 const AccessPointsServiceSchema: ServiceSchema = {
 	name: "accessPoints",
@@ -106,6 +151,13 @@ const AccessPointsServiceSchema: ServiceSchema = {
 			auditOutbox: AUDIT_OUTBOX_MODEL,
 		}),
 	],
+
+	settings: {
+		/** How often the expiring-certificates gauge is recounted (it is after every change too). */
+		certificateCheckIntervalMs: 60 * 60 * 1000,
+		/** Attempts of an endpoints update that meets a concurrent change (each re-reads the access point). */
+		maxWriteAttempts: 8,
+	},
 
 	actions: {
 		// ---- operator actions (operator CLI; no HTTP operation reaches them) -------------
@@ -161,18 +213,13 @@ const AccessPointsServiceSchema: ServiceSchema = {
 				const provider = await this.collections.accessPointProviders.get(ctx.params.provider.toLowerCase());
 				if (!provider)
 					throw ValidationFailed.one("provider", "Exists", DEFAULT_MESSAGES.Exists, ctx.params.provider);
+				const violations = endpointViolations(ctx.params.endpoints);
+				if (violations.length) throw new ValidationFailed(violations);
 				const record: AccessPointRecord = {
 					identifier: ctx.params.identifier?.toLowerCase() ?? newRecordIdentifier(),
 					title: ctx.params.title,
 					provider: provider.identifier,
-					endpoints: ctx.params.endpoints.map(({ url, transportProfile }) => ({
-						url,
-						transportProfile: {
-							title: transportProfile.title,
-							value: transportProfile.value,
-							certificateTypes: [...transportProfile.certificateTypes],
-						},
-					})),
+					endpoints: ctx.params.endpoints.map(storedEndpoint),
 				};
 				await insertAudited(
 					this,
@@ -182,6 +229,7 @@ const AccessPointsServiceSchema: ServiceSchema = {
 					ACCESS_POINT_MODEL.collection,
 					record,
 				);
+				void this.countExpiringCertificates();
 				return accessPointAnswer(record, provider);
 			},
 		},
@@ -217,6 +265,105 @@ const AccessPointsServiceSchema: ServiceSchema = {
 						endpoints,
 					}),
 				);
+			},
+		},
+
+		/**
+		 * PUT /rest/api/accessPoints/{accessPoint}/endpoints: replaces the endpoint list. An
+		 * ACCESS_POINT_PROVIDER changes only its own access points (another's answers 404, as
+		 * if absent); ADMIN any. Certificates arrive as base64 DER or PEM and are stored as base64 DER.
+		 */
+		setEndpoints: {
+			params: { identifier: { type: "uuid" }, body: ACCESS_POINT_ENDPOINTS_FORM },
+			async handler(
+				this: AccessPointsService,
+				ctx: RegistryContext<{ identifier: string; body: AccessPointEndpointsForm }>,
+			): Promise<AccessPoint> {
+				const identifier = ctx.params.identifier.toLowerCase();
+				const caller = ctx.meta.user;
+				for (let attempt = 1; ; attempt++) {
+					const before = await this.collections.accessPoints.get(identifier);
+					const own =
+						before &&
+						(caller?.role !== "ACCESS_POINT_PROVIDER" || caller.accessPointProvider === before.provider);
+					if (!before || !own) throw NotFound.instance("access point", ctx.params.identifier);
+					const violations = endpointViolations(ctx.params.body.endpoints);
+					if (violations.length) throw new ValidationFailed(violations);
+					const after: AccessPointRecord = {
+						...withoutVersion(before),
+						endpoints: ctx.params.body.endpoints.map(storedEndpoint),
+					};
+					const audit = auditRecord(caller, {
+						operation: "setAccessPointEndpoints",
+						resource: "accessPoint",
+						resourceId: identifier,
+						before: withoutVersion(before),
+						after,
+					});
+					try {
+						await this.writeAudited(
+							[
+								{
+									kind: "replace",
+									collection: ACCESS_POINT_MODEL.collection,
+									doc: after,
+									expectedVersion: before.version,
+								},
+								auditWrite(audit),
+							],
+							changedEvents([identifier]),
+						);
+					} catch (error) {
+						// The list is replaced whole: against a concurrent change the last writer wins, as with any PUT.
+						if (isStaleVersion(error) && attempt < this.settings.maxWriteAttempts) continue;
+						if (isStaleVersion(error))
+							throw new Conflict(`access point ${identifier} is being changed; retry`);
+						throw error;
+					}
+					void this.countExpiringCertificates();
+					const [answer] = await this.answers([after]);
+					return answer;
+				}
+			},
+		},
+
+		/** Internal: which of these access points exist (accounts' link checks, seed and import checks). */
+		knownIdentifiers: {
+			visibility: "public",
+			params: { identifiers: { type: "array", items: "string" } },
+			async handler(
+				this: AccessPointsService,
+				ctx: RegistryContext<{ identifiers: string[] }>,
+			): Promise<string[]> {
+				const identifiers = [...new Set(ctx.params.identifiers.map((identifier) => identifier.toLowerCase()))];
+				return (await this.collections.accessPoints.getMany(identifiers)).map((record) => record.identifier);
+			},
+		},
+
+		/**
+		 * Internal, for SMP answers: these access points (every one when `accessPoints` is
+		 * absent) with their stored endpoints, in the order asked, unknown ones omitted.
+		 */
+		endpointsOf: {
+			visibility: "public",
+			params: { accessPoints: { type: "array", items: "string", optional: true } },
+			async handler(
+				this: AccessPointsService,
+				ctx: RegistryContext<{ accessPoints?: string[] }>,
+			): Promise<AccessPointEndpoints[]> {
+				const asked = ctx.params.accessPoints?.map((identifier) => identifier.toLowerCase());
+				const records = asked
+					? await this.collections.accessPoints.getMany([...new Set(asked)])
+					: await this.collections.accessPoints.find({});
+				const byIdentifier = new Map(records.map((record) => [record.identifier, record]));
+				const order = asked ?? records.map((record) => record.identifier).sort();
+				return order.flatMap((identifier) => {
+					const record = byIdentifier.get(identifier);
+					if (!record) return [];
+					byIdentifier.delete(identifier);
+					const { title, provider, endpoints } = record;
+					return [{ identifier, title, provider, endpoints: endpoints.map(endpointAnswer) }];
+				});
 			},
 		},
 
@@ -266,6 +413,7 @@ const AccessPointsServiceSchema: ServiceSchema = {
 			params: {
 				accessPointProviders: { type: "array", optional: true },
 				accessPoints: { type: "array", optional: true },
+				expiredCertificates: { type: "boolean", optional: true },
 			},
 			async handler(
 				this: AccessPointsService,
@@ -279,7 +427,11 @@ const AccessPointsServiceSchema: ServiceSchema = {
 				const existing = outside.length
 					? (await this.collections.accessPointProviders.getMany(outside)).map((record) => record.identifier)
 					: [];
-				const reasons = validateSeed(sections, { accessPointProviders: existing });
+				const reasons = validateSeed(
+					sections,
+					{ accessPointProviders: existing },
+					{ expiredCertificates: ctx.params.expiredCertificates === true },
+				);
 				if (reasons.length) throw new SeedRefused(reasons);
 
 				const providers = sections.accessPointProviders.map(
@@ -294,7 +446,7 @@ const AccessPointsServiceSchema: ServiceSchema = {
 						identifier: identifier.toLowerCase(),
 						title,
 						provider: provider.toLowerCase(),
-						endpoints,
+						endpoints: endpoints.map(storedEndpoint),
 					}),
 				);
 				const providerPlan = planUpserts(
@@ -320,13 +472,36 @@ const AccessPointsServiceSchema: ServiceSchema = {
 						upsertWithAudit(caller, "accessPoint", ACCESS_POINT_MODEL.collection, before, after),
 					),
 				];
-				if (ops.length) await this.writeAudited(ops);
+				if (ops.length) {
+					await this.writeAudited(
+						ops,
+						changedEvents(
+							accessPointPlan.writes.map(({ after }) => after.identifier),
+							providerPlan.writes.map(({ after }) => after.identifier),
+						),
+					);
+					void this.countExpiringCertificates();
+				}
 				return { accessPointProviders: providerPlan.counts, accessPoints: accessPointPlan.counts };
 			},
 		},
 	},
 
 	methods: {
+		/** Sets `registry_access_point_certificates_expiring`: endpoints whose certificate ends within 30 days (or has). */
+		async countExpiringCertificates(this: AccessPointsService): Promise<number> {
+			const now = new Date();
+			const expiring = (await this.collections.accessPoints.find({}))
+				.flatMap((record) => record.endpoints)
+				.filter(
+					(endpoint) =>
+						endpoint.certificate !== undefined &&
+						expiresWithin(endpoint.certificate, CERTIFICATE_WARNING_DAYS, now),
+				).length;
+			setMetric(this.broker, REGISTRY_METRICS.accessPointCertificatesExpiring, expiring);
+			return expiring;
+		},
+
 		async answers(this: AccessPointsService, records: AccessPointRecord[]): Promise<AccessPoint[]> {
 			const providerIds = [...new Set(records.map((record) => record.provider))];
 			const providers = new Map(
@@ -337,6 +512,25 @@ const AccessPointsServiceSchema: ServiceSchema = {
 			);
 			return records.map((record) => accessPointAnswer(record, providers.get(record.provider)));
 		},
+	},
+
+	// Lifecycle hooks are typed `this: Service` by moleculer.
+	created(this: Service) {
+		const self = this as unknown as AccessPointsService;
+		self.certificateCheck = new PeriodicTask(
+			() => self.countExpiringCertificates(),
+			(error) => self.logger.warn("counting expiring certificates failed:", String(error)),
+		);
+	},
+
+	async started(this: Service) {
+		const self = this as unknown as AccessPointsService;
+		await self.countExpiringCertificates();
+		self.certificateCheck.start(self.settings.certificateCheckIntervalMs);
+	},
+
+	async stopped(this: Service) {
+		await (this as unknown as AccessPointsService).certificateCheck.stop();
 	},
 };
 
@@ -357,7 +551,10 @@ async function insertAudited(
 		after: record,
 	});
 	try {
-		await service.writeAudited([{ kind: "insert", collection, doc: record }, auditWrite(audit)]);
+		await service.writeAudited(
+			[{ kind: "insert", collection, doc: record }, auditWrite(audit)],
+			resource === "accessPoint" ? changedEvents([record.identifier]) : changedEvents([], [record.identifier]),
+		);
 	} catch (error) {
 		if ((error as { name?: string }).name === "DuplicateKey")
 			throw new Conflict(

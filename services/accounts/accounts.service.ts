@@ -29,6 +29,7 @@ import {
 	type AccountSummary,
 	type Caller,
 	type OwnAccount,
+	type Reference,
 	type ServiceProvider,
 } from "../../src/contract/model";
 import { SORTABLE } from "../../src/contract/operations";
@@ -36,12 +37,14 @@ import { pageOf, type Page, type PageRequest } from "../../src/contract/paging";
 import {
 	ACCOUNT_FORM,
 	PASSWORD_FORM,
+	SERVICE_PROVIDER_ACCESS_POINTS_FORM,
 	SERVICE_PROVIDER_FORM,
 	type AccountForm,
+	type ServiceProviderAccessPointsForm,
 	type ServiceProviderForm,
 	pageRequestRule,
 } from "../../src/contract/schemas";
-import { isDuplicateKey } from "../../src/store/errors";
+import { isDuplicateKey, isStaleVersion } from "../../src/store/errors";
 import { hashPassword, prepareDummyHash, spendVerificationTime, verifyPassword } from "../../src/platform/passwords";
 import { SeedRefused } from "../../src/exchange/seed";
 import { type AccountRole, type AccountSeed, type ServiceProviderSeed } from "../../src/exchange/seed-file";
@@ -71,11 +74,15 @@ export interface AccountRecord extends StoredDoc {
 
 export interface ServiceProviderRecord extends StoredDoc {
 	title: string;
+	/** Identifiers of the access points its participants receive through (decisions §13); absent when none. */
+	accessPoints?: string[];
 }
 
 export type { AccountSummary };
 
 const USERNAME_INDEX = "username";
+/** Attempts of a change that meets a concurrent one (each re-reads the record). */
+const MAX_WRITE_ATTEMPTS = 8;
 
 const ACCOUNT_MODEL: ModelSpec = {
 	collection: "accounts",
@@ -107,6 +114,7 @@ interface AccountsService extends Service, OutboxThis {
 	store: Store;
 	collections: AccountCollections;
 	linkViolations(ctx: RegistryContext<unknown>, account: AccountLinks): Promise<Violation[]>;
+	accessPointViolations(ctx: RegistryContext<unknown>, identifiers: string[]): Promise<Violation[]>;
 	write(ops: WriteOp[], changed: AccountsChanged[]): Promise<void>;
 	existingAccount(key: { username: string } | { identifier: string }): Promise<AccountRecord>;
 	changeAccount(
@@ -159,7 +167,17 @@ function accountLineOf(account: AccountRecord): AccountLine {
 }
 
 function serviceProviderOf(record: ServiceProviderRecord): ServiceProvider {
-	return { identifier: record.identifier, title: record.title };
+	return {
+		identifier: record.identifier,
+		title: record.title,
+		accessPoints: (record.accessPoints ?? []).map((identifier) => ({ identifier })),
+	};
+}
+
+/** The stored list: lower case, absent when empty (so a seed without the field matches it). */
+function accessPointIdentifiers(references: Reference[] | undefined): Pick<ServiceProviderRecord, "accessPoints"> {
+	const identifiers = (references ?? []).map((reference) => reference.identifier.toLowerCase());
+	return identifiers.length ? { accessPoints: identifiers } : {};
 }
 
 /** The store owns `version`; writes carry the expected one separately. */
@@ -286,14 +304,22 @@ const AccountsServiceSchema: ServiceSchema = {
 								)
 							).map((provider) => provider.identifier)
 						: [],
+					accessPoints: outside.accessPoints.length
+						? await ctx.call<string[], { identifiers: string[] }>("accessPoints.knownIdentifiers", {
+								identifiers: outside.accessPoints,
+							})
+						: [],
 				};
 				const reasons = validateSeed(sections, existing);
 				if (reasons.length) throw new SeedRefused(reasons);
 
-				const providers = sections.serviceProviders.map(({ identifier, title }) => ({
-					identifier: identifier.toLowerCase(),
-					title,
-				}));
+				const providers = sections.serviceProviders.map(
+					({ identifier, title, accessPoints }): ServiceProviderRecord => ({
+						identifier: identifier.toLowerCase(),
+						title,
+						...accessPointIdentifiers(accessPoints),
+					}),
+				);
 				const providerPlan = planUpserts(
 					await this.collections.serviceProviders.getMany(providers.map((record) => record.identifier)),
 					providers,
@@ -491,6 +517,62 @@ const AccountsServiceSchema: ServiceSchema = {
 			},
 		},
 
+		/**
+		 * PUT /rest/api/service-providers/{identifier}/access-points (ADMIN): replaces the access
+		 * points the provider's participants receive through, which SMP answers publish for them.
+		 */
+		setServiceProviderAccessPoints: {
+			params: { identifier: "uuid", body: SERVICE_PROVIDER_ACCESS_POINTS_FORM },
+			async handler(
+				this: AccountsService,
+				ctx: RegistryContext<{ identifier: string; body: ServiceProviderAccessPointsForm }>,
+			): Promise<ServiceProvider> {
+				const identifier = ctx.params.identifier.toLowerCase();
+				const wanted = ctx.params.body.accessPoints.map((reference) => reference.identifier.toLowerCase());
+				for (let attempt = 1; ; attempt++) {
+					const before = await this.collections.serviceProviders.get(identifier);
+					if (!before) throw NotFound.instance("service provider", ctx.params.identifier);
+					const violations = await this.accessPointViolations(
+						ctx,
+						ctx.params.body.accessPoints.map((reference) => reference.identifier),
+					);
+					if (violations.length) throw new ValidationFailed(violations);
+					const after: ServiceProviderRecord = {
+						...withoutVersion(before),
+						...accessPointIdentifiers(ctx.params.body.accessPoints),
+					};
+					if (wanted.length === 0) delete after.accessPoints;
+					try {
+						await this.write(
+							[
+								{
+									kind: "replace",
+									collection: SERVICE_PROVIDER_MODEL.collection,
+									doc: after,
+									expectedVersion: before.version,
+								},
+								audited(
+									ctx.meta.user,
+									"setServiceProviderAccessPoints",
+									"serviceProvider",
+									before,
+									after,
+								),
+							],
+							[{ serviceProvider: identifier }],
+						);
+					} catch (error) {
+						// The list is replaced whole: against a concurrent change the last writer wins, as with any PUT.
+						if (isStaleVersion(error) && attempt < MAX_WRITE_ATTEMPTS) continue;
+						if (isStaleVersion(error))
+							throw new Conflict(`service provider ${identifier} is being changed; retry`);
+						throw error;
+					}
+					return serviceProviderOf(after);
+				}
+			},
+		},
+
 		/** Operator CLI `service-providers list`: every provider by title. */
 		listServiceProviders: {
 			visibility: "public",
@@ -566,6 +648,30 @@ const AccountsServiceSchema: ServiceSchema = {
 					];
 			}
 			return [];
+		},
+
+		/** Each access point named once (`Unique`) and known to the accessPoints service (`Exists`). */
+		async accessPointViolations(
+			this: AccountsService,
+			ctx: RegistryContext<unknown>,
+			identifiers: string[],
+		): Promise<Violation[]> {
+			const known = new Set(
+				identifiers.length
+					? await ctx.call<string[], { identifiers: string[] }>("accessPoints.knownIdentifiers", {
+							identifiers,
+						})
+					: [],
+			);
+			const seen = new Set<string>();
+			// UUIDs compare in any case; the rejected value is the one sent.
+			return identifiers.flatMap((sent, index) => {
+				const identifier = sent.toLowerCase();
+				const field = `accessPoints[${index}].identifier`;
+				if (seen.has(identifier)) return [violation(field, "Unique", DEFAULT_MESSAGES.Unique, sent)];
+				seen.add(identifier);
+				return known.has(identifier) ? [] : [violation(field, "Exists", DEFAULT_MESSAGES.Exists, sent)];
+			});
 		},
 
 		async existingAccount(

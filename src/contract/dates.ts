@@ -40,3 +40,16 @@ export function instantBound(name: string, raw: string, edge: "from" | "to"): st
 	if (Number.isNaN(instant.getTime())) throw mismatch(name, raw);
 	return instant.toISOString();
 }
+
+/**
+ * The instant an ISO 8601 date or date-time names (a date: the start of that UTC day; a
+ * date-time without a zone: UTC), or null when it is none. Endpoint activation and
+ * expiration dates are read this way.
+ */
+export function parseInstant(text: string): Date | null {
+	if (DATE.test(text)) return validCalendarDate(text) ? new Date(`${text}T00:00:00.000Z`) : null;
+	const match = DATE_TIME.exec(text);
+	if (!match || !validCalendarDate(match[1])) return null;
+	const instant = new Date(match[6] ? text : `${text}Z`);
+	return Number.isNaN(instant.getTime()) ? null : instant;
+}

@@ -3,6 +3,7 @@
  * the caller every action receives in ctx.meta.user. Services store richer documents;
  * these are what clients see.
  */
+import type { Endpoint } from "./endpoints";
 
 export type Role = "SERVICE_PROVIDER" | "ACCESS_POINT_PROVIDER" | "ADMIN" | "NETWORK_AUTHORITY" | "ANONYMOUS";
 export const ROLES: Role[] = ["SERVICE_PROVIDER", "ACCESS_POINT_PROVIDER", "ADMIN", "NETWORK_AUTHORITY", "ANONYMOUS"];
@@ -104,6 +105,8 @@ export interface Process {
 export interface ServiceProvider {
 	identifier: string;
 	title: string;
+	/** The access points its participants receive through (decisions §13); absent where only the name is shown. */
+	accessPoints?: Reference[];
 }
 
 /** Participant as answered (spec "Participant"). */
@@ -131,5 +134,5 @@ export interface AccessPoint {
 	identifier: string;
 	title: string;
 	provider: AccessPointProvider;
-	endpoints: { url: string; transportProfile: { title: string; value: string; certificateTypes: string[] } }[];
+	endpoints: Endpoint[];
 }

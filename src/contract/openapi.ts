@@ -7,10 +7,12 @@
 import { answersLocation, OPERATIONS, API_BASE, type Operation } from "./operations";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./paging";
 import {
+	ACCESS_POINT_ENDPOINTS_FORM,
 	ACCOUNT_FORM,
 	ADD_PARTICIPANT_FORM,
 	COMPLETE_TRANSFER_FORM,
 	PASSWORD_FORM,
+	SERVICE_PROVIDER_ACCESS_POINTS_FORM,
 	SERVICE_PROVIDER_FORM,
 	DOCUMENT_TYPE_FORM,
 	PROCESS_FORM,
@@ -36,6 +38,8 @@ export const FORMS: Record<string, Rule> = {
 	accountFormDTO: ACCOUNT_FORM,
 	passwordFormDTO: PASSWORD_FORM,
 	serviceProviderFormDTO: SERVICE_PROVIDER_FORM,
+	accessPointEndpointsFormDTO: ACCESS_POINT_ENDPOINTS_FORM,
+	serviceProviderAccessPointsFormDTO: SERVICE_PROVIDER_ACCESS_POINTS_FORM,
 };
 
 const REQUIRED_MESSAGE_CODES = new Set(["NotNull", "NotEmpty"]);
@@ -59,6 +63,9 @@ export function ruleToJsonSchema(rule: Rule): { schema: JsonSchema; required: bo
 			break;
 		case "uuid":
 			schema = { type: "string", format: "uuid" };
+			break;
+		case "url":
+			schema = { type: "string", format: "uri", pattern: "^https?://" };
 			break;
 		case "boolean":
 			schema = { type: "boolean" };

@@ -146,7 +146,7 @@ const changesQuery = {
 // One operation in three or four lines reads as a table; Prettier would give every field a line.
 // prettier-ignore
 export const OPERATIONS: Operation[] = [
-	// Access points (read only)
+	// Access points (read only in the contract)
 	{
 		id: "findAccessPoints", summary: "Find access points (paged)", tag: "Access points",
 		method: "GET", path: "/accessPoints", mediaTypes: [mediaType("accesspoints", "find")], pathParams: {},
@@ -157,6 +157,13 @@ export const OPERATIONS: Operation[] = [
 		id: "getAccessPoint", summary: "Get access point", tag: "Access points",
 		method: "GET", path: "/accessPoints/:accessPoint", mediaTypes: [mediaType("accesspoints", "get")], pathParams: { accessPoint: "uuid" },
 		roles: ALL_AUTHENTICATED, action: "accessPoints.get", status: 200, entityTag: true, response: { schema: "AccessPoint" },
+	},
+	// SMP publishing data (docs/decisions.md "SMP publishing data"): the provider keeps its access points' endpoints
+	{
+		id: "setAccessPointEndpoints", summary: "Replace an access point's endpoints (its provider, or ADMIN)", tag: "Access points", extension: true,
+		method: "PUT", path: "/accessPoints/:accessPoint/endpoints", mediaTypes: [mediaType("accesspoints", "endpoints")], pathParams: { accessPoint: "uuid" },
+		roles: ["ACCESS_POINT_PROVIDER", "ADMIN"], action: "accessPoints.setEndpoints", status: 200, body: { objectName: "accessPointEndpointsFormDTO" },
+		entityTag: true, response: { schema: "AccessPoint" },
 	},
 	// Document types
 	{
@@ -437,6 +444,12 @@ export const OPERATIONS: Operation[] = [
 		method: "POST", path: "/service-providers", mediaTypes: [mediaType("service-providers", "add")], pathParams: {},
 		roles: ["ADMIN"], action: "accounts.addServiceProvider", status: 201, body: { objectName: "serviceProviderFormDTO" }, refusals: [409],
 		response: { schema: "ServiceProvider" },
+	},
+	{
+		id: "setServiceProviderAccessPoints", summary: "Replace the access points a service provider's participants receive through", tag: "Accounts", extension: true,
+		method: "PUT", path: "/service-providers/:identifier/access-points", mediaTypes: [mediaType("service-providers", "access-points")], pathParams: { identifier: "uuid" },
+		roles: ["ADMIN"], action: "accounts.setServiceProviderAccessPoints", status: 200, body: { objectName: "serviceProviderAccessPointsFormDTO" },
+		entityTag: true, response: { schema: "ServiceProvider" },
 	},
 ];
 

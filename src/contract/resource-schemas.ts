@@ -56,6 +56,29 @@ export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 							type: "object",
 							properties: { title: text, value: text, certificateTypes: { type: "array", items: text } },
 						},
+						certificate: {
+							type: "string",
+							contentEncoding: "base64",
+							description:
+								"The registry's extension (decisions §13), only when set: the access point's X.509 certificate, base64 of its DER (PEM is accepted in requests)",
+						},
+						activationDate: {
+							type: "string",
+							description:
+								"The registry's extension, only when set: ISO 8601 date or date-time from which the endpoint is used",
+						},
+						expirationDate: {
+							type: "string",
+							description:
+								"The registry's extension, only when set: ISO 8601 date or date-time after which it is not used",
+						},
+						description: { type: "string", description: "The registry's extension, only when set" },
+						technicalContactUrl: {
+							type: "string",
+							format: "uri",
+							description:
+								"The registry's extension, only when set: where the endpoint's technical contact is found",
+						},
 					},
 				},
 			},
@@ -243,8 +266,17 @@ export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 	},
 	ServiceProvider: {
 		type: "object",
-		required: ["identifier", "title"],
-		properties: { identifier: uuid, title: text },
+		required: ["identifier", "title", "accessPoints"],
+		properties: {
+			identifier: uuid,
+			title: text,
+			accessPoints: {
+				type: "array",
+				description:
+					"The access points its participants receive through (decisions §13), as references: what the SMP answers publish for them",
+				items: { type: "object", required: ["identifier"], properties: { identifier: uuid } },
+			},
+		},
 	},
 	ProcessReplacementJob: {
 		type: "object",

@@ -17,6 +17,7 @@ import {
 	type Reference,
 } from "./model";
 import { rules } from "./validation";
+import { ENDPOINT_SCHEMA, type EndpointInput } from "./endpoints";
 
 /** A request body: an object whose unknown fields are dropped. */
 function form(props: Record<string, unknown>) {
@@ -187,6 +188,27 @@ export const SERVICE_PROVIDER_FORM = form({
 	title: rules.notEmptyString({ max: 1000 }),
 	identifier: { type: "uuid", optional: true, nullable: true, messages: { uuid: "Pattern" } },
 });
+
+/**
+ * SMP publishing data (decisions §13, the registry's extension): an access point's endpoints,
+ * replaced as a whole by its provider, and the access points a service provider's
+ * participants receive through, replaced as a whole by ADMIN.
+ */
+export const ACCESS_POINT_ENDPOINTS_FORM = form({
+	endpoints: { type: "array", items: ENDPOINT_SCHEMA, messages: { required: "NotNull" } },
+});
+
+export const SERVICE_PROVIDER_ACCESS_POINTS_FORM = form({
+	accessPoints: rules.requiredReferences(),
+});
+
+export interface AccessPointEndpointsForm {
+	endpoints: EndpointInput[];
+}
+
+export interface ServiceProviderAccessPointsForm {
+	accessPoints: Reference[];
+}
 
 export interface AccountForm {
 	username: string;

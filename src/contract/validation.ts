@@ -30,6 +30,9 @@ export const DEFAULT_MESSAGES: Record<string, string> = {
 	Range: "must be a whole number within the allowed range",
 	OtherProvider: "must be a service provider other than the participant's own",
 	TransferKey: "does not match the transfer's key",
+	Certificate: "must be one X.509 certificate, as base64 DER or PEM",
+	CertificateExpired: "the certificate has expired",
+	ExpirationBeforeActivation: "must not be before activationDate",
 };
 
 const CODE_BY_TYPE: Record<string, string> = {

@@ -6,7 +6,8 @@
  * One JSON object per line, each with a `type`: serviceProvider, accessPointProvider,
  * accessPoint, capability, process, documentType, account, participant. The reference data
  * lines have the seed file's item shapes (decisions §9), so the owners' `importSeed`
- * actions take them back; an account carries its `passwordHash` (never a password) and
+ * actions take them back (a service provider with its `accessPoints`, an access point's
+ * endpoints with their certificates as base64 DER: decisions §13); an account carries its `passwordHash` (never a password) and
  * its `disabled` flag; a participant is the spec's Participant with `provider` and its
  * processes as identifiers (`[{ identifier }]`, the Add participant form's references).
  *
@@ -21,6 +22,7 @@ import { isPasswordHash } from "../platform/passwords";
 import { CONTACT_SCHEMA } from "../contract/schemas";
 import { ACCOUNT_ROLES, SEED_ITEM_SCHEMAS, USERNAME_PATTERN, type AccountSeed, type SeedSection } from "./seed-file";
 import { accountLinkReasons } from "./seed-validation";
+import { endpointViolations, type EndpointInput } from "../contract/endpoints";
 import type { Collection, StoredDoc } from "../store/types";
 import { DEFAULT_MESSAGES, rules, toViolations, type FailedCheck } from "../contract/validation";
 
@@ -295,6 +297,14 @@ export function lineReasons(value: unknown): { type?: RecordType; reasons: LineR
 		if (typeof line.passwordHash === "string" && line.passwordHash !== "" && !isPasswordHash(line.passwordHash)) {
 			reasons.push({ field: "passwordHash", message: "must be a hash like scrypt$N$r$p$salt$hash" });
 		}
+	}
+	if (recordType === "accessPoint" && Array.isArray(line.endpoints)) {
+		// Certificates that expired since the export are taken: a restore brings back what the registry held.
+		const endpoints = (line.endpoints as unknown[]).filter(
+			(endpoint): endpoint is EndpointInput => endpoint !== null && typeof endpoint === "object",
+		);
+		for (const { field, defaultMessage } of endpointViolations(endpoints, "endpoints", null))
+			reasons.push({ field, message: defaultMessage });
 	}
 	if (recordType === "participant") {
 		const { icd, organizationIdentifier, qualifiedIdentifier } = line;

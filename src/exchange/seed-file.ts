@@ -13,6 +13,7 @@ import {
 	type Contact,
 } from "../contract/model";
 import { rules } from "../contract/validation";
+import { ENDPOINT_SCHEMA, type EndpointInput } from "../contract/endpoints";
 import type { DocumentTypeForm, ProcessForm } from "../contract/schemas";
 
 export const SEED_SECTIONS = [
@@ -33,16 +34,16 @@ export interface SeedReference {
 export interface ServiceProviderSeed {
 	identifier: string;
 	title: string;
+	/** The access points its participants receive through (decisions §13), as references. */
+	accessPoints?: SeedReference[];
 }
 export interface AccessPointProviderSeed {
 	identifier: string;
 	title: string;
 	contact: Contact;
 }
-export interface EndpointSeed {
-	url: string;
-	transportProfile: { title: string; value: string; certificateTypes: string[] };
-}
+/** An endpoint as a seed file gives it: the API's, with the extensions of decisions §13 (certificate, dates…). */
+export type EndpointSeed = EndpointInput;
 export interface AccessPointSeed {
 	identifier: string;
 	title: string;
@@ -129,24 +130,17 @@ const formProps = (form: { props: Schema }) => strictly(form.props);
 export { ACCOUNT_ROLES, MIN_PASSWORD_LENGTH, USERNAME_PATTERN };
 
 export const SEED_ITEM_SCHEMAS: Record<SeedSection, Schema> = {
-	serviceProviders: item({ identifier: uuid(), title: title() }),
+	serviceProviders: item({
+		identifier: uuid(),
+		title: title(),
+		accessPoints: { type: "array", optional: true, items: item({ identifier: uuid() }) },
+	}),
 	accessPointProviders: item({ identifier: uuid(), title: title(), contact: strictly(CONTACT_SCHEMA) }),
 	accessPoints: item({
 		identifier: uuid(),
 		title: title(),
 		provider: uuid(),
-		endpoints: {
-			type: "array",
-			messages: { required: "NotNull" },
-			items: item({
-				url: { type: "url", messages: { required: "NotNull", url: "Pattern" } },
-				transportProfile: item({
-					title: title(),
-					value: title(),
-					certificateTypes: { type: "array", messages: { required: "NotNull" }, items: title() },
-				}),
-			}),
-		},
+		endpoints: { type: "array", messages: { required: "NotNull" }, items: strictly(ENDPOINT_SCHEMA) },
 	}),
 	capabilities: item({ identifier: uuid(), title: title() }),
 	processes: item({ identifier: uuid(), ...formProps(PROCESS_FORM) }),

@@ -9,6 +9,7 @@ import Validator from "fastest-validator";
 import { organizationIdentifierFault, organizationKey } from "../contract/identifiers";
 import { isPasswordHash } from "../platform/passwords";
 import { DEFAULT_MESSAGES, toViolations, type FailedCheck } from "../contract/validation";
+import { endpointViolations, type EndpointInput } from "../contract/endpoints";
 import {
 	ACCOUNT_ROLES,
 	SEED_ITEM_SCHEMAS,
@@ -49,7 +50,7 @@ function shapeReasons(section: SeedSection, items: unknown[]): SeedReason[] {
 // References: one table drives both the check and the question "what must the registry have?".
 
 export type ReferenceTarget =
-	"serviceProviders" | "accessPointProviders" | "capabilities" | "processes" | "documentTypes";
+	"serviceProviders" | "accessPointProviders" | "accessPoints" | "capabilities" | "processes" | "documentTypes";
 type Item = Record<string, unknown>;
 interface Pointer {
 	field: string;
@@ -64,6 +65,7 @@ interface ReferenceRule {
 const NOUN: Record<ReferenceTarget, string> = {
 	serviceProviders: "service provider",
 	accessPointProviders: "access point provider",
+	accessPoints: "access point",
 	capabilities: "capability",
 	processes: "process",
 	documentTypes: "document type",
@@ -85,6 +87,7 @@ const single =
 
 const REFERENCES: ReferenceRule[] = [
 	{ section: "accessPoints", target: "accessPointProviders", read: single("provider") },
+	{ section: "serviceProviders", target: "accessPoints", read: (item) => listed(item, "accessPoints") },
 	{ section: "processes", target: "capabilities", read: (item) => listed(item, "capabilities") },
 	{ section: "processes", target: "documentTypes", read: (item) => listed(item, "documentTypes") },
 	{ section: "processes", target: "processes", read: (item) => listed(item, "dependencies") },
@@ -123,6 +126,7 @@ export function referencesOutside(json: unknown): Record<ReferenceTarget, string
 	const outside: Record<ReferenceTarget, Set<string>> = {
 		serviceProviders: new Set(),
 		accessPointProviders: new Set(),
+		accessPoints: new Set(),
 		capabilities: new Set(),
 		processes: new Set(),
 		documentTypes: new Set(),
@@ -271,6 +275,42 @@ function participantReasons(seed: Item): SeedReason[] {
 	return reasons;
 }
 
+/** Endpoint rules beyond shape (src/contract/endpoints.ts): certificates, dates and their order. */
+function endpointReasons(seed: Item, options: SeedCheckOptions): SeedReason[] {
+	return itemsOf(seed, "accessPoints").flatMap(({ index, entry }) =>
+		Array.isArray(entry.endpoints)
+			? endpointViolations(
+					(entry.endpoints as unknown[]).filter(
+						(endpoint): endpoint is EndpointInput => endpoint !== null && typeof endpoint === "object",
+					),
+					at("accessPoints", index, "endpoints"),
+					options.expiredCertificates ? null : new Date(),
+				).map(({ field, defaultMessage }) => ({ path: field, message: defaultMessage }))
+			: [],
+	);
+}
+
+/** A service provider names each access point once. */
+function accessPointLinkReasons(seed: Item): SeedReason[] {
+	return itemsOf(seed, "serviceProviders").flatMap(({ index, entry }) => {
+		const seen = new Set<string>();
+		return listed(entry, "accessPoints").flatMap((pointer) => {
+			const identifier = lower(pointer.identifier);
+			if (identifier === undefined) return [];
+			if (!seen.has(identifier)) {
+				seen.add(identifier);
+				return [];
+			}
+			return [
+				{
+					path: at("serviceProviders", index, pointer.field),
+					message: "the same access point is listed twice",
+				},
+			];
+		});
+	});
+}
+
 function selfDependencyReasons(seed: Item): SeedReason[] {
 	return itemsOf(seed, "processes").flatMap(({ index, entry: process }) =>
 		listed(process, "dependencies")
@@ -289,7 +329,16 @@ function selfDependencyReasons(seed: Item): SeedReason[] {
  * Every reason the file is refused; empty when it may be imported. `existing` lists what
  * the registry already holds (identifiers the file may refer to without defining them).
  */
-export function validateSeed(json: unknown, existing: ExistingRecords = {}): SeedReason[] {
+export interface SeedCheckOptions {
+	/** Take endpoint certificates that have expired (a restore from an export; docs/operations.md "Operator CLI"). */
+	expiredCertificates?: boolean;
+}
+
+export function validateSeed(
+	json: unknown,
+	existing: ExistingRecords = {},
+	options: SeedCheckOptions = {},
+): SeedReason[] {
 	if (json === null || typeof json !== "object" || Array.isArray(json))
 		return [{ path: "", message: "a seed file is a JSON object of sections" }];
 	const seed = json as Item;
@@ -309,6 +358,8 @@ export function validateSeed(json: unknown, existing: ExistingRecords = {}): See
 		...duplicateReasons(seed),
 		...referenceReasons(seed, existing),
 		...selfDependencyReasons(seed),
+		...endpointReasons(seed, options),
+		...accessPointLinkReasons(seed),
 		...accountReasons(seed),
 		...participantReasons(seed),
 	];

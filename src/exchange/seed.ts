@@ -47,6 +47,11 @@ async function existingRecords(
 			await broker.call("accessPoints.providers", { identifiers: outside.accessPointProviders }),
 		);
 	}
+	if (outside.accessPoints.length && isRunning(broker, "accessPoints.knownIdentifiers")) {
+		existing.accessPoints = await broker.call("accessPoints.knownIdentifiers", {
+			identifiers: outside.accessPoints,
+		});
+	}
 	const catalogKinds = {
 		capabilities: outside.capabilities,
 		processes: outside.processes,

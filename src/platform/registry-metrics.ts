@@ -72,6 +72,13 @@ export const REGISTRY_METRICS = {
 		labelNames: ["state"],
 		description: "Process replacement jobs that ended, by final state (SUCCEEDED, FAILED, INTERRUPTED)",
 	},
+	accessPointCertificatesExpiring: {
+		type: "gauge",
+		name: "registry.access.point.certificates.expiring",
+		labelNames: [],
+		description:
+			"Access point endpoints whose certificate expires within 30 days or has expired (SMP answers would publish it)",
+	},
 	storeSize: {
 		type: "gauge",
 		name: "registry.store.size.bytes",

@@ -27,6 +27,8 @@ const INTERNAL_IDEMPOTENT = [
 	"accounts.serviceProviders",
 	"accounts.listServiceProviders",
 	"accessPoints.providers",
+	"accessPoints.knownIdentifiers",
+	"accessPoints.endpointsOf",
 	"catalog.processesByIds",
 	"catalog.allProcesses",
 	"catalog.knownIdentifiers",

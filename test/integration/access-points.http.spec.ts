@@ -3,13 +3,20 @@
  * table; decisions §3, §7), on the demo seed (docs/demo-data.md).
  */
 import request from "supertest";
-import { basic, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
+import { basic, demoSeed, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
 
 const FIND = "application/vnd.registry.accesspoints.find.v1+json";
 const GET = "application/vnd.registry.accesspoints.get.v1+json";
 const PRODUCTION = "33333333-0000-4000-8000-000000000001";
 const UNKNOWN = "0f0f0f0f-0000-4000-8000-000000000000";
 const SP1 = basic("sp1", "sp1-demo-password");
+
+/** The base64 DER certificate seed/demo.json gives an access point's first endpoint. */
+function demoCertificate(identifier: string): string {
+	const accessPoints = demoSeed().accessPoints as { identifier: string; endpoints: { certificate: string }[] }[];
+	return (accessPoints.find((accessPoint) => accessPoint.identifier === identifier) as (typeof accessPoints)[0])
+		.endpoints[0].certificate;
+}
 
 let registry: RunningRegistry;
 beforeAll(async () => {
@@ -57,6 +64,11 @@ test("find answers a page of access points in the spec's shape, with the find me
 					value: "peppol-transport-as4-v2_0",
 					certificateTypes: ["Peppol AP"],
 				},
+				// The registry's extension (decisions §13), answered because the demo sets them.
+				certificate: demoCertificate(PRODUCTION),
+				activationDate: "2026-01-01",
+				description: "Nordlys production AS4 endpoint",
+				technicalContactUrl: "https://nordlys-ap.example/support",
 			},
 		],
 	});

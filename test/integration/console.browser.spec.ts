@@ -27,6 +27,7 @@ import { organizationNumberSource } from "../support/bulk";
 import { rawRequest } from "../support/raw-http";
 import { basic, demoAccount } from "../support/registry";
 import { CHROMIUM, CHROMIUM_ARGS, describeWithChromium } from "../support/chromium";
+import { base64DerOf, certificatePem } from "../support/certificates";
 
 /** The page's document, as the functions evaluated in the browser see it (this file compiles without the DOM library). */
 declare const document: {
@@ -40,6 +41,8 @@ const MAX_FAILURES = 3;
 const SP1 = demoAccount("SERVICE_PROVIDER", 0);
 const SP2 = demoAccount("SERVICE_PROVIDER", 1);
 const ADMIN = demoAccount("ADMIN");
+/** The access point provider of the demo's app1 (docs/demo-data.md). */
+const APP_PROVIDER = "22222222-0000-4000-8000-000000000001";
 const LOOKUP_ORGANIZATION = "iso6523-actorid-upis::0192:991825827";
 const organizationNumber = organizationNumberSource(61_000_000);
 
@@ -717,6 +720,119 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 			(await catalogApi(`/document-types?query=${encodeURIComponent(`console::document-${suffix}`)}`)).body
 				.totalElements,
 		).toBe(0);
+		await page.close();
+	});
+
+	/** A GET of the API as an account, its status and parsed body. */
+	async function apiGet(account: { username: string; password?: string }, apiPath: string, media: string) {
+		const answer = await rawRequest(url, {
+			method: "GET",
+			path: `/rest/api${apiPath}`,
+			headers: { Authorization: basic(account.username, account.password as string), Accept: media },
+		});
+		return { status: answer.status, body: JSON.parse(answer.text) };
+	}
+
+	test("an access point provider edits its access point's endpoints: an expired certificate is refused at its field, one near its end is saved and flagged", async () => {
+		const NORDLYS_TEST = "33333333-0000-4000-8000-000000000002";
+		const [expiredPem, soonPem] = await Promise.all([certificatePem(-1), certificatePem(10, "PNO000102")]);
+		// An account of app1's access point provider of its own: the lockout test above locks app1 out.
+		const provider = { username: `console-app-${process.pid}`, password: "console-app-password" };
+		const media = "application/vnd.registry.accounts.add.v1+json";
+		const added = await rawRequest(url, {
+			method: "POST",
+			path: "/rest/api/accounts",
+			headers: {
+				Authorization: basic(ADMIN.username, ADMIN.password as string),
+				"Content-Type": media,
+				Accept: media,
+			},
+			body: JSON.stringify({ ...provider, role: "ACCESS_POINT_PROVIDER", accessPointProvider: APP_PROVIDER }),
+		});
+		expect(added.status).toBe(201);
+		const page = await tab();
+		await signIn(page, provider.username, provider.password);
+		// An access point provider's home is its access points.
+		await page.getByRole("heading", { name: "Access points", level: 1 }).waitFor();
+		const table = page.getByTestId("table-Access points");
+		// Every endpoint shows its certificate's subject and end; only its own access points can be edited.
+		await table.getByText("CN=PNO000101,OU=PEPPOL PRODUCTION AP,O=Nordlys Aksesspunkt AS,C=NO").waitFor();
+		expect(await table.getByTestId("certificate-warning").count()).toBe(0);
+		expect(await page.getByRole("link", { name: "Edit the endpoints of Fjordnett AP" }).count()).toBe(0);
+		await expectAccessible(page, "access points");
+
+		await page.getByRole("link", { name: "Edit the endpoints of Nordlys AP test" }).click();
+		await page.getByRole("heading", { name: "Endpoints of Nordlys AP test", level: 1 }).waitFor();
+		const endpoint = page.getByTestId("endpoint").first();
+		await endpoint.getByTestId("certificate-subject").filter({ hasText: "CN=PNO000102" }).waitFor();
+		await expectAccessible(page, "access point endpoints");
+
+		const certificate = endpoint.getByRole("textbox", { name: "Certificate", exact: true });
+		await certificate.fill(expiredPem);
+		await endpoint.getByText("Expired", { exact: true }).waitFor();
+		await page.getByRole("button", { name: "Save endpoints" }).click();
+		await endpoint.getByText("This certificate has expired").waitFor();
+		await alert(page).filter({ hasText: "Some fields need attention." }).waitFor();
+
+		await certificate.fill(soonPem);
+		await endpoint.getByRole("textbox", { name: "Expiration date" }).fill("2026-01-01");
+		await endpoint.getByRole("textbox", { name: "Activation date" }).fill("2026-02-01");
+		await page.getByRole("button", { name: "Save endpoints" }).click();
+		await endpoint.getByText("Must not be before the activation date").waitFor();
+		await endpoint.getByRole("textbox", { name: "Expiration date" }).fill("");
+		await page.getByRole("button", { name: "Save endpoints" }).click();
+		await page.getByRole("status").filter({ hasText: "Endpoints of Nordlys AP test saved." }).waitFor();
+		await endpoint.getByTestId("certificate-warning").filter({ hasText: "Expires within 30 days" }).waitFor();
+		await expectAccessible(page, "access point endpoints (saved)");
+
+		const stored = await apiGet(
+			provider,
+			`/accessPoints/${NORDLYS_TEST}`,
+			"application/vnd.registry.accesspoints.get.v1+json",
+		);
+		expect(stored.body.endpoints).toEqual([
+			expect.objectContaining({ certificate: base64DerOf(soonPem), activationDate: "2026-02-01" }),
+		]);
+		expect(stored.body.endpoints[0].expirationDate).toBeUndefined();
+
+		await page.getByRole("link", { name: "Back to access points" }).click();
+		await table.getByTestId("certificate-warning").filter({ hasText: "Expires within 30 days" }).waitFor();
+		await screenshot(page, "access-points");
+		await page.close();
+	});
+
+	test("an admin chooses the access points a service provider's participants receive through", async () => {
+		const VIDDA = "11111111-0000-4000-8000-000000000003";
+		const page = await tab();
+		await signIn(page, ADMIN.username, ADMIN.password as string);
+		await page.getByRole("heading", { name: "Catalog", level: 1 }).waitFor();
+		await navigate(page, "Accounts", "Accounts and service providers", "accounts");
+		const providers = page.getByTestId("table-Service providers");
+		const vidda = providers.getByRole("row").filter({ hasText: "Vidda Regnskapssystemer AS" });
+		await vidda.getByRole("cell", { name: "Nordlys AP production", exact: true }).waitFor();
+
+		await page.getByRole("button", { name: "Choose the access points of Vidda Regnskapssystemer AS" }).click();
+		const dialog = page.getByRole("dialog");
+		await dialog.getByText("Access points of Vidda Regnskapssystemer AS").waitFor();
+		await dialog.locator("input").and(dialog.getByLabel("Its participants receive through")).click();
+		await page.getByRole("option", { name: "Fjordnett AP (Fjordnett Drift AS)" }).click();
+		await page.keyboard.press("Escape");
+		await expectAccessible(page, "service provider access points");
+		await dialog.getByRole("button", { name: "Save access points" }).click();
+		await page
+			.getByRole("status")
+			.filter({ hasText: "Vidda Regnskapssystemer AS receives through 2 access point(s)." })
+			.waitFor();
+		await vidda.getByRole("cell", { name: "Nordlys AP production, Fjordnett AP", exact: true }).waitFor();
+		const stored = await apiGet(
+			ADMIN,
+			`/service-providers/${VIDDA}`,
+			"application/vnd.registry.service-providers.get.v1+json",
+		);
+		expect(stored.body.accessPoints).toEqual([
+			{ identifier: "33333333-0000-4000-8000-000000000001" },
+			{ identifier: "33333333-0000-4000-8000-000000000003" },
+		]);
 		await page.close();
 	});
 

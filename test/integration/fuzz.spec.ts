@@ -31,7 +31,7 @@ import fc from "fast-check";
 import type { ServiceBroker } from "moleculer";
 import { API_BASE, OPERATIONS, type Operation } from "../../src/contract/operations";
 import { errorAnswerProblems, rawRequest, socketRequest, type RawAnswer, type RawRequest } from "../support/raw-http";
-import { basic, demoAccount, demoAuth, startRegistry, type RunningRegistry } from "../support/registry";
+import { basic, demoAccount, demoAuth, demoSeed, startRegistry, type RunningRegistry } from "../support/registry";
 
 const SEED = 20261122;
 /** Runs per property; about 4 000 requests in all. */
@@ -57,7 +57,11 @@ const UUIDS: Record<string, string[]> = {
 		"11111111-0000-4000-8000-000000000003",
 		"11111111-0000-4000-8000-000000000001",
 	],
+	"service-providers": ["11111111-0000-4000-8000-000000000003", "11111111-0000-4000-8000-000000000001"],
 };
+/** The demo production access point's certificate (base64 DER), a valid one to send. */
+const DEMO_CERTIFICATE = (demoSeed().accessPoints as { endpoints: { certificate: string }[] }[])[0].endpoints[0]
+	.certificate;
 const QUALIFIED = [
 	"iso6523-actorid-upis::0192:991825827",
 	"iso6523-actorid-upis::0192:923609016",
@@ -307,6 +311,26 @@ function validBody(objectName: string): Record<string, unknown> {
 			return { password: "fuzz-password-long-enough" };
 		case "serviceProviderFormDTO":
 			return { title: unique("Fuzz service provider") };
+		case "accessPointEndpointsFormDTO":
+			return {
+				endpoints: [
+					{
+						url: "https://as4.nordlys-ap.example/as4",
+						transportProfile: {
+							title: "Peppol AS4 profile v2",
+							value: "peppol-transport-as4-v2_0",
+							certificateTypes: ["Peppol AP"],
+						},
+						certificate: DEMO_CERTIFICATE,
+						activationDate: "2026-01-01",
+						expirationDate: "2099-12-31T23:59:59Z",
+						description: unique("Fuzz endpoint"),
+						technicalContactUrl: "https://nordlys-ap.example/support",
+					},
+				],
+			};
+		case "serviceProviderAccessPointsFormDTO":
+			return { accessPoints: [{ identifier: UUIDS.accessPoint[0] }, { identifier: UUIDS.accessPoint[1] }] };
 		default:
 			throw new Error(`no valid body for ${objectName}`);
 	}
@@ -363,6 +387,24 @@ const FIELDS: Record<string, string[]> = {
 	accountFormDTO: ["username", "password", "role", "serviceProvider", "accessPointProvider"],
 	passwordFormDTO: ["password"],
 	serviceProviderFormDTO: ["title", "identifier"],
+	accessPointEndpointsFormDTO: [
+		"endpoints",
+		"endpoints.0",
+		"endpoints.0.url",
+		"endpoints.0.transportProfile",
+		"endpoints.0.transportProfile.value",
+		"endpoints.0.transportProfile.certificateTypes",
+		"endpoints.0.certificate",
+		"endpoints.0.activationDate",
+		"endpoints.0.expirationDate",
+		"endpoints.0.technicalContactUrl",
+	],
+	serviceProviderAccessPointsFormDTO: [
+		"accessPoints",
+		"accessPoints.0",
+		"accessPoints.0.identifier",
+		"accessPoints.1",
+	],
 };
 const EXTRA_KEYS = [
 	"$set",

@@ -15,7 +15,7 @@ import packageJson from "../../package.json";
 import { loadServiceSchema, SERVICE_SCHEMAS } from "../../services";
 import { openApiDocument } from "../../src/contract/openapi";
 import { API_BASE, OPERATIONS, type Operation } from "../../src/contract/operations";
-import { basic, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
+import { basic, demoSeed, REGISTRY_START_TIMEOUT_MS, startRegistry, type RunningRegistry } from "../support/registry";
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -45,6 +45,12 @@ const NEW_ORGANIZATIONS = {
 	cancelled: "910300016",
 };
 const FJORDNETT = "11111111-0000-4000-8000-000000000002";
+/** The demo production access point's certificate, sent back as it is (base64 DER). */
+const DEMO_CERTIFICATE = (
+	(demoSeed().accessPoints as { identifier: string; endpoints: { certificate: string }[] }[]).find(
+		(accessPoint) => accessPoint.identifier === ACCESS_POINT,
+	) as { endpoints: { certificate: string }[] }
+).endpoints[0].certificate;
 
 const contact = { name: "Kari Nordmann", email: "kari@example.no", phoneNumber: "+47 75 00 75 00" };
 const participantBody = (organizationIdentifier: string) => ({
@@ -273,6 +279,37 @@ const CASES: Case[] = [
 		after: (body) => (state.serviceProvider = body.identifier),
 	},
 	{ id: "getServiceProvider", call: () => ({ authorization: ADMIN, params: { identifier: state.serviceProvider } }) },
+	{
+		id: "setServiceProviderAccessPoints",
+		call: () => ({
+			authorization: ADMIN,
+			params: { identifier: state.serviceProvider },
+			body: { accessPoints: [{ identifier: ACCESS_POINT }] },
+		}),
+	},
+	{
+		id: "setAccessPointEndpoints",
+		call: () => ({
+			authorization: APP1,
+			params: { accessPoint: ACCESS_POINT },
+			body: {
+				endpoints: [
+					{
+						url: "https://as4.nordlys-ap.example/as4",
+						transportProfile: {
+							title: "Peppol AS4 profile v2",
+							value: "peppol-transport-as4-v2_0",
+							certificateTypes: ["Peppol AP"],
+						},
+						certificate: DEMO_CERTIFICATE,
+						activationDate: "2026-01-01",
+						description: "Nordlys production AS4 endpoint",
+						technicalContactUrl: "https://nordlys-ap.example/support",
+					},
+				],
+			},
+		}),
+	},
 ];
 
 /** The first event of a Server-Sent Events answer, read until it arrives; the stream is then closed. */

@@ -252,6 +252,24 @@ function builders(): Record<string, Builder> {
 	return {
 		findAccessPoints: get("findAccessPoints", "/accessPoints?size=5"),
 		getAccessPoint: get("getAccessPoint", `/accessPoints/${ACCESS_POINT}`),
+		setAccessPointEndpoints: async (authorization) =>
+			json(
+				{ method: "PUT", path: `/accessPoints/${ACCESS_POINT}/endpoints` },
+				authorization,
+				mediaOf("setAccessPointEndpoints"),
+				{
+					endpoints: [
+						{
+							url: "https://as4.nordlys-ap.example/as4",
+							transportProfile: {
+								title: "Peppol AS4 profile v2",
+								value: "peppol-transport-as4-v2_0",
+								certificateTypes: ["Peppol AP"],
+							},
+						},
+					],
+				},
+			),
 		findDocumentTypes: get("findDocumentTypes", "/document-types?sort=title"),
 		getDocumentType: get("getDocumentType", `/document-types/${DOCUMENT_TYPE}`),
 		addDocumentType: async (authorization) => {
@@ -423,6 +441,13 @@ function builders(): Record<string, Builder> {
 			),
 		findServiceProviders: get("findServiceProviders", "/service-providers?sort=title"),
 		getServiceProvider: get("getServiceProvider", `/service-providers/${TRANSFER_TARGET}`),
+		setServiceProviderAccessPoints: async (authorization) =>
+			json(
+				{ method: "PUT", path: `/service-providers/${TRANSFER_TARGET}/access-points` },
+				authorization,
+				mediaOf("setServiceProviderAccessPoints"),
+				{ accessPoints: [{ identifier: ACCESS_POINT }] },
+			),
 		addServiceProvider: async (authorization) =>
 			json({ method: "POST", path: "/service-providers" }, authorization, mediaOf("addServiceProvider"), {
 				title: unique("Roles provider"),

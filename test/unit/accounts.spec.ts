@@ -15,6 +15,9 @@ const SP1 = "11111111-0000-4000-8000-0000000000a1";
 const SP2 = "11111111-0000-4000-8000-0000000000a2";
 const APP1 = "22222222-0000-4000-8000-0000000000a1";
 const UNKNOWN = "0f0f0f0f-0000-4000-8000-000000000000";
+const AP1 = "33333333-0000-4000-8000-0000000000a1";
+const AP2 = "33333333-0000-4000-8000-0000000000a2";
+const AS4 = { title: "Peppol AS4 profile v2", value: "peppol-transport-as4-v2_0", certificateTypes: ["Peppol AP"] };
 
 const seed = {
 	serviceProviders: [
@@ -69,6 +72,15 @@ beforeAll(async () => {
 				contact: { name: "Kari", email: "kari@ap.example", phoneNumber: "+47 22 33 44 55" },
 			},
 		],
+		accessPoints: [
+			{
+				identifier: AP1,
+				title: "AP one",
+				provider: APP1,
+				endpoints: [{ url: "https://one.example/as4", transportProfile: AS4 }],
+			},
+			{ identifier: AP2, title: "AP two", provider: APP1, endpoints: [] },
+		],
 	});
 	await broker.call("accounts.importSeed", seed);
 });
@@ -105,6 +117,7 @@ describe("service providers", () => {
 		expect(await broker.call("accounts.getServiceProvider", { identifier: SP1 })).toEqual({
 			identifier: SP1,
 			title: "alpha invoicing",
+			accessPoints: [],
 		});
 		expect(await broker.call("accounts.getServiceProvider", { identifier: UNKNOWN })).toBeNull();
 	});
@@ -120,7 +133,11 @@ describe("service providers", () => {
 		const added = await broker.call<ServiceProvider, object>("accounts.addServiceProvider", {
 			body: { title: "Midgard Faktura", identifier: "11111111-0000-4000-8000-0000000000a3" },
 		});
-		expect(added).toEqual({ identifier: "11111111-0000-4000-8000-0000000000a3", title: "Midgard Faktura" });
+		expect(added).toEqual({
+			identifier: "11111111-0000-4000-8000-0000000000a3",
+			title: "Midgard Faktura",
+			accessPoints: [],
+		});
 		expect(accountChanges).toEqual([{ serviceProvider: added.identifier }]);
 		expect(
 			(
@@ -344,5 +361,83 @@ describe("seed import", () => {
 			].sort(),
 		);
 		expect(await authenticate("fine", "fine-password")).toBeNull();
+	});
+});
+
+describe("the access points a service provider's participants receive through (decisions §13)", () => {
+	const admin = { meta: { user: { username: "admin", role: "ADMIN" } } };
+	const link = (identifier: string, accessPoints: string[]) =>
+		broker.call<ServiceProvider, object>(
+			"accounts.setServiceProviderAccessPoints",
+			{ identifier, body: { accessPoints: accessPoints.map((accessPoint) => ({ identifier: accessPoint })) } },
+			admin,
+		);
+
+	test("ADMIN links access points: the provider's answers and the internal reads show them, audited, broadcast", async () => {
+		const audits = await auditOutbox().count();
+		expect(await link(SP1, [AP2, AP1.toUpperCase()])).toEqual({
+			identifier: SP1,
+			title: "alpha invoicing",
+			accessPoints: [{ identifier: AP2 }, { identifier: AP1 }],
+		});
+		expect(accountChanges).toEqual([{ serviceProvider: SP1 }]);
+		expect(await auditOutbox().count()).toBe(audits + 1);
+		const record = (await auditOutbox().find({})).find(
+			(audit) => (audit as { operation?: string }).operation === "setServiceProviderAccessPoints",
+		);
+		expect(record).toMatchObject({
+			resource: "serviceProvider",
+			resourceId: SP1,
+			actor: { username: "admin" },
+			after: { accessPoints: [AP2, AP1] },
+		});
+		const [provider] = await broker.call<ServiceProvider[], object>("accounts.serviceProviders", {
+			identifiers: [SP1],
+		});
+		expect(provider.accessPoints).toEqual([{ identifier: AP2 }, { identifier: AP1 }]);
+		expect(
+			(await broker.call<ServiceProvider, object>("accounts.getServiceProviderRecord", { identifier: SP1 }))
+				.accessPoints,
+		).toEqual([{ identifier: AP2 }, { identifier: AP1 }]);
+	});
+
+	test("an empty list unlinks them all", async () => {
+		await link(SP2, [AP1]);
+		expect((await link(SP2, [])).accessPoints).toEqual([]);
+	});
+
+	test("an unknown or repeated access point is a 400 on its field, and nothing changes", async () => {
+		const before = await broker.call("accounts.getServiceProviderRecord", { identifier: SP1 });
+		accountChanges.length = 0;
+		const error = await rejection(link(SP1, [AP1, UNKNOWN, AP1]));
+		expect(error.code).toBe(400);
+		expect((error.data as { violations: unknown[] }).violations).toEqual([
+			expect.objectContaining({ field: "accessPoints[1].identifier", code: "Exists", rejectedValue: UNKNOWN }),
+			expect.objectContaining({ field: "accessPoints[2].identifier", code: "Unique" }),
+		]);
+		expect(await broker.call("accounts.getServiceProviderRecord", { identifier: SP1 })).toEqual(before);
+		expect(accountChanges).toEqual([]);
+	});
+
+	test("an unknown service provider is a 404", async () => {
+		expect((await rejection(link(UNKNOWN, [AP1]))).code).toBe(404);
+	});
+
+	test("a seed names a provider's access points; one the registry does not have refuses the file whole", async () => {
+		await broker.call("accounts.importSeed", {
+			serviceProviders: [{ identifier: SP2, title: "Zeta Billing", accessPoints: [{ identifier: AP2 }] }],
+		});
+		const [provider] = await broker.call<ServiceProvider[], object>("accounts.serviceProviders", {
+			identifiers: [SP2],
+		});
+		expect(provider.accessPoints).toEqual([{ identifier: AP2 }]);
+		const error = await rejection(
+			broker.call("accounts.importSeed", {
+				serviceProviders: [{ identifier: SP2, title: "Zeta Billing", accessPoints: [{ identifier: UNKNOWN }] }],
+			}),
+		);
+		expect((error.data as { reasons: unknown[] }).reasons).toEqual([
+			{ path: "serviceProviders[0].accessPoints[0].identifier", message: expect.stringContaining(UNKNOWN) },
+		]);
 	});
 });

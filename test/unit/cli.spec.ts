@@ -19,6 +19,7 @@ import { createRegistryBroker } from "../../services";
 import { verifyPassword } from "../../src/platform/passwords";
 import { addParticipants, BILLING_PROCESS, DEMO_PROVIDER } from "../support/bulk";
 import globalSetup from "../support/global-setup";
+import { base64DerOf, certificatePem } from "../support/certificates";
 
 jest.setTimeout(180000);
 
@@ -348,6 +349,131 @@ describe("on a seeded store", () => {
 		expect(badEmail.err).toContain("contact.email");
 	});
 
+	test("access-points set-endpoints: one endpoint with a PEM certificate file, or a JSON list; an expired certificate is refused, nothing changed", async () => {
+		const NORDLYS_TEST = "33333333-0000-4000-8000-000000000002";
+		const pem = path.join(scratch, "ap-test.pem");
+		fs.writeFileSync(pem, await certificatePem(365, "PNO000102"));
+		const set = await ok(dir, [
+			"access-points",
+			"set-endpoints",
+			NORDLYS_TEST,
+			"--url",
+			"https://as4-test.nordlys-ap.example/as4",
+			"--transport-profile",
+			"peppol-transport-as4-v2_0",
+			"--transport-title",
+			"Peppol AS4 profile v2",
+			"--certificate-type",
+			"Peppol AP",
+			"--certificate-file",
+			pem,
+			"--activation-date",
+			"2026-01-01",
+			"--description",
+			"renewed",
+		]);
+		expect(set.err).toContain('access point "Nordlys AP test": 1 endpoint(s) set');
+		expect(set.err).toMatch(/certificate CN=PNO000102,O=Test AP,C=NO until \d{4}-\d{2}-\d{2}/);
+		const endpointsOf = async () =>
+			(
+				JSON.parse((await ok(dir, ["access-points", "list", "--json"])).out) as {
+					identifier: string;
+					endpoints: Record<string, unknown>[];
+				}[]
+			).find((accessPoint) => accessPoint.identifier === NORDLYS_TEST)?.endpoints;
+		expect(await endpointsOf()).toEqual([
+			{
+				url: "https://as4-test.nordlys-ap.example/as4",
+				transportProfile: {
+					title: "Peppol AS4 profile v2",
+					value: "peppol-transport-as4-v2_0",
+					certificateTypes: ["Peppol AP"],
+				},
+				certificate: base64DerOf(fs.readFileSync(pem, "utf8")),
+				activationDate: "2026-01-01",
+				description: "renewed",
+			},
+		]);
+
+		const list = path.join(scratch, "endpoints.json");
+		const profile = { title: "AS4", value: "peppol-transport-as4-v2_0", certificateTypes: [] };
+		fs.writeFileSync(
+			list,
+			JSON.stringify({
+				endpoints: [
+					{ url: "https://one.example/as4", transportProfile: profile },
+					{
+						url: "https://two.example/as4",
+						transportProfile: profile,
+						certificate: fs.readFileSync(pem, "utf8"),
+					},
+				],
+			}),
+		);
+		expect((await ok(dir, ["access-points", "set-endpoints", NORDLYS_TEST, "--file", list])).err).toContain(
+			"2 endpoint(s) set",
+		);
+		const before = await endpointsOf();
+		expect(before).toHaveLength(2);
+
+		const expired = path.join(scratch, "expired.pem");
+		fs.writeFileSync(expired, await certificatePem(-1));
+		const refused = await registry(dir, [
+			"access-points",
+			"set-endpoints",
+			NORDLYS_TEST,
+			"--url",
+			"https://x.example/as4",
+			"--transport-profile",
+			"p",
+			"--certificate-file",
+			expired,
+		]);
+		expect(refused.code).toBe(1);
+		expect(refused.err).toContain("endpoints[0].certificate");
+		expect(refused.err).toContain("the certificate has expired");
+		expect(await endpointsOf()).toEqual(before);
+		expect((await registry(dir, ["access-points", "set-endpoints", NORDLYS_TEST])).code).toBe(2);
+		expect(
+			(await registry(dir, ["access-points", "set-endpoints", NORDLYS_TEST, "--none", "--file", list])).code,
+		).toBe(2);
+	});
+
+	test("service-providers link-access-points replaces the list; an unknown access point is refused; --none unlinks", async () => {
+		const VIDDA = "11111111-0000-4000-8000-000000000003";
+		const linked = async () =>
+			(
+				JSON.parse((await ok(dir, ["service-providers", "list", "--json"])).out) as {
+					identifier: string;
+					accessPoints: { identifier: string }[];
+				}[]
+			).find((provider) => provider.identifier === VIDDA)?.accessPoints;
+		const run = await ok(dir, [
+			"service-providers",
+			"link-access-points",
+			VIDDA,
+			"33333333-0000-4000-8000-000000000002",
+			"33333333-0000-4000-8000-000000000003",
+		]);
+		expect(run.err).toContain('"Vidda Regnskapssystemer AS" receives through 2 access point(s)');
+		expect(await linked()).toEqual([
+			{ identifier: "33333333-0000-4000-8000-000000000002" },
+			{ identifier: "33333333-0000-4000-8000-000000000003" },
+		]);
+		const unknown = await registry(dir, [
+			"service-providers",
+			"link-access-points",
+			VIDDA,
+			"0f0f0f0f-0000-4000-8000-000000000000",
+		]);
+		expect(unknown.code).toBe(1);
+		expect(unknown.err).toContain("accessPoints[0].identifier");
+		expect(await linked()).toHaveLength(2);
+		expect((await registry(dir, ["service-providers", "link-access-points", VIDDA])).code).toBe(2);
+		await ok(dir, ["service-providers", "link-access-points", VIDDA, "--none"]);
+		expect(await linked()).toEqual([]);
+	});
+
 	test("lookup rebuild", async () => {
 		expect((await ok(dir, ["lookup", "rebuild"])).err).toContain(
 			"lookup rebuilt: 4 organization(s) from 4 participant(s)",
@@ -433,6 +559,23 @@ describe("export and import", () => {
 			.trimEnd()
 			.split("\n")
 			.map((line) => JSON.parse(line));
+	});
+
+	test("the export carries the SMP publishing data: service providers' access points, endpoints' certificates as base64 DER", () => {
+		const demo = JSON.parse(fs.readFileSync(DEMO, "utf8")) as {
+			serviceProviders: { identifier: string; accessPoints: unknown[] }[];
+			accessPoints: { identifier: string; endpoints: unknown[] }[];
+		};
+		for (const provider of demo.serviceProviders)
+			expect(records.find((record) => record.identifier === provider.identifier)).toMatchObject({
+				type: "serviceProvider",
+				accessPoints: provider.accessPoints,
+			});
+		for (const accessPoint of demo.accessPoints)
+			expect(records.find((record) => record.identifier === accessPoint.identifier)).toMatchObject({
+				type: "accessPoint",
+				endpoints: accessPoint.endpoints,
+			});
 	});
 
 	test("the export has every record once, a type on each line, in type order; hashes, never passwords", () => {
@@ -542,6 +685,12 @@ describe("export and import", () => {
 		const clash = at("participant", 30);
 		edit(clash, (record) => (record.identifier = "99999999-0000-4000-8000-000000000001"));
 		bad[clash + 1] = "already has participant";
+		const linked = at("serviceProvider", 1);
+		edit(linked, (record) => (record.accessPoints = [{ identifier: "33333333-0000-4000-8000-0000000000ff" }]));
+		bad[linked + 1] = "accessPoints[0].identifier: no access point 33333333-0000-4000-8000-0000000000ff";
+		const certificate = at("accessPoint", 1);
+		edit(certificate, (record) => ((record.endpoints as { certificate: string }[])[0].certificate = "AAAA"));
+		bad[certificate + 1] = "endpoints[0].certificate: must be one X.509 certificate";
 		lines.push(lines[at("serviceProvider")]);
 		bad[lines.length] = "duplicate serviceProvider identifier (also line 1)";
 		lines.push('{"type":"widget"}');

@@ -3,7 +3,7 @@
  * they belong to, a plain sentence per status, and the wait of a 429. The pages show exactly
  * what these functions return (test/integration/console.browser.spec.ts sees it in the browser).
  */
-import { describeFailure, fieldErrors, formFieldOf, retryAfterSeconds } from "../../console/src/errors";
+import { describeFailure, fieldErrors, formFieldOf, pathErrors, retryAfterSeconds } from "../../console/src/errors";
 
 /** A 400 body as the registry answers an add participant with several broken fields. */
 const refused = {
@@ -55,6 +55,7 @@ test("a 400 with errors[] says fields need attention and carries them; other sta
 		status: 400,
 		message: "Some fields need attention.",
 		fields: fieldErrors(refused.errors),
+		paths: pathErrors(refused.errors),
 	});
 	expect(describeFailure(400, { message: "Unreadable JSON" })).toEqual({
 		status: 400,
@@ -94,4 +95,17 @@ test("a 429 tells how long to wait, from Retry-After in seconds or as a date", (
 	expect(retryAfterSeconds("soon", now)).toBeUndefined();
 	// Only a 429 waits: a Retry-After on another status is not a lockout.
 	expect(describeFailure(503, {}, "5").retryAfterSeconds).toBeUndefined();
+});
+
+test("a list's field errors are also kept at their exact paths, for forms that edit each item", () => {
+	expect(
+		pathErrors([
+			{ field: "endpoints[1].certificate", code: "CertificateExpired" },
+			{ field: "endpoints[1].certificate", code: "Size" },
+			{ field: "endpoints[0].url", code: "Pattern" },
+		]),
+	).toEqual({
+		"endpoints[1].certificate": "This certificate has expired; Too short or too long",
+		"endpoints[0].url": "Not in the expected format",
+	});
 });

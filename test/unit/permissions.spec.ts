@@ -120,3 +120,37 @@ test("an operation open to anonymous callers stays open without a caller; intern
 	await expect(broker.call("catalog.findProcesses", {})).resolves.toMatchObject({ content: expect.any(Array) });
 	await expect(broker.call("catalog.allProcesses", {})).resolves.toEqual(expect.any(Array));
 });
+
+test("SMP publishing data: only an access point provider or ADMIN sets endpoints, only ADMIN links access points; others 403 and nothing changes", async () => {
+	const ACCESS_POINT = "33333333-0000-4000-8000-000000000001";
+	const before = await broker.call("accessPoints.get", { identifier: ACCESS_POINT }, { meta: { user: sp1 } });
+	for (const user of [sp1, authority]) {
+		expect(
+			await failure(
+				broker.call(
+					"accessPoints.setEndpoints",
+					{ identifier: ACCESS_POINT, body: { endpoints: [] } },
+					{ meta: { user } },
+				),
+			),
+		).toMatchObject({ code: 403, type: "AccessDeniedException" });
+	}
+	for (const user of [sp1, accessPointProvider, authority]) {
+		expect(
+			await failure(
+				broker.call(
+					"accounts.setServiceProviderAccessPoints",
+					{ identifier: SP1, body: { accessPoints: [] } },
+					{ meta: { user } },
+				),
+			),
+		).toMatchObject({ code: 403, type: "AccessDeniedException" });
+	}
+	expect(await broker.call("accessPoints.get", { identifier: ACCESS_POINT }, { meta: { user: sp1 } })).toEqual(
+		before,
+	);
+	const provider = await broker.call<{ accessPoints: unknown[] }, object>("accounts.getServiceProvider", {
+		identifier: SP1,
+	});
+	expect(provider.accessPoints).toEqual([{ identifier: ACCESS_POINT }]);
+});

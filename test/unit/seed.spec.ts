@@ -19,6 +19,7 @@ import type { Seed } from "../../src/exchange/seed-file";
 import { referencesOutside, validateSeed } from "../../src/exchange/seed-validation";
 import { lineReasons } from "../../src/exchange/registry-export";
 import { LOOK_ALIKES, PLAIN_GLN } from "../support/look-alikes";
+import { certificatePem } from "../support/certificates";
 
 const DEMO: Seed = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "seed", "demo.json"), "utf8"));
 const UNKNOWN = "0f0f0f0f-0000-4000-8000-000000000000";
@@ -231,6 +232,65 @@ describe("validateSeed", () => {
 		expect(referencesOutside(file).processes).toEqual([UNKNOWN]);
 		expect(validateSeed(file)).toHaveLength(1);
 		expect(validateSeed(file, { processes: [UNKNOWN] })).toEqual([]);
+	});
+
+	test("SMP publishing data (decisions §13): endpoint certificates and dates, service providers' access points, checked like the rest", async () => {
+		const expired = await certificatePem(-1);
+		const AS4 = { title: "AS4", value: "peppol-transport-as4-v2_0", certificateTypes: ["Peppol AP"] };
+		const AP = "33333333-0000-4000-8000-0000000000f1";
+		const file = {
+			accessPointProviders: DEMO.accessPointProviders,
+			accessPoints: [
+				{
+					identifier: AP,
+					title: "AP",
+					provider: (DEMO.accessPointProviders ?? [])[0].identifier,
+					endpoints: [
+						{ url: "https://ap.example/as4", transportProfile: AS4, certificate: "AAAA" },
+						{ url: "https://ap.example/as4", transportProfile: AS4, certificate: expired },
+						{
+							url: "https://ap.example/as4",
+							transportProfile: AS4,
+							activationDate: "2026-02-01",
+							expirationDate: "2026-01-01",
+							technicalContactUrl: "not a url",
+						},
+					],
+				},
+			],
+			serviceProviders: [
+				{
+					identifier: UNKNOWN,
+					title: "SP",
+					accessPoints: [{ identifier: AP }, { identifier: AP }, { identifier: "nope" }],
+				},
+				{
+					identifier: "11111111-0000-4000-8000-0000000000f2",
+					title: "SP two",
+					accessPoints: [{ identifier: "33333333-0000-4000-8000-0000000000f9" }],
+				},
+			],
+		};
+		expect(referencesOutside(file).accessPoints).toContain("33333333-0000-4000-8000-0000000000f9");
+		expect(validateSeed(file).map((reason) => reason.path)).toEqual([
+			"accessPoints[0].endpoints[2].technicalContactUrl",
+			"serviceProviders[0].accessPoints[2].identifier",
+			"serviceProviders[0].accessPoints[2].identifier",
+			"serviceProviders[1].accessPoints[0].identifier",
+			"accessPoints[0].endpoints[0].certificate",
+			"accessPoints[0].endpoints[1].certificate",
+			"accessPoints[0].endpoints[2].expirationDate",
+			"serviceProviders[0].accessPoints[1].identifier",
+		]);
+		expect(
+			validateSeed(file, { accessPoints: ["33333333-0000-4000-8000-0000000000f9"] }).map((reason) => reason.path),
+		).not.toContain("serviceProviders[1].accessPoints[0].identifier");
+	});
+
+	test("the demo file gives every endpoint a certificate and links every service provider to an access point", () => {
+		for (const accessPoint of DEMO.accessPoints ?? [])
+			for (const endpoint of accessPoint.endpoints) expect(endpoint.certificate).toMatch(/^MII[A-Za-z0-9+/]+=*$/);
+		for (const provider of DEMO.serviceProviders ?? []) expect(provider.accessPoints?.length).toBeGreaterThan(0);
 	});
 
 	test("a file that is not an object of sections is refused", () => {

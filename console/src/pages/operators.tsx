@@ -4,6 +4,7 @@ import {
 	Checkbox,
 	Group,
 	Modal,
+	MultiSelect,
 	PasswordInput,
 	Progress,
 	Select,
@@ -21,6 +22,7 @@ import type { Schemas } from "../../../client/index";
 type Job = Schemas["ProcessReplacementJob"];
 type JobResult = Schemas["ProcessReplacementResult"];
 type ServiceProvider = Schemas["ServiceProvider"];
+type AccessPoint = Schemas["AccessPoint"];
 
 /** How often the page reads a running job again. */
 const FOLLOW_MS = 400;
@@ -179,6 +181,20 @@ export function AccountsPage() {
 	const [newPassword, setNewPassword] = useState("");
 	const [failure, setFailure] = useState<Failure | null>(null);
 	const [notice, setNotice] = useState("");
+	// The access points a provider may receive through (decisions §13): every one, by title.
+	const [accessPoints, setAccessPoints] = useState<AccessPoint[]>([]);
+	const [linking, setLinking] = useState<ServiceProvider | null>(null);
+	const [linked, setLinked] = useState<string[]>([]);
+	useEffect(() => {
+		ok<Page<AccessPoint>>(
+			client.GET("/rest/api/accessPoints", { params: { query: { page: 0, size: 1000, sort: ["title,ASC"] } } }),
+		).then(
+			(page) => setAccessPoints(page.content),
+			(error) => setFailure(failureOf(error)),
+		);
+	}, [client]);
+	const accessPointTitle = (identifier: string) =>
+		accessPoints.find((accessPoint) => accessPoint.identifier === identifier)?.title ?? identifier;
 	const act = async (work: () => Promise<unknown>, done: string) => {
 		try {
 			await work();
@@ -350,8 +366,72 @@ export function AccountsPage() {
 				columns={[
 					{ label: "Title", sort: "title", render: (row) => row.title },
 					{ label: "Identifier", render: (row) => row.identifier },
+					{
+						label: "Receives through",
+						render: (row) =>
+							(row.accessPoints ?? [])
+								.map((accessPoint) => accessPointTitle(accessPoint.identifier))
+								.join(", "),
+					},
+					{
+						label: "Actions",
+						render: (row) => (
+							<Button
+								size="compact-sm"
+								variant="subtle"
+								aria-label={`Choose the access points of ${row.title}`}
+								onClick={() => {
+									setLinked((row.accessPoints ?? []).map((accessPoint) => accessPoint.identifier));
+									setLinking(row);
+								}}
+							>
+								Access points
+							</Button>
+						),
+					},
 				]}
 			/>
+			<Modal
+				lockScroll={false}
+				closeButtonProps={{ "aria-label": "Close" }}
+				opened={linking !== null}
+				onClose={() => setLinking(null)}
+				title={`Access points of ${linking?.title ?? ""}`}
+			>
+				<form
+					onSubmit={(event) => {
+						event.preventDefault();
+						const provider = linking as ServiceProvider;
+						setLinking(null);
+						void act(
+							() =>
+								ok(
+									client.PUT("/rest/api/service-providers/{identifier}/access-points", {
+										params: { path: { identifier: provider.identifier } },
+										body: { accessPoints: linked.map((identifier) => ({ identifier })) },
+									}),
+								),
+							`${provider.title} receives through ${linked.length} access point(s).`,
+						);
+					}}
+				>
+					<Stack>
+						<MultiSelect
+							label="Its participants receive through"
+							description="The SMP answers publish these access points' endpoints for the provider's participants"
+							data={accessPoints.map((accessPoint) => ({
+								value: accessPoint.identifier,
+								label: `${accessPoint.title} (${accessPoint.provider.title})`,
+							}))}
+							value={linked}
+							onChange={setLinked}
+							searchable
+							clearable
+						/>
+						<Button type="submit">Save access points</Button>
+					</Stack>
+				</form>
+			</Modal>
 			<Modal
 				lockScroll={false}
 				closeButtonProps={{ "aria-label": "Close" }}

@@ -1,4 +1,4 @@
-/** Transfers, the change feed, the audit trail, access points and the caller's own account. */
+/** Transfers, the change feed, the audit trail and the caller's own account. */
 import { Button, Code, Group, Stack, Table, Text, TextInput, Title } from "@mantine/core";
 import { useEffect, useState, type FormEvent } from "react";
 import { ok, sortParam, type Page } from "../api";
@@ -8,7 +8,6 @@ import type { Schemas } from "../../../client/index";
 
 type Transfer = Schemas["Transfer"];
 type AuditEvent = Schemas["AuditEvent"];
-type AccessPoint = Schemas["AccessPoint"];
 type Change = Schemas["Change"];
 
 export function TransfersPage() {
@@ -255,38 +254,6 @@ export function AuditPage() {
 					{ label: "Operation", sort: "operation", render: (row) => row.operation },
 					{ label: "By", render: (row) => row.actor?.username ?? "" },
 					{ label: "Record", render: (row) => `${row.resource} ${row.resourceId}` },
-				]}
-			/>
-		</Stack>
-	);
-}
-
-export function AccessPointsPage() {
-	const { client } = useSignedIn();
-	return (
-		<Stack>
-			<Title order={1}>Access points</Title>
-			<PagedTable<AccessPoint>
-				caption="Access points"
-				rowKey={(row) => row.identifier}
-				initialSort={{ field: "title", descending: false }}
-				load={(page, size, sorting) =>
-					ok<Page<AccessPoint>>(
-						client.GET("/rest/api/accessPoints", {
-							params: { query: { page, size, sort: sortParam(sorting.field, sorting.descending) } },
-						}),
-					)
-				}
-				columns={[
-					{ label: "Title", sort: "title", render: (row) => row.title },
-					{ label: "Provider", render: (row) => row.provider.title },
-					{
-						label: "Endpoints",
-						render: (row) =>
-							row.endpoints
-								.map((endpoint) => `${endpoint.url} (${endpoint.transportProfile.value ?? ""})`)
-								.join(", "),
-					},
 				]}
 			/>
 		</Stack>
