@@ -21,6 +21,7 @@ import {
 	endpointAnswer,
 	endpointViolations,
 	storedEndpoint,
+	type AccessPointEndpoints,
 	type Endpoint,
 } from "../../src/contract/endpoints";
 import { expiresWithin } from "../../src/contract/certificates";
@@ -58,15 +59,6 @@ export interface AccessPointRecord extends StoredDoc {
 	/** The access point provider's identifier. */
 	provider: string;
 	/** Certificates as base64 DER; optional fields only when set (src/contract/endpoints.ts). */
-	endpoints: Endpoint[];
-}
-
-/** An access point's endpoints for SMP answers (`accessPoints.endpointsOf`): the stored endpoints, certificates as base64 DER. */
-export interface AccessPointEndpoints {
-	identifier: string;
-	title: string;
-	/** The access point provider's identifier. */
-	provider: string;
 	endpoints: Endpoint[];
 }
 

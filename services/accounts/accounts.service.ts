@@ -252,13 +252,20 @@ const AccountsServiceSchema: ServiceSchema = {
 			},
 		},
 
+		/** The service providers asked for, in that order (unknown ones left out); all of them when none are named (the lookup's directory). */
 		serviceProviders: {
 			visibility: "public",
-			params: { identifiers: { type: "array", items: "string" } },
+			params: { identifiers: { type: "array", items: "string", optional: true } },
 			async handler(
 				this: AccountsService,
-				ctx: RegistryContext<{ identifiers: string[] }>,
+				ctx: RegistryContext<{ identifiers?: string[] }>,
 			): Promise<ServiceProvider[]> {
+				if (!ctx.params.identifiers) {
+					const all: ServiceProvider[] = [];
+					for await (const record of this.collections.serviceProviders.iterate({}))
+						all.push(serviceProviderOf(record));
+					return all;
+				}
 				const asked = ctx.params.identifiers.map((identifier) => identifier.toLowerCase());
 				const found = new Map(
 					(await this.collections.serviceProviders.getMany([...new Set(asked)])).map((record) => [

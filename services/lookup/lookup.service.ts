@@ -25,8 +25,23 @@ import { newRecordIdentifier } from "../../src/platform/record-identifier";
 import { REGISTRY_METRICS, setMetric } from "../../src/platform/registry-metrics";
 import { isDuplicateKey, isStaleVersion } from "../../src/store/errors";
 import type { Collection } from "../../src/store/types";
+import { env } from "../../src/config/settings";
+import type { AccessPointEndpoints } from "../../src/contract/endpoints";
+import type { ServiceProvider } from "../../src/contract/model";
 import { AnswerCache } from "./answer-cache";
-import { CatalogCopy } from "./catalog-copy";
+import { ReferenceCopy } from "./reference-copy";
+import { bdxrServiceGroup, bdxrServiceMetadata } from "./smp/bdxr-smp2";
+import { splitQualifiedIdentifier } from "./smp/identifiers";
+import type { SmpServiceGroup } from "./smp/model";
+import { peppolServiceGroup, peppolServiceMetadata } from "./smp/peppol-smp";
+import {
+	accessPointDirectory,
+	serviceGroupOf,
+	serviceMetadataOf,
+	type AccessPointDirectory,
+	type DirectorySources,
+} from "./smp/publication";
+import { loadOrCreateSigningPair, SmpSigner } from "./smp/signing";
 import {
 	applyChange,
 	holdersMissingFrom,
@@ -61,7 +76,12 @@ interface LookupThis extends Service<Settings> {
 		organizationProcesses: Collection<OrganizationProcessesDoc>;
 		parkedChanges: Collection<ParkedChangeDoc>;
 	};
-	catalog: CatalogCopy;
+	catalog: ReferenceCopy<Process[], Map<string, Process>>;
+	/** Who receives through which endpoints, for the SMP answers. */
+	directory: ReferenceCopy<DirectorySources, AccessPointDirectory>;
+	signer: SmpSigner;
+	/** Part of every signed answer's name: answers signed with another certificate are not taken. */
+	signerName: string;
 	answers: AnswerCache;
 	parkedCount: PeriodicTask;
 	rebuilding: Promise<{ organizations: number; participants: number }> | null;
@@ -74,7 +94,18 @@ interface LookupThis extends Service<Settings> {
 	countParked(): Promise<number>;
 	rebuildNow(): Promise<{ organizations: number; participants: number }>;
 	readParticipantSets(organizationKey?: string): Promise<ParticipantSet[]>;
+	serviceGroup(participant: string, format: SmpFormat, host?: string): Promise<string>;
+	serviceMetadata(participant: string, documentType: string, format: SmpFormat): Promise<string>;
 }
+
+/** The two SMP interfaces (decisions §13): Peppol SMP 1.x at the root, OASIS SMP 2.0 under /bdxr-smp-2/. */
+type SmpFormat = "peppol" | "bdxr";
+
+const SMP_GROUP_PARAMS = { participant: { type: "string" }, host: { type: "string", optional: true } } as const;
+const SMP_METADATA_PARAMS = { participant: { type: "string" }, documentType: { type: "string" } } as const;
+
+/** A Host header that may go into a link: a host name or address and a port, nothing else. */
+const HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
 
 const MAX_WRITE_ATTEMPTS = 10;
 
@@ -88,7 +119,8 @@ function isChange(payload: unknown): payload is ParticipantChange {
 		Array.isArray(change.processes) &&
 		change.processes.every((id) => typeof id === "string") &&
 		Number.isInteger(change.version) &&
-		typeof change.deleted === "boolean"
+		typeof change.deleted === "boolean" &&
+		(change.serviceProvider === undefined || typeof change.serviceProvider === "string")
 	);
 }
 
@@ -128,7 +160,7 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 				await this.catalog.loaded;
 				const { organizationKey } = organization;
 				const anonymous = !ctx.meta.user;
-				const { digest, processes } = this.catalog;
+				const { digest, value: processes } = this.catalog;
 				const answer = await this.answers.get(
 					organizationKey,
 					anonymous ? "visible" : "all",
@@ -140,6 +172,32 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 				);
 				if (answer === null) throw NotFound.organization(ctx.params.qualifiedIdentifier);
 				return answer;
+			},
+		},
+
+		/** SMP lookups (decisions §13, docs/smp.md): the answers as XML text, signed where the specification signs. */
+		peppolServiceGroup: {
+			params: SMP_GROUP_PARAMS,
+			handler(this: LookupThis, ctx: Context<{ participant: string; host?: string }>): Promise<string> {
+				return this.serviceGroup(ctx.params.participant, "peppol", ctx.params.host);
+			},
+		},
+		peppolServiceMetadata: {
+			params: SMP_METADATA_PARAMS,
+			handler(this: LookupThis, ctx: Context<{ participant: string; documentType: string }>): Promise<string> {
+				return this.serviceMetadata(ctx.params.participant, ctx.params.documentType, "peppol");
+			},
+		},
+		bdxrServiceGroup: {
+			params: SMP_GROUP_PARAMS,
+			handler(this: LookupThis, ctx: Context<{ participant: string }>): Promise<string> {
+				return this.serviceGroup(ctx.params.participant, "bdxr");
+			},
+		},
+		bdxrServiceMetadata: {
+			params: SMP_METADATA_PARAMS,
+			handler(this: LookupThis, ctx: Context<{ participant: string; documentType: string }>): Promise<string> {
+				return this.serviceMetadata(ctx.params.participant, ctx.params.documentType, "bdxr");
 			},
 		},
 
@@ -224,6 +282,16 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 				.reload()
 				.catch((error) => this.logger.warn("lookup: catalog reload failed:", String(error)));
 		},
+		[EVENTS.accessPointsChanged](this: LookupThis) {
+			return this.directory
+				.reload()
+				.catch((error) => this.logger.warn("lookup: access point directory reload failed:", String(error)));
+		},
+		[EVENTS.accountsChanged](this: LookupThis) {
+			return this.directory
+				.reload()
+				.catch((error) => this.logger.warn("lookup: access point directory reload failed:", String(error)));
+		},
 		[EVENTS.lookupInvalidated](this: LookupThis, ctx: Context<{ organizationKey?: unknown }>) {
 			const { organizationKey } = ctx.params;
 			this.answers.forget(typeof organizationKey === "string" ? organizationKey : undefined);
@@ -231,6 +299,61 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 	},
 
 	methods: {
+		/** A service group: its content cached like the lookup's answers, its links written for this request. */
+		async serviceGroup(this: LookupThis, participant: string, format: SmpFormat, host?: string): Promise<string> {
+			const organization = parseParticipantIdentifier(participant);
+			if (!organization) throw NotFound.organization(participant);
+			await this.catalog.loaded;
+			const catalog = this.catalog.value;
+			const group = await this.answers.get<SmpServiceGroup | null>(
+				organization.organizationKey,
+				"smp-group",
+				this.catalog.digest,
+				async () => {
+					const doc = await this.collections.organizationProcesses.get(organization.organizationKey);
+					return { version: doc?.version ?? 0, answer: serviceGroupOf(doc, catalog) };
+				},
+			);
+			if (!group) throw NotFound.organization(participant);
+			if (format === "bdxr") return bdxrServiceGroup(group);
+			const publicUrl = env("SMP_PUBLIC_URL") || `http://${host && HOST.test(host) ? host : "localhost"}`;
+			return peppolServiceGroup(group, publicUrl);
+		},
+
+		/** A signed service metadata answer, cached signed (signing costs milliseconds; a cached answer none). */
+		async serviceMetadata(
+			this: LookupThis,
+			participant: string,
+			documentType: string,
+			format: SmpFormat,
+		): Promise<string> {
+			const organization = parseParticipantIdentifier(participant);
+			if (!organization) throw NotFound.organization(participant);
+			const asked = splitQualifiedIdentifier(documentType);
+			const unknownDocumentType = () =>
+				new NotFound(`document type ${documentType} is not published for ${participant}`);
+			if (!asked) throw unknownDocumentType();
+			await Promise.all([this.catalog.loaded, this.directory.loaded]);
+			const [catalog, directory] = [this.catalog.value, this.directory.value];
+			const answer = await this.answers.get<string | null>(
+				organization.organizationKey,
+				`smp-${format}|${this.signerName}|${documentType}`,
+				`${this.catalog.digest}.${this.directory.digest}`,
+				async () => {
+					const doc = await this.collections.organizationProcesses.get(organization.organizationKey);
+					const metadata = serviceMetadataOf(doc, catalog, directory, asked);
+					const signed = !metadata
+						? null
+						: format === "peppol"
+							? this.signer.signPeppol(peppolServiceMetadata(metadata))
+							: this.signer.signBdxr(bdxrServiceMetadata(metadata));
+					return { version: doc?.version ?? 0, answer: signed };
+				},
+			);
+			if (answer === null) throw unknownDocumentType();
+			return answer;
+		},
+
 		/** Applies a change; when the model changed, Redis is marked and every node forgets the organization. */
 		async applyChange(this: LookupThis, change: ParticipantChange): Promise<boolean> {
 			const version = await this.writeModel(change.organizationKey, (doc) => applyChange(doc, change));
@@ -328,10 +451,31 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 	},
 
 	created(this: LookupThis) {
-		this.catalog = new CatalogCopy(
+		this.catalog = new ReferenceCopy(
 			() => this.broker.call<Process[], Record<string, never>>("catalog.allProcesses", {}),
+			(processes) => new Map(processes.map((process) => [process.identifier, process])),
+			new Map(),
 			(error) =>
 				this.logger.warn("lookup: catalog reload failed (the previous copy answers meanwhile):", String(error)),
+		);
+		this.directory = new ReferenceCopy(
+			async () => ({
+				serviceProviders: await this.broker.call<ServiceProvider[], Record<string, never>>(
+					"accounts.serviceProviders",
+					{},
+				),
+				accessPoints: await this.broker.call<AccessPointEndpoints[], Record<string, never>>(
+					"accessPoints.endpointsOf",
+					{},
+				),
+			}),
+			accessPointDirectory,
+			new Map(),
+			(error) =>
+				this.logger.warn(
+					"lookup: access point directory reload failed (the previous copy answers meanwhile):",
+					String(error),
+				),
 		);
 		const redis = redisOf(this.broker);
 		this.answers = new AnswerCache({
@@ -351,14 +495,29 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 	},
 
 	async started(this: LookupThis) {
+		const pair = await loadOrCreateSigningPair({
+			keyFile: env("SMP_KEY_FILE"),
+			certificateFile: env("SMP_CERTIFICATE_FILE"),
+			dataDir: env("DATA_DIR"),
+			log: this.logger,
+		});
+		this.signer = new SmpSigner(pair.privateKey, pair.certificate);
+		this.signerName = this.signer.fingerprint;
 		await this.catalog.reload();
 		this.catalog.start(copyMaxAgeMs(this.broker, this.settings.localTtlMs));
+		// JSON lookups do not wait for the directory: only the SMP service metadata answers need it.
+		void this.broker
+			.waitForServices(["accounts", "accessPoints"])
+			.then(() => this.directory.reload())
+			.catch((error) => this.logger.warn("lookup: access point directory not loaded yet:", String(error)));
+		this.directory.start(copyMaxAgeMs(this.broker, this.settings.localTtlMs));
 		await this.countParked();
 		this.parkedCount.start(this.settings.parkedCountIntervalMs);
 	},
 
 	async stopped(this: LookupThis) {
 		await this.catalog.stop();
+		await this.directory.stop();
 		await this.parkedCount.stop();
 	},
 };

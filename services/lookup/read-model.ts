@@ -10,6 +10,8 @@ import type { ModelSpec, StoredDoc } from "../../src/store/types";
 export interface Holder {
 	processes: string[];
 	version: number;
+	/** The participant's service provider: its access points are the processes' endpoints in the SMP answers. */
+	serviceProvider?: string;
 	/** The participant's incarnation: a later one (re-created with the same identifier) wins whatever its version. */
 	incarnation?: string;
 	/**
@@ -45,7 +47,12 @@ export function applyChange(
 	const incarnation = change.incarnation ? { incarnation: change.incarnation } : {};
 	const holder: Holder = change.deleted
 		? { processes: [], version: change.version, deleted: true, ...incarnation }
-		: { processes: [...change.processes], version: change.version, ...incarnation };
+		: {
+				processes: [...change.processes],
+				version: change.version,
+				...(change.serviceProvider ? { serviceProvider: change.serviceProvider } : {}),
+				...incarnation,
+			};
 	return {
 		identifier: change.organizationKey,
 		...(doc?.version !== undefined ? { version: doc.version } : {}),
@@ -53,10 +60,16 @@ export function applyChange(
 	};
 }
 
-/** Is the change newer than what is known of its participant: a later incarnation, or a later version of the same? */
+/**
+ * Is the change newer than what is known of its participant: a later incarnation, or a later
+ * version of the same? The same version naming the service provider a model written before
+ * holders had one lacks counts as newer, so a rebuild fills it in.
+ */
 function isNewer(change: ParticipantChange, known: Holder): boolean {
 	const [changed, held] = [change.incarnation ?? "", known.incarnation ?? ""];
-	return changed === held ? change.version > known.version : changed > held;
+	if (changed !== held) return changed > held;
+	if (change.version === known.version) return !known.serviceProvider && !!change.serviceProvider && !known.deleted;
+	return change.version > known.version;
 }
 
 /**
@@ -96,6 +109,23 @@ export function holdersMissingFrom(
 }
 
 /**
+ * The processes the organization's live participants hold, each with the service provider of its
+ * holder (decisions §6: one per organization and process); null when it has no live participant.
+ */
+export function heldProcesses(doc: OrganizationProcessesDoc | null): Map<string, string | undefined> | null {
+	if (!doc) return null;
+	const held = new Map<string, string | undefined>();
+	let live = false;
+	for (const participant in doc.holders) {
+		const holder = doc.holders[participant];
+		if (holder.deleted) continue;
+		live = true;
+		for (const id of holder.processes) if (!held.has(id)) held.set(id, holder.serviceProvider);
+	}
+	return live ? held : null;
+}
+
+/**
  * The answer: the processes the organization's participants hold, as full Process objects in a
  * stable order (qualified identifier, then identifier); null when it has no participant (404).
  * Processes the catalog no longer has are left out; anonymous callers see only visible ones,
@@ -106,28 +136,25 @@ export function organizationAnswer(
 	catalog: ReadonlyMap<string, Process>,
 	anonymous: boolean,
 ): Process[] | null {
-	const ids = new Set<string>();
-	let live = false;
-	for (const participant in doc?.holders) {
-		const holder = (doc as OrganizationProcessesDoc).holders[participant];
-		if (holder.deleted) continue;
-		live = true;
-		for (const id of holder.processes) ids.add(id);
-	}
-	if (!live) return null;
+	const held = heldProcesses(doc);
+	if (!held) return null;
 	const answer: Process[] = [];
-	for (const id of ids) {
+	for (const id of held.keys()) {
 		const process = catalog.get(id);
 		if (!process) continue;
 		if (!anonymous) answer.push(process);
-		else if (process.visible !== false)
-			answer.push({
-				...process,
-				documentTypes: onlyVisible(process.documentTypes),
-				dependencies: onlyVisible(process.dependencies),
-			});
+		else if (process.visible !== false) answer.push(visiblePartsOf(process));
 	}
 	return answer.sort(byQualifiedIdentifier);
+}
+
+/** A visible process as anonymous callers see it: without its hidden document types and dependencies. */
+export function visiblePartsOf(process: Process): Process {
+	return {
+		...process,
+		documentTypes: onlyVisible(process.documentTypes),
+		dependencies: onlyVisible(process.dependencies),
+	};
 }
 
 function onlyVisible<T extends { visible?: boolean }>(items: T[]): T[] {

@@ -105,6 +105,7 @@ export function planChange(
 		version,
 		deleted: !after,
 		serviceProviders,
+		...(after ? { serviceProvider: after.serviceProvider } : {}),
 	};
 	const outbox: ParticipantChangeOutboxDoc = {
 		identifier: newRecordIdentifier(),

@@ -269,6 +269,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 					organizationKey: doc.organizationKey,
 					processes: doc.processIds,
 					version: doc.version ?? 1,
+					serviceProvider: doc.serviceProvider,
 				}));
 			},
 		},

@@ -36,6 +36,25 @@ export const ENV_VARS: EnvVar[] = [
 		description: "Directory of the embedded store (one SQLite file per service); ':memory:' keeps nothing",
 	},
 	{
+		name: "SMP_KEY_FILE",
+		default: "",
+		description:
+			"Private key (PEM) that signs the SMP answers, with SMP_CERTIFICATE_FILE; unset: a self-signed pair made under DATA_DIR (not for production)",
+		secret: true,
+	},
+	{
+		name: "SMP_CERTIFICATE_FILE",
+		default: "",
+		description: "Certificate (PEM) of SMP_KEY_FILE, published in every signed SMP answer",
+		secret: true,
+	},
+	{
+		name: "SMP_PUBLIC_URL",
+		default: "",
+		description:
+			"The registry's address as the network reaches it (https://smp.example.org), for the links in SMP service groups; unset: http:// and the request's Host",
+	},
+	{
 		name: "MONGO_URI",
 		default: "",
 		description: "mongodb://… selects MongoDB (mongoose) instead of the embedded store; carries its credentials",

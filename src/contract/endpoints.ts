@@ -31,6 +31,15 @@ export interface Endpoint {
 	technicalContactUrl?: string;
 }
 
+/** An access point's endpoints for SMP answers (`accessPoints.endpointsOf`): the stored endpoints, certificates as base64 DER. */
+export interface AccessPointEndpoints {
+	identifier: string;
+	title: string;
+	/** The access point provider's identifier. */
+	provider: string;
+	endpoints: Endpoint[];
+}
+
 /** An endpoint as a request or a seed file gives it: optional fields may be null or "" (absent). */
 export type EndpointInput = Omit<Endpoint, OptionalField> & Partial<Record<OptionalField, string | null>>;
 

@@ -33,6 +33,8 @@ export interface ParticipantChange {
 	deleted: boolean;
 	/** Its owners before and after (a transfer names both); absent in changes written before it existed. */
 	serviceProviders?: string[];
+	/** Its service provider after the change (absent when deleted): whose access points receive its documents (SMP). */
+	serviceProvider?: string;
 }
 
 /**

@@ -9,7 +9,7 @@ import AccessPointsService from "../../services/access-points/access-points.serv
 import type { AccessPoint, AccessPointProvider } from "../../src/contract/model";
 import type { Page } from "../../src/contract/paging";
 import type { Collection, StoredDoc } from "../../src/store/types";
-import type { AccessPointEndpoints } from "../../services/access-points/access-points.service";
+import type { AccessPointEndpoints } from "../../src/contract/endpoints";
 import { base64DerOf, certificatePem } from "../support/certificates";
 
 const PROVIDER_A = "22222222-0000-4000-8000-0000000000a1";

@@ -36,11 +36,14 @@ const XML_NAMESPACE = "http://www.w3.org/XML/1998/namespace";
 export class SmpSigner {
 	private readonly privateKey: KeyObject;
 	private readonly certificate: X509Certificate;
+	/** The signing certificate's SHA-256 fingerprint, hex without colons. */
+	readonly fingerprint: string;
 
 	/** Both in PEM; the key must belong to the certificate. */
 	constructor(privateKeyPem: string, certificatePem: string) {
 		this.certificate = new X509Certificate(certificatePem);
 		this.privateKey = createPrivateKey(privateKeyPem);
+		this.fingerprint = this.certificate.fingerprint256.replace(/:/g, "").toLowerCase();
 		if (!this.certificate.checkPrivateKey(this.privateKey))
 			throw new Error("the SMP signing key does not belong to the SMP signing certificate");
 	}
