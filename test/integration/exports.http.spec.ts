@@ -11,6 +11,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import request from "supertest";
+import { brokerEnv } from "../../src/platform/broker";
 import { addParticipants, DEMO_PROVIDER } from "../support/bulk";
 import { basic, TOPOLOGY, type RunningRegistry, REGISTRY_START_TIMEOUT_MS, startRegistry } from "../support/registry";
 import { NATS_URL } from "../support/servers";
@@ -108,6 +109,7 @@ inCluster(
 			...process.env,
 			TRANSPORTER: NATS_URL,
 			NAMESPACE: registry.broker.namespace,
+			CLUSTER_KEY: brokerEnv(registry.broker).CLUSTER_KEY,
 			DATA_DIR: ":memory:",
 			LOG_LEVEL: "error",
 		};
@@ -144,7 +146,13 @@ inCluster(
 inCluster(
 	"the REPL (npm run repl) joins the cluster with no services of its own: nodes, and a call answers",
 	async () => {
-		const env = { ...process.env, TRANSPORTER: NATS_URL, NAMESPACE: registry.broker.namespace, LOG_LEVEL: "error" };
+		const env = {
+			...process.env,
+			TRANSPORTER: NATS_URL,
+			NAMESPACE: registry.broker.namespace,
+			CLUSTER_KEY: brokerEnv(registry.broker).CLUSTER_KEY,
+			LOG_LEVEL: "error",
+		};
 		const repl = spawn(process.execPath, [path.join(__dirname, "..", "..", "dist", "cli", "repl.js")], {
 			env,
 			stdio: ["pipe", "pipe", "pipe"],
