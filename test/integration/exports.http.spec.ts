@@ -144,7 +144,7 @@ inCluster(
 );
 
 inCluster(
-	"the REPL (npm run repl) joins the cluster with no services of its own: nodes, and a call answers",
+	"the REPL (npm run repl) joins the cluster with no services of its own: nodes, a call answers, and `operator` calls a table action as the operator",
 	async () => {
 		const env = {
 			...process.env,
@@ -174,6 +174,9 @@ inCluster(
 			await waitFor("gateway-");
 			repl.stdin.write("call accounts.listServiceProviders\n");
 			await waitFor("Nordlys E-faktura AS");
+			// A table action needs a signed caller: `operator` names the operator, as the CLI does.
+			repl.stdin.write(`operator accounts.findAccounts '{"pageRequest":{"page":0,"size":10,"sort":[]}}'\n`);
+			await waitFor("app1");
 			repl.stdin.write("quit\n");
 			expect(await exited).toBe(0);
 		} finally {
