@@ -26,7 +26,7 @@ import { joinsCluster, withRegistry, type RegistryAccess } from "./registry/conn
 import { CliFailure, describeError, EXIT, PROCESS_IO, table, UsageError, writeLine, type CliIO } from "./registry/io";
 import { batchSize, exportRegistry, importRegistry, type Progress } from "./registry/ndjson";
 import { readNewPassword } from "./registry/password";
-import { AS_OPERATOR } from "./registry/operator";
+import { asOperator } from "./registry/operator";
 
 /** The services that own seed sections, and the lookup whose read model follows participants. */
 const SEED_OWNERS = ["accessPoints", "accounts", "catalog", "participants"];
@@ -106,7 +106,7 @@ async function addAccount(
 					...(options.accessPointProvider ? { accessPointProvider: options.accessPointProvider } : {}),
 				},
 			},
-			AS_OPERATOR,
+			asOperator(broker),
 		),
 	);
 	writeLine(
@@ -118,7 +118,7 @@ async function addAccount(
 async function disableAccount(io: CliIO, username: string): Promise<void> {
 	await withRegistry(io, ACCOUNTS, (broker) =>
 		broker
-			.call("accounts.disableAccount", { identifier: accountIdentifier(username) }, AS_OPERATOR)
+			.call("accounts.disableAccount", { identifier: accountIdentifier(username) }, asOperator(broker))
 			.catch((error: { code?: number }) => {
 				throw error.code === 404 ? new CliFailure(`no account ${username}; nothing changed`) : error;
 			}),
@@ -136,7 +136,7 @@ async function resetPassword(io: CliIO, username: string): Promise<void> {
 		await broker.call(
 			"accounts.resetPassword",
 			{ identifier: accountIdentifier(username), body: { password } },
-			AS_OPERATOR,
+			asOperator(broker),
 		);
 	});
 	writeLine(io.stderr, `password of ${username} reset`);
@@ -162,7 +162,7 @@ async function addServiceProvider(io: CliIO, title: string, options: { identifie
 		broker.call<ServiceProvider, object>(
 			"accounts.addServiceProvider",
 			{ body: { title, ...(options.identifier ? { identifier: options.identifier } : {}) } },
-			AS_OPERATOR,
+			asOperator(broker),
 		),
 	);
 	writeLine(io.stdout, provider.identifier);
@@ -196,7 +196,7 @@ async function linkAccessPoints(
 		broker.call<ServiceProvider, object>(
 			"accounts.setServiceProviderAccessPoints",
 			{ identifier: serviceProvider, body: { accessPoints: accessPoints.map((identifier) => ({ identifier })) } },
-			AS_OPERATOR,
+			asOperator(broker),
 		),
 	);
 	const count = provider.accessPoints?.length ?? 0;
@@ -294,7 +294,7 @@ async function setAccessPointEndpoints(io: CliIO, accessPoint: string, options: 
 		broker.call<AccessPoint, object>(
 			"accessPoints.setEndpoints",
 			{ identifier: accessPoint, body: { endpoints } },
-			AS_OPERATOR,
+			asOperator(broker),
 		),
 	);
 	writeLine(io.stderr, `access point "${answer.title}": ${answer.endpoints.length} endpoint(s) set`);
@@ -335,7 +335,7 @@ async function listAccessPoints(io: CliIO, options: { json?: boolean }): Promise
 			const found = await broker.call<Page<AccessPoint>, object>(
 				"accessPoints.find",
 				{ pageRequest },
-				AS_OPERATOR,
+				asOperator(broker),
 			);
 			all.push(...found.content);
 			if (found.last || found.content.length === 0) return all;

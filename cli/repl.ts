@@ -5,11 +5,32 @@
  * docs/operations.md "Moleculer REPL" shows the commands that matter here.
  *
  * A one-process registry (no TRANSPORTER) cannot be joined; the REPL then refuses (exit 2).
+ *
+ * `call` names no caller: it reaches internal actions, and the operations table's actions answer
+ * 401. `operator <action> [json]` calls as the operator CLI does: the operator (ADMIN), signed
+ * with the cluster key of the REPL's environment (src/platform/caller-signature.ts).
  */
 import os from "node:os";
+import util from "node:util";
 import type { ServiceBroker } from "moleculer";
 import { createRegistryBroker } from "../services";
 import { env } from "../src/config/settings";
+import { asOperator } from "./registry/operator";
+
+/** The REPL's `operator` command (moleculer-repl's custom command shape). */
+const OPERATOR_COMMAND = {
+	command: "operator <action> [jsonParams]",
+	description: "Calls an action as the operator (ADMIN), signed with the cluster key, as the operator CLI does",
+	async action(broker: ServiceBroker, args: { action: string; jsonParams?: string }): Promise<void> {
+		try {
+			const params = args.jsonParams ? JSON.parse(args.jsonParams) : {};
+			const answer = await broker.call(args.action, params, asOperator(broker));
+			process.stdout.write(`${util.inspect(answer, { depth: 8, colors: true })}\n`);
+		} catch (error) {
+			process.stdout.write(`>> ERROR: ${(error as Error).message ?? String(error)}\n`);
+		}
+	},
+};
 
 export function replBroker(source: NodeJS.ProcessEnv = process.env): ServiceBroker {
 	return createRegistryBroker({
@@ -22,6 +43,7 @@ export function replBroker(source: NodeJS.ProcessEnv = process.env): ServiceBrok
 				options: { level: source.LOG_LEVEL || "warn", formatter: "short", colors: false, moduleColors: false },
 			},
 			replDelimiter: "registry $",
+			replCommands: [OPERATOR_COMMAND],
 		},
 	});
 }

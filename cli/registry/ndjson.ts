@@ -42,7 +42,7 @@ import {
 import { reasonsOf } from "../../src/exchange/seed";
 import type { SeedCounts } from "../../src/exchange/upserts";
 import { CliFailure, writeLine, type CliIO } from "./io";
-import { AS_OPERATOR } from "./operator";
+import { asOperator } from "./operator";
 
 /** A long page or batch may take a while on a loaded registry. */
 const CALL_TIMEOUT_MS = 5 * 60 * 1000;
@@ -70,7 +70,9 @@ export async function exportRegistry(
 	pageSize: number,
 ): Promise<Record<RecordType, number>> {
 	const page = (request: ExportPageRequest) =>
+		// As the operator: accounts' pages carry password hashes (a signed ADMIN only, src/platform/permissions.ts).
 		broker.call<ExportPage, ExportPageRequest>(`${RECORD_OWNERS[request.type]}.exportRecords`, request, {
+			...asOperator(broker),
 			timeout: CALL_TIMEOUT_MS,
 		});
 	const totals = await Promise.all(RECORD_TYPES.map(async (type) => (await page({ type, limit: 1 })).total ?? 0));
@@ -520,7 +522,7 @@ async function disableAccounts(broker: ServiceBroker, file: string): Promise<num
 	let disabled = 0;
 	for (const account of accounts) {
 		if (wanted.has(account.username) && !account.disabled) {
-			await broker.call("accounts.disableAccount", { identifier: account.identifier }, AS_OPERATOR);
+			await broker.call("accounts.disableAccount", { identifier: account.identifier }, asOperator(broker));
 			disabled++;
 		}
 	}

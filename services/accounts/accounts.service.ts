@@ -45,6 +45,7 @@ import {
 	pageRequestRule,
 } from "../../src/contract/schemas";
 import { isDuplicateKey, isStaleVersion } from "../../src/store/errors";
+import { isSignedAuthentication } from "../../src/platform/caller-signature";
 import { hashPassword, prepareDummyHash, spendVerificationTime, verifyPassword } from "../../src/platform/passwords";
 import { SeedRefused } from "../../src/exchange/seed";
 import { type AccountRole, type AccountSeed, type ServiceProviderSeed } from "../../src/exchange/seed-file";
@@ -221,7 +222,10 @@ const AccountsServiceSchema: ServiceSchema = {
 	],
 
 	actions: {
-		/** Never throws for wrong credentials; spends the same time whether the username exists or not. */
+		/**
+		 * Never throws for wrong credentials; spends the same time whether the username exists or not.
+		 * Answers a gateway only (its signature for the username): no other node may test passwords here.
+		 */
 		authenticate: {
 			visibility: "public",
 			params: { username: "string", password: "string" },
@@ -230,6 +234,8 @@ const AccountsServiceSchema: ServiceSchema = {
 				ctx: RegistryContext<{ username: string; password: string }>,
 			): Promise<Caller | null> {
 				const { username, password } = ctx.params;
+				if (!isSignedAuthentication(this.broker, username, ctx.meta.authenticationSignature))
+					throw new AccessDenied();
 				const account =
 					password.length <= MAX_PASSWORD_LENGTH
 						? await this.collections.accounts.findOne({ username })
@@ -599,9 +605,13 @@ const AccountsServiceSchema: ServiceSchema = {
 			},
 		},
 
-		/** Operator CLI `export`: one page by key of service providers or accounts (src/exchange/registry-export.ts); accounts with their hash. */
+		/**
+		 * Operator CLI `export`: one page by key of service providers or accounts (src/exchange/registry-export.ts);
+		 * accounts with their hash, so for a signed ADMIN only (src/platform/permissions.ts), such as the CLI's operator.
+		 */
 		exportRecords: {
 			visibility: "public",
+			roles: ["ADMIN"],
 			params: exportPageParams(["serviceProvider", "account"]),
 			async handler(this: AccountsService, ctx: RegistryContext<ExportPageRequest>): Promise<ExportPage> {
 				if (ctx.params.type === "serviceProvider") {

@@ -1,12 +1,13 @@
 /**
  * The alias handler's work, behind every check of the hooks (docs/internals.md "The request
- * path"): bind the action's params, run an add with an Idempotency-Key once, call the operation's
- * action through the request's `api.rest` context (so its metrics and tracing see the call as the
- * request's), and write the answer.
+ * path"): bind the action's params, sign the caller, run an add with an Idempotency-Key once, call
+ * the operation's action through the request's `api.rest` context (so its metrics and tracing see
+ * the call as the request's), and write the answer.
  */
 import type { ServerResponse } from "node:http";
 import type { Caller } from "../../src/contract/model";
 import type { Operation } from "../../src/contract/operations";
+import { signCaller } from "../../src/platform/caller-signature";
 import { countMetric, REGISTRY_METRICS } from "../../src/platform/registry-metrics";
 import type { ServiceBroker } from "moleculer";
 import { bindParams } from "./bind";
@@ -28,6 +29,8 @@ export class OperationCalls {
 		const operation = state.operation as Operation;
 		const params = await bindParams(req, res, state, req.$params.query);
 		state.validated = params;
+		// Signed now, once the body is read: the identity's expiry runs from the call (src/platform/caller-signature.ts).
+		if (state.caller) req.$ctx.meta.userSignature = signCaller(this.parts.broker, state.caller);
 		const key = operation.idempotent ? idempotencyKeyOf(req.headers["idempotency-key"]) : undefined;
 		if (key !== undefined && state.caller) return this.callOnce(req, res, state, params, key);
 		writeAnswer(req, res, state, await req.$ctx.call(operation.action, params));

@@ -300,7 +300,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		 */
 		export: {
 			async handler(this: ParticipantsThis, ctx: RegistryContext<unknown>): Promise<Readable> {
-				// The gateway allows ADMIN only; internal callers (no user) are operators' tools.
+				// The table allows a signed ADMIN only (src/platform/permissions.ts): this repeats it where the stream is made.
 				if (ctx.meta.user && ctx.meta.user.role !== "ADMIN") throw new AccessDenied();
 				return exportStream(this.participants);
 			},

@@ -101,6 +101,20 @@ export const ENV_VARS: EnvVar[] = [
 	},
 	{ name: "NATS_TLS_KEY_FILE", default: "", description: "Private key (PEM) of NATS_TLS_CERT_FILE", secret: true },
 	{
+		name: "CLUSTER_KEY",
+		default: "",
+		description:
+			"The key every process of a cluster shares (at least 32 characters: openssl rand -base64 48): transporter packets and channel messages are sealed with keys derived from it, callers signed; required with TRANSPORTER",
+		secret: true,
+	},
+	{
+		name: "CLUSTER_KEY_PREVIOUS",
+		default: "",
+		description:
+			'During a rotation, the key being replaced: still the one sealed and signed with, and CLUSTER_KEY accepted beside it (docs/operations.md "Rotating the cluster key")',
+		secret: true,
+	},
+	{
 		name: "CACHER",
 		default: "",
 		description:

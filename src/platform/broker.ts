@@ -1,12 +1,15 @@
 /**
  * Builds a registry broker: the configuration of moleculer.config.ts with the registry's
- * middlewares (durable channels, the role check). services/index.ts adds the services a process runs.
+ * middlewares (sealed packets, durable channels, the role check), all keyed by the cluster key
+ * of its environment. services/index.ts adds the services a process runs.
  */
 import { ServiceBroker, type BrokerOptions, type Middleware as BrokerMiddleware } from "moleculer";
 import { checkCredentials } from "./connections";
 import { brokerOptions } from "../../moleculer.config";
 import { channelsMiddleware } from "./channels";
+import { bindClusterKeys, lazyClusterKeys, type ClusterKeys } from "./cluster-key";
 import { permissionsMiddleware } from "./permissions";
+import { sealedPacketsMiddleware } from "./sealed-packets";
 
 /**
  * Before anything connects, NATS and Redis are asked once whether they accept the registry's
@@ -16,9 +19,12 @@ function credentialsMiddleware(source: NodeJS.ProcessEnv): BrokerMiddleware {
 	return { name: "Credentials", starting: () => checkCredentials(source) } as unknown as BrokerMiddleware;
 }
 
-/** Middlewares every registry broker uses: the credentials check and the durable channels for participant changes. */
-function registryMiddlewares(source: NodeJS.ProcessEnv): NonNullable<BrokerOptions["middlewares"]> {
-	return [credentialsMiddleware(source) as never, channelsMiddleware(source) as never];
+/** Middlewares every registry broker uses: the start's checks (credentials, the cluster key) and the durable channels for participant changes. */
+function registryMiddlewares(
+	source: NodeJS.ProcessEnv,
+	keys: () => ClusterKeys,
+): NonNullable<BrokerOptions["middlewares"]> {
+	return [credentialsMiddleware(source) as never, channelsMiddleware(source, keys) as never];
 }
 
 /**
@@ -27,10 +33,10 @@ function registryMiddlewares(source: NodeJS.ProcessEnv): NonNullable<BrokerOptio
  * neither a cached answer nor a validation error. The broker is built with
  * `internalMiddlewares: false` and this list instead.
  */
-function internalMiddlewares(): NonNullable<BrokerOptions["middlewares"]> {
+function internalMiddlewares(keys: () => ClusterKeys): NonNullable<BrokerOptions["middlewares"]> {
 	const names = ServiceBroker.INTERNAL_MIDDLEWARES;
 	if (!names.includes("Cacher")) throw new Error(`moleculer's internal middlewares changed: ${names.join(", ")}`);
-	return names.flatMap((name) => (name === "Cacher" ? [name, permissionsMiddleware() as never] : [name]));
+	return names.flatMap((name) => (name === "Cacher" ? [name, permissionsMiddleware(keys) as never] : [name]));
 }
 
 export interface BrokerBuildOptions {
@@ -51,9 +57,15 @@ export function createBroker(options: BrokerBuildOptions = {}): ServiceBroker {
 	const source = options.env ?? process.env;
 	const base = brokerOptions(source);
 	const overrides = options.overrides ?? {};
-	const own = overrides.middlewares ?? [...registryMiddlewares(source), ...(base.middlewares ?? [])];
+	// Derived once, when first used: after the start's checks, which say why a key cannot be used.
+	const keys = lazyClusterKeys(source);
+	const own = [
+		...(overrides.middlewares ?? [...registryMiddlewares(source, keys), ...(base.middlewares ?? [])]),
+		// Every packet sealed, whatever the overrides; after the start's checks, whose `starting` comes first.
+		sealedPacketsMiddleware(keys) as never,
+	];
 	// Internal middlewares as moleculer adds them (after the broker's own), unless an override says otherwise.
-	const internal = overrides.internalMiddlewares === undefined ? internalMiddlewares() : [];
+	const internal = overrides.internalMiddlewares === undefined ? internalMiddlewares(keys) : [];
 	const broker = new ServiceBroker({
 		...base,
 		...overrides,
@@ -61,6 +73,7 @@ export function createBroker(options: BrokerBuildOptions = {}): ServiceBroker {
 		internalMiddlewares: overrides.internalMiddlewares ?? false,
 	});
 	brokerEnvironments.set(broker, source);
+	bindClusterKeys(broker, keys);
 	return broker;
 }
 

@@ -7,9 +7,11 @@
 import { Middleware } from "@moleculer/channels";
 import type { Middleware as BrokerMiddleware, ServiceBroker } from "moleculer";
 import { env } from "../config/settings";
+import { lazyClusterKeys, type ClusterKeys } from "./cluster-key";
 import { isNatsTransporter, natsConnectionOptions } from "./connections";
 import { PeriodicTask } from "./periodic-task";
 import { REGISTRY_METRICS, setMetric } from "./registry-metrics";
+import { SealedJsonSerializer } from "./sealed-messages";
 
 /** The channel participant changes are published on (docs/internals.md "Events and channels"). */
 export const PARTICIPANTS_CHANGED = "registry.participants.changed";
@@ -47,7 +49,10 @@ export function channelPrefix(namespace: string): string {
 
 const STREAM_MAX_AGE_NANOS = 7 * 24 * 3600 * 1e9;
 
-export function channelsAdapter(source: NodeJS.ProcessEnv = process.env): {
+export function channelsAdapter(
+	source: NodeJS.ProcessEnv = process.env,
+	keys: () => ClusterKeys = lazyClusterKeys(source),
+): {
 	type: string;
 	options: Record<string, unknown>;
 } {
@@ -58,6 +63,8 @@ export function channelsAdapter(source: NodeJS.ProcessEnv = process.env): {
 			type: "NATS",
 			options: {
 				prefix,
+				// Its own NATS connection, outside the transporter's sealing: sealed here (src/platform/sealed-messages.ts).
+				serializer: new SealedJsonSerializer(keys),
 				nats: {
 					// The transporter's servers, credentials and TLS (src/platform/connections.ts).
 					connectionOptions: { ...natsConnectionOptions(source, transporter), name: "registry-channels" },
@@ -204,9 +211,12 @@ export function channelsSubscribed(broker: ServiceBroker): Promise<void> {
 	return subscriptionsOf(broker).promise;
 }
 
-/** The middleware the broker registers (src/platform/broker.ts). */
-export function channelsMiddleware(source: NodeJS.ProcessEnv = process.env): BrokerMiddleware {
-	const adapter = channelsAdapter(source);
+/** The middleware the broker registers (src/platform/broker.ts), sealing with the broker's cluster keys. */
+export function channelsMiddleware(
+	source: NodeJS.ProcessEnv = process.env,
+	keys: () => ClusterKeys = lazyClusterKeys(source),
+): BrokerMiddleware {
+	const adapter = channelsAdapter(source, keys);
 	// The package's generated typings mark every option as required; the rest have defaults.
 	const middleware = Middleware({ adapter } as unknown as Parameters<typeof Middleware>[0]);
 	const nats = adapter.type === "NATS";
@@ -225,6 +235,8 @@ export function channelsMiddleware(source: NodeJS.ProcessEnv = process.env): Bro
 			else awaitInProcessConsumers(created, channelAdapter);
 		},
 		async started() {
+			// A node without a usable cluster key says why before it connects (the message of src/platform/cluster-key.ts).
+			if (nats) keys();
 			await middleware.started();
 			if (nats)
 				for (const channel of [PARTICIPANTS_CHANGED, REGISTRY_CHANGES]) await ensureStream(broker, channel);

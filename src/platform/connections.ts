@@ -12,6 +12,7 @@ import fs from "node:fs";
 import { connect, credsAuthenticator, nkeyAuthenticator, type ConnectionOptions } from "nats";
 import Redis from "ioredis";
 import { env, placeholderSecrets, SECRET_PLACEHOLDER } from "../config/settings";
+import { refuseClusterKeyProblems } from "./cluster-key";
 
 /** `scheme://user:secret@host` → `scheme://***@host`, for every URL of a comma list (and any text holding one). */
 export function redact(text: string): string {
@@ -174,14 +175,15 @@ export function refusePlaceholderSecrets(source: NodeJS.ProcessEnv = process.env
 }
 
 /**
- * Checks at start that no secret is still the shipped placeholder (refusePlaceholderSecrets), and
- * that NATS and Redis accept the registry's credentials, once each, so a
- * process that would be refused says so plainly and stops (server.ts exits 1) instead of
- * retrying for ever. A server that cannot be reached is not a credentials problem: the
+ * Checks at start that no secret is still the shipped placeholder (refusePlaceholderSecrets), that
+ * the cluster key is there and usable (src/platform/cluster-key.ts), and that NATS and Redis
+ * accept the registry's credentials, once each, so a process that would be refused says so
+ * plainly and stops (server.ts exits 1) instead of retrying for ever. A server that cannot be reached is not a credentials problem: the
  * process starts as before (it waits for NATS, and degrades while Redis is away).
  */
 export async function checkCredentials(source: NodeJS.ProcessEnv = process.env): Promise<void> {
 	refusePlaceholderSecrets(source);
+	refuseClusterKeyProblems(source);
 	const transporter = env("TRANSPORTER", source);
 	const cacher = env("CACHER", source);
 	const checks: Promise<void>[] = [];

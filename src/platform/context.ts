@@ -9,6 +9,10 @@ import type { Caller } from "../contract/model";
 export interface RegistryMeta {
 	/** The caller, as the gateway authenticated it; absent or null for anonymous calls (src/platform/permissions.ts). */
 	user?: Caller | null;
+	/** `user`'s signature and expiry (src/platform/caller-signature.ts): without a valid one, a user is refused. */
+	userSignature?: string;
+	/** The gateway's signature of an `accounts.authenticate` call (src/platform/caller-signature.ts). */
+	authenticationSignature?: string;
 }
 
 export type RegistryContext<P = unknown> = Context<P, RegistryMeta>;

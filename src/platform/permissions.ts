@@ -1,14 +1,21 @@
 /**
- * The operations table's roles, enforced on the node that runs the action (docs/internals.md
- * "Roles on every call"): the gateway refuses a role before it calls, and this broker
- * middleware refuses it again for a call that reaches the action some other way (another node
- * on the transporter, the REPL, a test). An action of the table may be called by the roles of
- * the operations that call it; actions outside the table (internal ones) are not checked here.
- * There is no system bypass: system work (relays, sweepers, seeding, bootstrap, jobs, the
- * lookup rebuild) calls internal actions only, so nothing in meta can switch the check off.
+ * Who may call an action, checked on the node that runs it (docs/internals.md "Roles on every
+ * call"): the gateway refuses a role before it calls, and this broker middleware refuses it again
+ * for a call that reaches the action some other way (another node on the transporter, the REPL,
+ * a test).
+ *
+ * - A call that carries a user must carry its signature (src/platform/caller-signature.ts), on
+ *   every action: an identity no gateway signed, or signed too long ago, is refused (403).
+ * - An action of the operations table may be called by the roles of the operations that call it;
+ *   an action outside it may declare `roles` in its schema (`accounts.exportRecords`: ADMIN).
+ *   No caller where ANONYMOUS is not allowed: 401.
+ * - Other actions (internal ones) take calls without a user: system work (relays, sweepers,
+ *   seeding, bootstrap, jobs, the lookup rebuild) calls only those, and carries no identity.
  */
 import type { Middleware as BrokerMiddleware } from "moleculer";
 import type { RegistryContext } from "./context";
+import type { ClusterKeys } from "./cluster-key";
+import { isSignedCaller } from "./caller-signature";
 import { AccessDenied, Unauthenticated } from "../contract/errors";
 import type { Role } from "../contract/model";
 import { OPERATIONS } from "../contract/operations";
@@ -33,19 +40,25 @@ export function actionRoles(): ReadonlyMap<string, ReadonlySet<Role>> {
 }
 
 /** The broker middleware (src/platform/broker.ts places it outside Validator and Cacher). */
-export function permissionsMiddleware(): BrokerMiddleware {
+export function permissionsMiddleware(keysOf: () => ClusterKeys): BrokerMiddleware {
 	const roles = actionRoles();
 	return {
 		name: "Permissions",
-		localAction(handler: (ctx: RegistryContext) => Promise<unknown>, action: { name: string }) {
-			const allowed = roles.get(action.name);
-			if (!allowed) return handler;
-			return function checkRole(this: unknown, ctx: RegistryContext): Promise<unknown> {
+		localAction(
+			handler: (ctx: RegistryContext) => Promise<unknown>,
+			action: { name: string; roles?: readonly Role[] },
+		) {
+			const allowed = roles.get(action.name) ?? (action.roles ? new Set(action.roles) : undefined);
+			return function checkCaller(this: unknown, ctx: RegistryContext): Promise<unknown> {
 				// As sent: a node on the transporter may put anything there.
 				const user = ctx.meta.user as unknown;
 				if (user === undefined || user === null)
-					return allowed.has("ANONYMOUS") ? handler.call(this, ctx) : Promise.reject(new Unauthenticated());
-				const role = (user as { role?: unknown }).role as Role;
+					return !allowed || allowed.has("ANONYMOUS")
+						? handler.call(this, ctx)
+						: Promise.reject(new Unauthenticated());
+				if (!isSignedCaller(keysOf(), user, ctx.meta.userSignature)) return Promise.reject(new AccessDenied());
+				if (!allowed) return handler.call(this, ctx);
+				const role = (user as { role: Role }).role;
 				return CALLER_ROLES.has(role) && allowed.has(role)
 					? handler.call(this, ctx)
 					: Promise.reject(new AccessDenied());

@@ -46,7 +46,14 @@ function subscriber(group: string, received: Map<number, Change>, deliveries: { 
 		namespace: cluster.namespace,
 		nodeID: `changes-follower-${group}-${Date.now()}`,
 		logger: false,
-		middlewares: [channelsMiddleware({ TRANSPORTER: NATS_URL, NAMESPACE: cluster.namespace }) as never],
+		// The cluster's key: its channel messages are sealed (src/platform/sealed-messages.ts).
+		middlewares: [
+			channelsMiddleware({
+				TRANSPORTER: NATS_URL,
+				NAMESPACE: cluster.namespace,
+				CLUSTER_KEY: cluster.env.CLUSTER_KEY,
+			}) as never,
+		],
 	});
 	broker.createService({
 		name: "follower",

@@ -4,6 +4,7 @@
  * consumer missing and create it; NATS refuses all but one ("consumer name already in use").
  * None of them may fail to start, and each change still goes to one node of the group.
  */
+import { randomBytes } from "node:crypto";
 import { ServiceBroker, type ServiceSchema } from "moleculer";
 import { channelsMiddleware, LOOKUP_GROUP, PARTICIPANTS_CHANGED, publishOnChannel } from "../../src/platform/channels";
 import { removeNamespace } from "../support/namespace-cleanup";
@@ -11,6 +12,8 @@ import { NATS_URL, REDIS_URL } from "../support/servers";
 import { pollUntil } from "./support";
 
 const NODES = 6;
+/** The channel's messages are sealed with it (src/platform/sealed-messages.ts). */
+const CLUSTER_KEY = randomBytes(48).toString("base64");
 
 test(`${NODES} lookup nodes subscribing to one group at the same moment all start, and a change goes to one of them`, async () => {
 	const namespace = `ch${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
@@ -19,7 +22,7 @@ test(`${NODES} lookup nodes subscribing to one group at the same moment all star
 		const broker = new ServiceBroker({
 			nodeID: `lookup-${index}`,
 			logger: false,
-			middlewares: [channelsMiddleware({ TRANSPORTER: NATS_URL, NAMESPACE: namespace }) as never],
+			middlewares: [channelsMiddleware({ TRANSPORTER: NATS_URL, NAMESPACE: namespace, CLUSTER_KEY }) as never],
 		});
 		broker.createService({
 			name: "lookup",

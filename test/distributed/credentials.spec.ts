@@ -113,6 +113,7 @@ suite("NATS and Redis with credentials", () => {
 			const env: NodeJS.ProcessEnv = {
 				...process.env,
 				NAMESPACE: cluster.namespace,
+				CLUSTER_KEY: cluster.env.CLUSTER_KEY,
 				SERVICES: "lookup",
 				PORT: String(port),
 				DATA_DIR: ":memory:",

@@ -19,9 +19,10 @@ import {
 	truthOf,
 } from "./support";
 import { REGISTRY_START_TIMEOUT_MS } from "../support/registry";
+import { callerMeta } from "../../src/platform/caller-signature";
 
 const NODES = ["lookup", "lookup2"];
-const ADMIN_META = { user: { username: "distributed-test", role: "ADMIN" } };
+const ADMIN = { username: "distributed-test", role: "ADMIN" } as const;
 
 let cluster: Cluster;
 
@@ -61,7 +62,7 @@ async function answerOn(name: string, organization: string): Promise<string[] | 
 		const processes = await cluster.broker.call<{ identifier: string }[], { qualifiedIdentifier: string }>(
 			"lookup.organizationProcesses",
 			{ qualifiedIdentifier: qid(organization) },
-			{ nodeID: nodeId(name), meta: ADMIN_META },
+			{ nodeID: nodeId(name), meta: callerMeta(cluster.broker, ADMIN) },
 		);
 		return processes.map((process) => process.identifier).sort();
 	} catch (error) {

@@ -11,6 +11,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import request from "supertest";
+import { brokerEnv } from "../../src/platform/broker";
 import { addParticipants, DEMO_PROVIDER } from "../support/bulk";
 import { basic, TOPOLOGY, type RunningRegistry, REGISTRY_START_TIMEOUT_MS, startRegistry } from "../support/registry";
 import { NATS_URL } from "../support/servers";
@@ -108,6 +109,7 @@ inCluster(
 			...process.env,
 			TRANSPORTER: NATS_URL,
 			NAMESPACE: registry.broker.namespace,
+			CLUSTER_KEY: brokerEnv(registry.broker).CLUSTER_KEY,
 			DATA_DIR: ":memory:",
 			LOG_LEVEL: "error",
 		};
@@ -142,9 +144,15 @@ inCluster(
 );
 
 inCluster(
-	"the REPL (npm run repl) joins the cluster with no services of its own: nodes, and a call answers",
+	"the REPL (npm run repl) joins the cluster with no services of its own: nodes, a call answers, and `operator` calls a table action as the operator",
 	async () => {
-		const env = { ...process.env, TRANSPORTER: NATS_URL, NAMESPACE: registry.broker.namespace, LOG_LEVEL: "error" };
+		const env = {
+			...process.env,
+			TRANSPORTER: NATS_URL,
+			NAMESPACE: registry.broker.namespace,
+			CLUSTER_KEY: brokerEnv(registry.broker).CLUSTER_KEY,
+			LOG_LEVEL: "error",
+		};
 		const repl = spawn(process.execPath, [path.join(__dirname, "..", "..", "dist", "cli", "repl.js")], {
 			env,
 			stdio: ["pipe", "pipe", "pipe"],
@@ -166,6 +174,9 @@ inCluster(
 			await waitFor("gateway-");
 			repl.stdin.write("call accounts.listServiceProviders\n");
 			await waitFor("Nordlys E-faktura AS");
+			// A table action needs a signed caller: `operator` names the operator, as the CLI does.
+			repl.stdin.write(`operator accounts.findAccounts '{"pageRequest":{"page":0,"size":10,"sort":[]}}'\n`);
+			await waitFor("app1");
 			repl.stdin.write("quit\n");
 			expect(await exited).toBe(0);
 		} finally {

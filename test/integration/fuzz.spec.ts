@@ -30,6 +30,7 @@ import { createHash } from "node:crypto";
 import fc from "fast-check";
 import type { ServiceBroker } from "moleculer";
 import { API_BASE, OPERATIONS, type Operation } from "../../src/contract/operations";
+import { callerMeta } from "../../src/platform/caller-signature";
 import { errorAnswerProblems, rawRequest, socketRequest, type RawAnswer, type RawRequest } from "../support/raw-http";
 import { basic, demoAccount, demoAuth, demoSeed, startRegistry, type RunningRegistry } from "../support/registry";
 
@@ -76,7 +77,7 @@ const AUTH: Record<string, string> = {
 	ADMIN: demoAuth("ADMIN"),
 	NETWORK_AUTHORITY: demoAuth("NETWORK_AUTHORITY"),
 };
-const ADMIN_CALLER = { username: demoAccount("ADMIN").username, role: "ADMIN" };
+const ADMIN_CALLER = { username: demoAccount("ADMIN").username, role: "ADMIN" } as const;
 
 let registry: RunningRegistry;
 let broker: ServiceBroker;
@@ -135,7 +136,7 @@ const OWNED: Record<string, string[]> = {
 const sha = (value: unknown) => createHash("sha256").update(JSON.stringify(value)).digest("base64");
 
 async function snapshot(): Promise<Snapshot> {
-	const asAdmin = { meta: { user: ADMIN_CALLER } };
+	const asAdmin = { meta: callerMeta(broker, ADMIN_CALLER) };
 	const all = { page: 0, size: 1000, sort: [] };
 	const [participants, sets, processes, documentTypes, accessPoints] = await Promise.all([
 		broker.call<unknown[], object>("participants.stream", { processes: true }, asAdmin),

@@ -8,6 +8,7 @@
  */
 import type { Readable } from "node:stream";
 import request from "supertest";
+import { callerMeta } from "../../src/platform/caller-signature";
 import { addParticipants } from "../support/bulk";
 import {
 	demoAccount,
@@ -126,7 +127,7 @@ test("participants.stream answers a stream whose first chunk comes before the re
 	const stream = await registry.broker.call<Readable, object>(
 		"participants.stream",
 		{},
-		{ meta: { user: { username: "admin", role: "ADMIN" } } },
+		{ meta: callerMeta(registry.broker, { username: "admin", role: "ADMIN" }) },
 	);
 	expect(typeof stream.pipe).toBe("function");
 	const chunks: string[] = [];

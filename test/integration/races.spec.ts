@@ -26,6 +26,8 @@ import path from "node:path";
 import type { ServiceBroker } from "moleculer";
 import { createRegistryBroker } from "../../services";
 import { importSeed } from "../../src/exchange/seed";
+import type { Caller } from "../../src/contract/model";
+import { callerMeta } from "../../src/platform/caller-signature";
 import { rawRequest, type RawAnswer } from "../support/raw-http";
 import { demoAccount, demoAuth, demoSeed } from "../support/registry";
 import { seededRandom as random } from "../support/seeded-random";
@@ -211,7 +213,7 @@ afterAll(async () => {
 
 /** A request straight to the second node's participants service, answered like the gateway would. */
 async function direct(op: Op, qualifiedIdentifier: string, uuids: Record<Name, string>): Promise<RawAnswer> {
-	const meta = { meta: { user: CALLERS[op.caller] } };
+	const meta = { meta: callerMeta(second, CALLERS[op.caller] as Caller) };
 	try {
 		switch (op.kind) {
 			case "update": {

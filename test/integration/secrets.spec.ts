@@ -16,6 +16,7 @@ import util from "node:util";
 import { Loggers, type LoggerConfig, type ServiceBroker } from "moleculer";
 import { brokerOptions } from "../../moleculer.config";
 import { createRegistryBroker } from "../../services";
+import { callerMeta } from "../../src/platform/caller-signature";
 import { accountIdentifier } from "../../services/accounts/accounts.service";
 import { OPERATIONS } from "../../src/contract/operations";
 import { importSeed } from "../../src/exchange/seed";
@@ -309,7 +310,7 @@ test("requests with right and wrong credentials, bodies with passwords, and ever
 });
 
 test("the operator's account actions with passwords: added, reset, refused", async () => {
-	const operator = { meta: { user: { username: "operator-cli", role: "ADMIN" } } };
+	const operator = { meta: callerMeta(broker, { username: "operator-cli", role: "ADMIN" }) };
 	await broker.call(
 		"accounts.addAccount",
 		{ body: { username: "secrets-test-user", password: OPERATOR_PASSWORD, role: "NETWORK_AUTHORITY" } },

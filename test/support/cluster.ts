@@ -2,9 +2,10 @@
  * The registry in distributed mode for tests: the gateway and every service as separate OS
  * processes (`node dist/server.js` with SERVICES=<one>), over the real NATS and Redis of this
  * machine, each with its own embedded store. Every run has its own NAMESPACE, so its
- * JetStream stream and Redis keys are its own; stop() removes them.
+ * JetStream stream and Redis keys are its own (stop() removes them), and its own CLUSTER_KEY.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -105,6 +106,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 		NAMESPACE: namespace,
 		LOG_LEVEL: "warn",
 		REQUEST_TIMEOUT: "5000",
+		// Every cluster its own key (src/platform/cluster-key.ts), as an operator makes one.
+		CLUSTER_KEY: randomBytes(48).toString("base64"),
 		...options.env,
 	};
 	const processes = new Map<string, ClusterProcess>();

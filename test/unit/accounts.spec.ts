@@ -8,6 +8,7 @@ import { Errors, ServiceBroker, type Service } from "moleculer";
 import AccessPointsService from "../../services/access-points/access-points.service";
 import AccountsService, { accountIdentifier, type AccountSummary } from "../../services/accounts/accounts.service";
 import type { Caller, ServiceProvider } from "../../src/contract/model";
+import { signAuthentication } from "../../src/platform/caller-signature";
 import { hashPassword } from "../../src/platform/passwords";
 import type { Collection, StoredDoc } from "../../src/store/types";
 
@@ -43,8 +44,13 @@ async function rejection(promise: Promise<unknown>): Promise<Errors.MoleculerErr
 	throw new Error("expected a rejection");
 }
 
+/** As a gateway asks (src/platform/caller-signature.ts). */
 const authenticate = (username: string, password: string) =>
-	broker.call<Caller | null, object>("accounts.authenticate", { username, password });
+	broker.call<Caller | null, object>(
+		"accounts.authenticate",
+		{ username, password },
+		{ meta: { authenticationSignature: signAuthentication(broker, username) } },
+	);
 
 function auditOutbox(): Collection<StoredDoc> {
 	return (broker.getLocalService("accounts") as Service & { collections: { auditOutbox: Collection<StoredDoc> } })

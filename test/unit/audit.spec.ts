@@ -17,6 +17,7 @@ import type { Caller, Participant } from "../../src/contract/model";
 import { OutboxRelay, type OutboxMessage } from "../../src/platform/outbox-relay";
 import type { Page } from "../../src/contract/paging";
 import { importSeed } from "../../src/exchange/seed";
+import { callerMeta } from "../../src/platform/caller-signature";
 import { SqliteStore } from "../../src/store";
 import type { Collection, StoredDoc } from "../../src/store/types";
 import { demoSeed } from "../support/registry";
@@ -60,7 +61,7 @@ const organizationNumber = organizationNumberSource(30_000_000);
 
 function caller(broker: ServiceBroker) {
 	return <T>(action: string, params: object, user?: Caller) =>
-		broker.call<T, object>(action, params, { meta: { user } });
+		broker.call<T, object>(action, params, { meta: user ? callerMeta(broker, user) : {} });
 }
 
 function events(

@@ -16,6 +16,7 @@ import type { ServiceBroker } from "moleculer";
 import { runRegistry } from "../../cli/registry";
 import type { CliIO } from "../../cli/registry/io";
 import { createRegistryBroker } from "../../services";
+import { callerMeta } from "../../src/platform/caller-signature";
 import { verifyPassword } from "../../src/platform/passwords";
 import { addParticipants, BILLING_PROCESS, DEMO_PROVIDER } from "../support/bulk";
 import globalSetup from "../support/global-setup";
@@ -536,7 +537,7 @@ describe("export and import", () => {
 		await ok(source, ["accounts", "disable", "retired"]);
 		await withServices(source, async (broker) => {
 			expect(await addParticipants(broker, BULK, { batch: 500 })).toBe(BULK);
-			const user = { username: "sp1", role: "SERVICE_PROVIDER", serviceProvider: DEMO_PROVIDER };
+			const user = { username: "sp1", role: "SERVICE_PROVIDER", serviceProvider: DEMO_PROVIDER } as const;
 			await broker.call(
 				"participants.update",
 				{
@@ -547,7 +548,7 @@ describe("export and import", () => {
 						deleteDate: "2099-12-31",
 					},
 				},
-				{ meta: { user } },
+				{ meta: callerMeta(broker, user) },
 			);
 		});
 		file = path.join(scratch, "registry.ndjson");

@@ -7,7 +7,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { parse, parseAllDocuments } from "yaml";
 import { SERVICE_SCHEMAS } from "../../services";
-import { ENV_VARS } from "../../src/config/settings";
+import { ENV_VARS, placeholderSecrets } from "../../src/config/settings";
+import { clusterKeyProblem } from "../../src/platform/cluster-key";
 
 const ROOT = path.join(__dirname, "..", "..");
 const IMAGE = "registry/participant-registry:0.1.0";
@@ -437,6 +438,33 @@ describe("deployment files agree with the code", () => {
 				expect(data[name]).toContain("CHANGE-ME");
 		});
 
+		it("every registry container has CLUSTER_KEY from the Secret, shipped as the placeholder the start refuses", () => {
+			const withKey = secrets.filter((secret) => (secret.stringData ?? {}).CLUSTER_KEY !== undefined);
+			expect(withKey.map((secret) => secret.stringData.CLUSTER_KEY)).toEqual(["CHANGE-ME"]);
+			expect(placeholderSecrets({ TRANSPORTER: "nats://nats:4222", CLUSTER_KEY: "CHANGE-ME" })).toContain(
+				"CLUSTER_KEY",
+			);
+			const secretName = withKey[0].metadata.name;
+			for (const deployment of deployments) {
+				for (const container of containersOf(deployment)) {
+					const fromSecret = ((container.envFrom ?? []) as Obj[]).some(
+						(source) => source.secretRef?.name === secretName,
+					);
+					const byName = ((container.env ?? []) as Obj[]).find((entry) => entry.name === "CLUSTER_KEY");
+					expect({
+						deployment: deployment.metadata.name,
+						container: container.name,
+						clusterKeyFromSecret:
+							byName === undefined ? fromSecret : byName.valueFrom?.secretKeyRef?.name === secretName,
+					}).toEqual({
+						deployment: deployment.metadata.name,
+						container: container.name,
+						clusterKeyFromSecret: true,
+					});
+				}
+			}
+		});
+
 		it("NATS and Redis run with authentication from the Secret", () => {
 			expect(natsSet && redisSet).toBeTruthy();
 			const natsConfig = ofKind("ConfigMap").find((map) => map.metadata.name === "nats-config")?.data?.[
@@ -672,6 +700,14 @@ describe("deployment files agree with the code", () => {
 					),
 				}).toEqual({ name, credentials: true });
 			}
+		});
+
+		it("every registry container has the same CLUSTER_KEY, one the start accepts", () => {
+			const keys = registryContainers.map(([, service]) => composeEnv(service).CLUSTER_KEY);
+			expect(keys.every((key) => key === keys[0] && Boolean(key))).toBe(true);
+			// `${CLUSTER_KEY:-default}`: the default is what runs without a .env.
+			const fallback = /^\$\{CLUSTER_KEY:-(.+)\}$/.exec(keys[0])?.[1] ?? keys[0];
+			expect(clusterKeyProblem({ TRANSPORTER: "tls://nats:4222", CLUSTER_KEY: fallback })).toBeNull();
 		});
 
 		it("the gateway container publishes port 3000", () => {

@@ -11,6 +11,7 @@ import { createRegistryBroker } from "../../services";
 import { channelPrefix, channelsAdapter, channelsMiddleware, PARTICIPANTS_CHANGED } from "../../src/platform/channels";
 import type { Caller, Participant, Process } from "../../src/contract/model";
 import { importSeed } from "../../src/exchange/seed";
+import { callerMeta } from "../../src/platform/caller-signature";
 import { demoSeed } from "../support/registry";
 
 const SP1 = "11111111-0000-4000-8000-000000000001";
@@ -61,7 +62,7 @@ function newBroker(services: string[]): ServiceBroker {
 let broker: ServiceBroker;
 
 function call<T>(target: ServiceBroker, action: string, params: object, user?: Caller): Promise<T> {
-	return target.call<T, object>(action, params, { meta: { user } });
+	return target.call<T, object>(action, params, { meta: user ? callerMeta(target, user) : {} });
 }
 
 function lookup(qualifiedIdentifier: string, user?: Caller, target = broker): Promise<Process[]> {

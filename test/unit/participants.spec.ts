@@ -9,6 +9,7 @@ import type { Caller, Participant, Process } from "../../src/contract/model";
 import type { Page } from "../../src/contract/paging";
 import { calendarDate } from "../../src/contract/dates";
 import { importSeed } from "../../src/exchange/seed";
+import { callerMeta } from "../../src/platform/caller-signature";
 import { demoSeed } from "../support/registry";
 import { organizationNumberSource } from "../support/bulk";
 import { LOOK_ALIKES, PLAIN_GLN } from "../support/look-alikes";
@@ -43,7 +44,7 @@ let broker: ServiceBroker;
 const organizationNumber = organizationNumberSource(10_000_000);
 
 function call<T>(action: string, params: object, user?: Caller): Promise<T> {
-	return broker.call<T, object>(action, params, { meta: { user } });
+	return broker.call<T, object>(action, params, { meta: user ? callerMeta(broker, user) : {} });
 }
 
 /** The array form's answer (participants.stream: a stream of the JSON array), read whole. */

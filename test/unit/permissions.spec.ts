@@ -8,6 +8,7 @@ import { createRegistryBroker } from "../../services";
 import type { Caller, Participant } from "../../src/contract/model";
 import { OPERATIONS } from "../../src/contract/operations";
 import { importSeed } from "../../src/exchange/seed";
+import { callerMeta, signAuthentication, signCaller } from "../../src/platform/caller-signature";
 import { actionRoles } from "../../src/platform/permissions";
 import { demoSeed } from "../support/registry";
 
@@ -80,15 +81,21 @@ test("without a caller, an action no anonymous operation calls answers 401 Authe
 
 test("a caller whose role no operation of the action allows answers 403 AccessDeniedException, and nothing changes", async () => {
 	expect(
-		await failure(broker.call("participants.add", { body: form("910000002") }, { meta: { user: authority } })),
+		await failure(
+			broker.call("participants.add", { body: form("910000002") }, { meta: callerMeta(broker, authority) }),
+		),
 	).toMatchObject({ code: 403, type: "AccessDeniedException" });
-	expect(await failure(broker.call("participants.find", {}, { meta: { user: accessPointProvider } }))).toMatchObject({
+	expect(
+		await failure(broker.call("participants.find", {}, { meta: callerMeta(broker, accessPointProvider) })),
+	).toMatchObject({
 		code: 403,
 		type: "AccessDeniedException",
 	});
-	// A claimed role that is not a caller's role, or no role at all, is no better.
+	// A claimed role that is not a caller's role, or no role at all, is no better, signed or not.
 	for (const user of [{ username: "x", role: "ANONYMOUS" }, { username: "x", role: ["ADMIN"] }, "ADMIN"]) {
-		expect(await failure(broker.call("participants.find", {}, { meta: { user } }))).toMatchObject({
+		expect(
+			await failure(broker.call("participants.find", {}, { meta: callerMeta(broker, user as never) })),
+		).toMatchObject({
 			code: 403,
 			type: "AccessDeniedException",
 		});
@@ -96,7 +103,7 @@ test("a caller whose role no operation of the action allows answers 403 AccessDe
 	const found = await broker.call<{ content: Participant[] }, object>(
 		"participants.find",
 		{ query: "910000002" },
-		{ meta: { user: authority } },
+		{ meta: callerMeta(broker, authority) },
 	);
 	expect(found.content).toEqual([]);
 });
@@ -105,13 +112,13 @@ test("with an allowed role the action runs", async () => {
 	const added = await broker.call<Participant, object>(
 		"participants.add",
 		{ body: form("910000003") },
-		{ meta: { user: sp1 } },
+		{ meta: callerMeta(broker, sp1) },
 	);
 	expect(added).toMatchObject({ organizationIdentifier: "910000003", provider: { identifier: SP1 } });
 	const found = await broker.call<{ content: Participant[] }, object>(
 		"participants.find",
 		{ query: "910000003" },
-		{ meta: { user: authority } },
+		{ meta: callerMeta(broker, authority) },
 	);
 	expect(found.content.map((participant) => participant.identifier)).toEqual([added.identifier]);
 });
@@ -123,14 +130,18 @@ test("an operation open to anonymous callers stays open without a caller; intern
 
 test("SMP publishing data: only an access point provider or ADMIN sets endpoints, only ADMIN links access points; others 403 and nothing changes", async () => {
 	const ACCESS_POINT = "33333333-0000-4000-8000-000000000001";
-	const before = await broker.call("accessPoints.get", { identifier: ACCESS_POINT }, { meta: { user: sp1 } });
+	const before = await broker.call(
+		"accessPoints.get",
+		{ identifier: ACCESS_POINT },
+		{ meta: callerMeta(broker, sp1) },
+	);
 	for (const user of [sp1, authority]) {
 		expect(
 			await failure(
 				broker.call(
 					"accessPoints.setEndpoints",
 					{ identifier: ACCESS_POINT, body: { endpoints: [] } },
-					{ meta: { user } },
+					{ meta: callerMeta(broker, user) },
 				),
 			),
 		).toMatchObject({ code: 403, type: "AccessDeniedException" });
@@ -141,16 +152,71 @@ test("SMP publishing data: only an access point provider or ADMIN sets endpoints
 				broker.call(
 					"accounts.setServiceProviderAccessPoints",
 					{ identifier: SP1, body: { accessPoints: [] } },
-					{ meta: { user } },
+					{ meta: callerMeta(broker, user) },
 				),
 			),
 		).toMatchObject({ code: 403, type: "AccessDeniedException" });
 	}
-	expect(await broker.call("accessPoints.get", { identifier: ACCESS_POINT }, { meta: { user: sp1 } })).toEqual(
-		before,
-	);
+	expect(
+		await broker.call("accessPoints.get", { identifier: ACCESS_POINT }, { meta: callerMeta(broker, sp1) }),
+	).toEqual(before);
 	const provider = await broker.call<{ accessPoints: unknown[] }, object>("accounts.getServiceProvider", {
 		identifier: SP1,
 	});
 	expect(provider.accessPoints).toEqual([{ identifier: ACCESS_POINT }]);
+});
+
+describe("the caller's signature (src/platform/caller-signature.ts), in one process as in a cluster", () => {
+	const admin: Caller = { username: "admin", role: "ADMIN" };
+
+	test("a caller without a signature, or whose signature expired or covers another caller, is refused 403 whatever its role", async () => {
+		const signedSp1 = callerMeta(broker, sp1);
+		for (const meta of [
+			{ user: admin },
+			{ user: sp1, userSignature: "" },
+			{ user: admin, userSignature: signedSp1.userSignature },
+			{ user: admin, userSignature: signCaller(broker, admin, Date.now() - 10 * 60_000) },
+		]) {
+			expect(await failure(broker.call("participants.find", {}, { meta }))).toMatchObject({
+				code: 403,
+				type: "AccessDeniedException",
+			});
+		}
+		// Internal actions too: a call carrying a user must carry its signature.
+		expect(await failure(broker.call("catalog.allProcesses", {}, { meta: { user: admin } }))).toMatchObject({
+			code: 403,
+		});
+	});
+
+	test("accounts.exportRecords (password hashes) answers a signed ADMIN only: no caller 401, another role 403", async () => {
+		expect(await failure(broker.call("accounts.exportRecords", { type: "account" }))).toMatchObject({ code: 401 });
+		expect(
+			await failure(broker.call("accounts.exportRecords", { type: "account" }, { meta: { user: admin } })),
+		).toMatchObject({ code: 403 });
+		expect(
+			await failure(
+				broker.call("accounts.exportRecords", { type: "account" }, { meta: callerMeta(broker, sp1) }),
+			),
+		).toMatchObject({ code: 403 });
+		const page = await broker.call<{ records: { passwordHash?: string }[] }, object>(
+			"accounts.exportRecords",
+			{ type: "account" },
+			{ meta: callerMeta(broker, admin) },
+		);
+		expect(page.records.length).toBeGreaterThan(0);
+		expect(page.records.every((record) => typeof record.passwordHash === "string")).toBe(true);
+	});
+
+	test("accounts.authenticate answers only a gateway's signed call for that username: no password oracle", async () => {
+		const ask = (meta: object) =>
+			broker.call("accounts.authenticate", { username: "sp1", password: "sp1-demo-password" }, { meta });
+		expect(await failure(ask({}))).toMatchObject({ code: 403 });
+		expect(await failure(ask({ authenticationSignature: signAuthentication(broker, "admin") }))).toMatchObject({
+			code: 403,
+		});
+		await expect(ask({ authenticationSignature: signAuthentication(broker, "sp1") })).resolves.toMatchObject({
+			username: "sp1",
+			role: "SERVICE_PROVIDER",
+		});
+	});
 });

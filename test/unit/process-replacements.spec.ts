@@ -12,6 +12,7 @@ import type { ServiceBroker } from "moleculer";
 import { createRegistryBroker } from "../../services";
 import type { Caller } from "../../src/contract/model";
 import { importSeed } from "../../src/exchange/seed";
+import { callerMeta } from "../../src/platform/caller-signature";
 import type { Store } from "../../src/store/types";
 import type { JobLockDoc, ProcessReplacementJobDoc } from "../../services/participants/process-replacement-model";
 import { replacedProcesses } from "../../services/participants/process-swap";
@@ -56,7 +57,7 @@ function internals(broker: ServiceBroker): ParticipantsInternals {
 }
 
 function call<T>(broker: ServiceBroker, action: string, params: object): Promise<T> {
-	return broker.call<T, object>(`participants.${action}`, params, { meta: { user: admin } });
+	return broker.call<T, object>(`participants.${action}`, params, { meta: callerMeta(broker, admin) });
 }
 
 async function failure(promise: Promise<unknown>): Promise<{ code: number; type: string; message: string }> {

@@ -18,6 +18,7 @@ import { importSeed, reasonsOf } from "../../src/exchange/seed";
 import type { Seed } from "../../src/exchange/seed-file";
 import { referencesOutside, validateSeed } from "../../src/exchange/seed-validation";
 import { lineReasons } from "../../src/exchange/registry-export";
+import { signAuthentication } from "../../src/platform/caller-signature";
 import { LOOK_ALIKES, PLAIN_GLN } from "../support/look-alikes";
 import { certificatePem } from "../support/certificates";
 
@@ -315,7 +316,11 @@ describe("importSeed", () => {
 			});
 			expect(handed).toEqual([{ participants: DEMO.participants }]);
 			expect(
-				await broker.call("accounts.authenticate", { username: "sp1", password: "sp1-demo-password" }),
+				await broker.call(
+					"accounts.authenticate",
+					{ username: "sp1", password: "sp1-demo-password" },
+					{ meta: { authenticationSignature: signAuthentication(broker, "sp1") } },
+				),
 			).toMatchObject({ role: "SERVICE_PROVIDER" });
 			const billing = await broker.call<Process, object>("catalog.getProcess", {
 				identifier: "55555555-0000-4000-8000-000000000001",

@@ -15,6 +15,7 @@ import {
 } from "../../services/participants/transfers";
 import type { Caller } from "../../src/contract/model";
 import { importSeed } from "../../src/exchange/seed";
+import { callerMeta } from "../../src/platform/caller-signature";
 import { organizationNumberSource } from "../support/bulk";
 import { demoSeed } from "../support/registry";
 
@@ -103,7 +104,7 @@ describe("the participants service's transfers, read later", () => {
 					contact: { name: "Kari", email: "kari@example.no", phoneNumber: "+47 22 33 44 55" },
 				},
 			},
-			{ meta: { user: sp1 } },
+			{ meta: callerMeta(broker, sp1) },
 		);
 		const started = await transfers().start(
 			sp1,
@@ -130,7 +131,7 @@ describe("the participants service's transfers, read later", () => {
 		const owner = await broker.call<{ provider: { identifier: string } }, object>(
 			"participants.get",
 			{ identifier: participant.identifier },
-			{ meta: { user: { username: "admin", role: "ADMIN" } } },
+			{ meta: callerMeta(broker, { username: "admin", role: "ADMIN" }) },
 		);
 		expect(owner.provider.identifier).toBe(SP1);
 	});

@@ -1,0 +1,96 @@
+/**
+ * The caller carried between services, signed (decisions §3 "The cluster's wires";
+ * docs/internals.md "Roles on every call"). Whoever authenticated a caller (the gateway, or the
+ * operator CLI for its operator) puts it in the call's meta with its signature:
+ *
+ *   meta.user            { username, role, serviceProvider?, accessPointProvider? }
+ *   meta.userSignature   "<expires at, ms since the epoch>.<HMAC-SHA256, base64url>"
+ *
+ * The HMAC, keyed with the callers' key derived from CLUSTER_KEY (cluster-key.ts), covers the
+ * JSON array ["caller", username, role, serviceProvider, accessPointProvider, expiresAt]. It
+ * expires a request's lifetime after the signing (REQUEST_TIMEOUT and a margin for clocks), so a
+ * recorded identity cannot be used later. The Permissions middleware verifies it on every action
+ * whose call carries a user (src/platform/permissions.ts); a service passing its ctx on
+ * (`ctx.call`) passes the signature on with the user.
+ *
+ * `accounts.authenticate` answers only calls signed the same way for the username asked
+ * (purpose "authenticate"), so that no node but a gateway can use it to test passwords.
+ */
+import { createHmac, timingSafeEqual } from "node:crypto";
+import type { ServiceBroker } from "moleculer";
+import type { Caller } from "../contract/model";
+import { keysOf, type ClusterKeys } from "./cluster-key";
+import type { RegistryMeta } from "./context";
+
+/** Beyond the request's own timeout: clocks of two nodes may differ by this much. */
+export const SIGNATURE_CLOCK_MARGIN_MS = 30_000;
+/** moleculer's default when the broker has no requestTimeout (0: none). */
+const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+
+const CALLER_FIELDS: ReadonlySet<string> = new Set(["username", "role", "serviceProvider", "accessPointProvider"]);
+
+/** How long a signature made now stays good on this broker's cluster. */
+function lifetimeMs(broker: ServiceBroker): number {
+	return (broker.options.requestTimeout || DEFAULT_REQUEST_TIMEOUT_MS) + SIGNATURE_CLOCK_MARGIN_MS;
+}
+
+function mac(key: Buffer, fields: unknown[]): Buffer {
+	return createHmac("sha256", key).update(JSON.stringify(fields)).digest();
+}
+
+function sign(keys: ClusterKeys, fields: unknown[], expiresAt: number): string {
+	return `${expiresAt}.${mac(keys.sealing.callers, [...fields, expiresAt]).toString("base64url")}`;
+}
+
+/** Is `signature` one of ours over `fields`, and not expired? (Any key still accepted during a rotation.) */
+function verify(keys: ClusterKeys, fields: unknown[], signature: unknown, now: number): boolean {
+	if (typeof signature !== "string") return false;
+	const dot = signature.indexOf(".");
+	const expiresAt = Number(signature.slice(0, dot));
+	if (dot < 1 || !Number.isSafeInteger(expiresAt) || expiresAt <= now) return false;
+	const given = Buffer.from(signature.slice(dot + 1), "base64url");
+	return keys.accepted.some((key) => {
+		const expected = mac(key.callers, [...fields, expiresAt]);
+		return given.length === expected.length && timingSafeEqual(given, expected);
+	});
+}
+
+function callerFields(caller: Caller): unknown[] {
+	return ["caller", caller.username, caller.role, caller.serviceProvider ?? null, caller.accessPointProvider ?? null];
+}
+
+/** The signature of `caller` for calls made from now on this broker's cluster. */
+export function signCaller(broker: ServiceBroker, caller: Caller, now = Date.now()): string {
+	return sign(keysOf(broker), callerFields(caller), now + lifetimeMs(broker));
+}
+
+/** Call meta naming `caller`, signed: `broker.call(action, params, { meta: callerMeta(broker, caller) })`. */
+export function callerMeta(
+	broker: ServiceBroker,
+	caller: Caller,
+): Required<Pick<RegistryMeta, "user" | "userSignature">> {
+	return { user: caller, userSignature: signCaller(broker, caller) };
+}
+
+/**
+ * Is `user` a caller, exactly as signed by `signature` with one of `keys`, unexpired? Anything
+ * else in `user` (a field no signature covers) makes it not one.
+ */
+export function isSignedCaller(keys: ClusterKeys, user: unknown, signature: unknown, now = Date.now()): boolean {
+	if (typeof user !== "object" || user === null) return false;
+	const caller = user as Record<string, unknown>;
+	if (!Object.keys(caller).every((field) => CALLER_FIELDS.has(field))) return false;
+	if (typeof caller.username !== "string" || typeof caller.role !== "string") return false;
+	for (const link of ["serviceProvider", "accessPointProvider"])
+		if (caller[link] !== undefined && typeof caller[link] !== "string") return false;
+	return verify(keys, callerFields(caller as unknown as Caller), signature, now);
+}
+
+/** The gateway's signature of an `accounts.authenticate` call for `username` (meta.authenticationSignature). */
+export function signAuthentication(broker: ServiceBroker, username: string, now = Date.now()): string {
+	return sign(keysOf(broker), ["authenticate", username], now + lifetimeMs(broker));
+}
+
+export function isSignedAuthentication(broker: ServiceBroker, username: string, signature: unknown): boolean {
+	return verify(keysOf(broker), ["authenticate", username], signature, Date.now());
+}

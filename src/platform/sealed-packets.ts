@@ -1,0 +1,153 @@
+/**
+ * Every transporter packet sealed (decisions §3 "The cluster's wires"; docs/security.md): a
+ * node without the cluster key reads nothing of the cluster's traffic and gets no call answered,
+ * nor its DISCOVER, INFO or HEARTBEAT heard, so it never learns a service. A transmit middleware
+ * on Moleculer's `transporterSend` / `transporterReceive` hooks, around the serialized packet
+ * (not `Middlewares.Transmit.Encryption`: AES-CBC without a MAC, moleculer-notes "Trust on the
+ * transporter").
+ *
+ * A sealed packet, AES-256-GCM with the key derived for packets (cluster-key.ts):
+ *
+ *   version 1 (1 byte) | key id (4) | sealed at, ms since the epoch (6) | sender length (1) |
+ *   sender node ID (UTF-8) | nonce (12, random per packet) | ciphertext | tag (16)
+ *
+ * The bytes before the nonce and the packet type (REQ, RES, INFO, …) are authenticated: a packet
+ * cannot pass for another type, another sender or another time. A packet that does not open is
+ * dropped, never answered, and logged once per sender it claims.
+ */
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import type { LoggerInstance, Middleware as BrokerMiddleware, ServiceBroker } from "moleculer";
+import type { ClusterKeys, DerivedKeys } from "./cluster-key";
+
+const VERSION = 1;
+const NONCE_LENGTH = 12;
+const TAG_LENGTH = 16;
+/** version, key id, sealed at, sender length */
+const FIXED_HEADER = 1 + 4 + 6 + 1;
+/**
+ * A packet older (or newer) than this is refused: it bounds what a recorded packet replayed on
+ * NATS can do. NATS delivers in milliseconds; the margin is for clocks (NTP) and a busy event loop.
+ */
+export const PACKET_MAX_AGE_MS = 60_000;
+
+/** AES-256-GCM: `header | nonce | ciphertext | tag`, the header and `context` authenticated. */
+export function sealWith(key: Buffer, header: Buffer, plaintext: Buffer, context: string): Buffer {
+	const nonce = randomBytes(NONCE_LENGTH);
+	const cipher = createCipheriv("aes-256-gcm", key, nonce);
+	cipher.setAAD(Buffer.concat([header, Buffer.from(context)]));
+	const body = cipher.update(plaintext);
+	const last = cipher.final();
+	return Buffer.concat([header, nonce, body, last, cipher.getAuthTag()]);
+}
+
+/** The plaintext of `sealWith`'s output whose header is `headerLength` bytes, or null when it does not authenticate. */
+export function openWith(key: Buffer, sealed: Buffer, headerLength: number, context: string): Buffer | null {
+	if (sealed.length < headerLength + NONCE_LENGTH + TAG_LENGTH) return null;
+	const nonce = sealed.subarray(headerLength, headerLength + NONCE_LENGTH);
+	const decipher = createDecipheriv("aes-256-gcm", key, nonce, { authTagLength: TAG_LENGTH });
+	decipher.setAAD(Buffer.concat([sealed.subarray(0, headerLength), Buffer.from(context)]));
+	decipher.setAuthTag(sealed.subarray(sealed.length - TAG_LENGTH));
+	try {
+		const body = decipher.update(sealed.subarray(headerLength + NONCE_LENGTH, sealed.length - TAG_LENGTH));
+		return Buffer.concat([body, decipher.final()]);
+	} catch {
+		return null;
+	}
+}
+
+/** Seals one serialized packet of `type` from `sender`. */
+export function sealPacket(keys: DerivedKeys, type: string, sender: string, data: Buffer, now = Date.now()): Buffer {
+	const name = Buffer.from(sender, "utf8").subarray(0, 255);
+	const header = Buffer.alloc(FIXED_HEADER + name.length);
+	header.writeUInt8(VERSION, 0);
+	keys.id.copy(header, 1);
+	header.writeUIntBE(now, 5, 6);
+	header.writeUInt8(name.length, 11);
+	name.copy(header, FIXED_HEADER);
+	return sealWith(keys.packets, header, data, type);
+}
+
+export type OpenedPacket = { data: Buffer } | { refused: string; sender: string };
+
+/** A sealed packet's serialized packet, or why it is refused and who it claims to be from. */
+export function openPacket(keys: ClusterKeys, type: string, packet: Buffer, now = Date.now()): OpenedPacket {
+	if (packet.length < FIXED_HEADER || packet[0] !== VERSION)
+		return { refused: "not sealed with a cluster key", sender: claimedSender(packet) };
+	const headerLength = FIXED_HEADER + packet[11];
+	const sender = packet.subarray(FIXED_HEADER, Math.min(headerLength, packet.length)).toString("utf8");
+	const key = keys.accepted.find((candidate) => candidate.id.equals(packet.subarray(1, 5)));
+	if (!key)
+		return {
+			refused: `sealed with another cluster key (id ${packet.subarray(1, 5).toString("hex")})`,
+			sender,
+		};
+	const age = now - packet.readUIntBE(5, 6);
+	if (Math.abs(age) > PACKET_MAX_AGE_MS)
+		return {
+			refused: `sealed ${Math.round(age / 1000)} s ${age > 0 ? "ago" : "ahead"} (compare the nodes' clocks)`,
+			sender,
+		};
+	const data = openWith(key.packets, packet, headerLength, type);
+	return data ? { data } : { refused: "does not authenticate (tampered, or another key)", sender };
+}
+
+/** The sender a plain Moleculer packet names (JSON `"sender":"…"` near its start), for the log only. */
+function claimedSender(packet: Buffer): string {
+	const match = /"sender":"([^"]{1,100})"/.exec(packet.subarray(0, 512).toString("latin1"));
+	return match ? match[1] : "(unknown)";
+}
+
+/** Senders whose refusals have been logged; a flood of invented names stops being logged after this many. */
+const LOGGED_SENDERS_MAX = 1000;
+
+/** Logs a refused packet once per sender it claims. */
+class RefusalLog {
+	private readonly logged = new Set<string>();
+	private full = false;
+
+	constructor(private readonly logger: LoggerInstance) {}
+
+	refused(type: string, sender: string, reason: string): void {
+		if (this.logged.has(sender) || this.full) return;
+		if (this.logged.size >= LOGGED_SENDERS_MAX) {
+			this.full = true;
+			this.logger.warn("transporter packets keep failing to open, from ever new senders: no more are logged");
+			return;
+		}
+		this.logged.add(sender);
+		this.logger.warn(
+			`dropped a ${type} packet from node ${JSON.stringify(sender)}: ${reason} (its next ones are dropped without a log line)`,
+		);
+	}
+}
+
+type Send = (topic: string, data: Buffer, meta: { packet?: { type?: string } }) => Promise<void>;
+type Receive = (type: string, data: Buffer, socket?: unknown) => unknown;
+
+/** The broker middleware (src/platform/broker.ts); `keys` are read when the broker starts, after the start's checks. */
+export function sealedPacketsMiddleware(keysOf: () => ClusterKeys): BrokerMiddleware {
+	let keys: ClusterKeys;
+	let nodeID: string;
+	let refusals: RefusalLog;
+	return {
+		name: "SealedPackets",
+		created(broker: ServiceBroker) {
+			nodeID = broker.nodeID;
+			refusals = new RefusalLog(broker.getLogger("sealed-packets"));
+		},
+		starting() {
+			keys = keysOf();
+		},
+		transporterSend(next: Send): Send {
+			return (topic, data, meta) =>
+				next(topic, sealPacket(keys.sealing, meta.packet?.type ?? "", nodeID, data), meta);
+		},
+		transporterReceive(next: Receive): Receive {
+			return (type, data, socket) => {
+				const opened = openPacket(keys, type, data);
+				if ("data" in opened) return next(type, opened.data, socket);
+				refusals.refused(type, opened.sender, opened.refused);
+			};
+		},
+	} as unknown as BrokerMiddleware;
+}
