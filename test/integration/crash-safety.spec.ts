@@ -106,7 +106,10 @@ async function kill(): Promise<void> {
 function checkFiles(round: number): { files: number; participants: number; claims: number } {
 	const copy = fs.mkdtempSync(path.join(os.tmpdir(), `registry-crash-copy-${round}-`));
 	try {
-		for (const file of fs.readdirSync(dataDir)) fs.copyFileSync(path.join(dataDir, file), path.join(copy, file));
+		// Only the store files: the data directory also holds the SMP signing pair's folder.
+		for (const entry of fs.readdirSync(dataDir, { withFileTypes: true })) {
+			if (entry.isFile()) fs.copyFileSync(path.join(dataDir, entry.name), path.join(copy, entry.name));
+		}
 		const databases = fs.readdirSync(copy).filter((file) => file.endsWith(".db"));
 		expect(databases).toEqual(
 			expect.arrayContaining(["participants.db", "catalog.db", "accounts.db", "lookup.db", "accessPoints.db"]),
