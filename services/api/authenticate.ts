@@ -1,7 +1,7 @@
 /**
  * Who is calling (decisions §3): HTTP Basic against the accounts service, behind the login
  * throttle (services/api/login-throttle.ts: per username and address, and per address for
- * credentials it has not used). A verified credential is remembered for AUTH_CACHE_SECONDS under
+ * usernames that have not logged in from there). A verified credential is remembered for AUTH_CACHE_SECONDS under
  * a digest of its username and password (services/api/credential-cache.ts), with the addresses
  * it was used from, so a caller's following requests cost no password derivation and no store
  * round trip: only the throttle's locks known in memory are asked.
@@ -50,7 +50,7 @@ export class Authenticator {
 
 	/**
 	 * The caller, or null without credentials; 401 for wrong ones, 429 while the username is
-	 * locked at this address, or the address is locked for credentials it has not used. Without a
+	 * locked at this address, or the address is locked for usernames that have not logged in from there. Without a
 	 * promise when nothing must be asked (no credentials, or one verified from this address).
 	 */
 	authenticate(req: IncomingMessage, address: string, now = Date.now()): Caller | null | Promise<Caller | null> {

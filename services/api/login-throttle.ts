@@ -6,9 +6,9 @@
  *   `maxLockoutSeconds`; while locked every attempt from there, right or wrong, is 429, so a
  *   guess teaches nothing. The same username from another address is not affected.
  * - per client address: `addressMaxFailures` failures within the window give that address 429
- *   for `lockoutSeconds` on every credential it has not used successfully (the gateway's
- *   credential cache knows those), so guessing from one address stops, and its known clients
- *   go on.
+ *   for `lockoutSeconds` on every username not used successfully from there within
+ *   `USED_MEMORY_SECONDS` (remembered in the shared counters, so every gateway spares it), so
+ *   guessing from one address stops, and its known clients go on.
  * Failures and locks are counted in the shared counters (Redis in a cluster). A gateway also
  * knows the locks in memory: those it set, those it read, and those other gateways announce (the
  * `auth.locked` event), so a credential it verified recently is checked without a store round
@@ -35,6 +35,9 @@ function digest(value: string): string {
 const pairKey = (username: string, address: string) => `user:${digest(`${username}\u0000${address}`)}`;
 const addressKey = (address: string) => `addr:${digest(address)}`;
 
+/** How long a username's successful login from an address spares it that address's lock. */
+const USED_MEMORY_SECONDS = 7 * 24 * 3600;
+
 export class LoginThrottle {
 	/** Lock key → until when, in ms. */
 	private readonly locks = new Map<string, number>();
@@ -56,12 +59,20 @@ export class LoginThrottle {
 		return usedFromAddress ? pair : Math.max(pair, this.knownLock(addressKey(address), now));
 	}
 
-	/** Seconds a credential not verified from this address must wait (the shared counters' view, which also corrects this gateway's), or 0. */
+	/**
+	 * Seconds a credential not verified from this address must wait (the shared counters' view,
+	 * which also corrects this gateway's), or 0: the address's lock does not hold a username
+	 * that logged in from there before.
+	 */
 	async retryAfter(username: string, address: string): Promise<number> {
-		const keys = [pairKey(username, address), addressKey(address)];
-		const waits = await Promise.all(keys.map((key) => this.counters.ttl(`lock:${key}`)));
-		keys.forEach((key, index) => this.heard(key, waits[index]));
-		return Math.max(...waits);
+		const pair = pairKey(username, address);
+		const keys = [pair, addressKey(address)];
+		const [pairWait, addressWait] = await Promise.all(keys.map((key) => this.counters.ttl(`lock:${key}`)));
+		this.heard(keys[0], pairWait);
+		this.heard(keys[1], addressWait);
+		if (addressWait === 0 || (await this.counters.read(`used:${pair}`)) === null)
+			return Math.max(pairWait, addressWait);
+		return pairWait;
 	}
 
 	/** A lock another gateway announced, or the shared counters' view of one (0: none). */
@@ -94,7 +105,11 @@ export class LoginThrottle {
 	}
 
 	async recordSuccess(username: string, address: string): Promise<void> {
-		await this.counters.remove(`fail:${pairKey(username, address)}`);
+		const pair = pairKey(username, address);
+		await Promise.all([
+			this.counters.remove(`fail:${pair}`),
+			this.counters.write(`used:${pair}`, 1, USED_MEMORY_SECONDS),
+		]);
 	}
 
 	private async lock(key: string, seconds: number): Promise<void> {

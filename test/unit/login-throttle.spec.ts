@@ -44,6 +44,19 @@ describe("failed-login throttling (decisions §3): nobody locks anyone out", () 
 		expect(throttle.knownWait("carol", "10.0.0.9", false)).toBeGreaterThan(0);
 	});
 
+	test("a username that logged in from an address before its lock goes on, on every gateway that shares the counters", async () => {
+		const counters = new MemoryCounters();
+		const gatewayA = new LoginThrottle(counters, settings);
+		const gatewayB = new LoginThrottle(counters, settings);
+		await gatewayA.recordSuccess("carol", "10.0.0.7");
+		for (let attempt = 0; attempt < 5; attempt++) await gatewayA.recordFailure(`user${attempt}`, "10.0.0.7");
+		expect(await gatewayB.retryAfter("carol", "10.0.0.7")).toBe(0);
+		expect(await gatewayB.retryAfter("dave", "10.0.0.7")).toBeGreaterThan(0);
+		// Its own lock at that address still holds.
+		for (let attempt = 0; attempt < 3; attempt++) await gatewayB.recordFailure("carol", "10.0.0.7");
+		expect(await gatewayA.retryAfter("carol", "10.0.0.7")).toBeGreaterThan(0);
+	});
+
 	test("a success clears the failure count of the username at that address", async () => {
 		const throttle = new LoginThrottle(new MemoryCounters(), settings);
 		await throttle.recordFailure("alice", "a");
