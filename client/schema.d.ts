@@ -656,6 +656,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/{participant}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Peppol SMP 1.x service group: the document types a participant receives
+         * @description Roles: Peppol SMP 1.x service group: the document types a participant receives: SERVICE_PROVIDER, ACCESS_POINT_PROVIDER, ADMIN, NETWORK_AUTHORITY, ANONYMOUS.
+         */
+        get: operations["peppolServiceGroup"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/{participant}/services/{documentType}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Peppol SMP 1.x signed service metadata: a document type's processes and endpoints
+         * @description Roles: Peppol SMP 1.x signed service metadata: a document type's processes and endpoints: SERVICE_PROVIDER, ACCESS_POINT_PROVIDER, ADMIN, NETWORK_AUTHORITY, ANONYMOUS.
+         */
+        get: operations["peppolServiceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/bdxr-smp-2/{participant}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OASIS SMP 2.0 service group: the document types a participant receives
+         * @description Roles: OASIS SMP 2.0 service group: the document types a participant receives: SERVICE_PROVIDER, ACCESS_POINT_PROVIDER, ADMIN, NETWORK_AUTHORITY, ANONYMOUS.
+         */
+        get: operations["bdxrServiceGroup"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/bdxr-smp-2/{participant}/services/{documentType}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OASIS SMP 2.0 signed service metadata: a document type's processes and endpoints
+         * @description Roles: OASIS SMP 2.0 signed service metadata: a document type's processes and endpoints: SERVICE_PROVIDER, ACCESS_POINT_PROVIDER, ADMIN, NETWORK_AUTHORITY, ANONYMOUS.
+         */
+        get: operations["bdxrServiceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health/live": {
         parameters: {
             query?: never;
@@ -3006,6 +3086,186 @@ export interface operations {
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    peppolServiceGroup: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The links' host when SMP_PUBLIC_URL is not set */
+                Host?: string;
+                /** @description An ETag of this record read before: 304 without a body while it is still current */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Qualified identifier <scheme>::<icd>:<organizationIdentifier>, or the participant's UUID */
+                participant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Peppol SMP 1.x service group: the document types a participant receives */
+            200: {
+                headers: {
+                    /** @description The tag of this representation, for If-Match and If-None-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                    "application/xml": string;
+                };
+            };
+            /** @description Not modified: If-None-Match names the current ETag */
+            304: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    peppolServiceMetadata: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag of this record read before: 304 without a body while it is still current */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Qualified identifier <scheme>::<icd>:<organizationIdentifier>, or the participant's UUID */
+                participant: string;
+                /** @description SMP identifier <scheme>::<value>, one percent-encoded path segment (docs/smp.md) */
+                documentType: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Peppol SMP 1.x signed service metadata: a document type's processes and endpoints */
+            200: {
+                headers: {
+                    /** @description The tag of this representation, for If-Match and If-None-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                    "application/xml": string;
+                };
+            };
+            /** @description Not modified: If-None-Match names the current ETag */
+            304: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    bdxrServiceGroup: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The links' host when SMP_PUBLIC_URL is not set */
+                Host?: string;
+                /** @description An ETag of this record read before: 304 without a body while it is still current */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Qualified identifier <scheme>::<icd>:<organizationIdentifier>, or the participant's UUID */
+                participant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OASIS SMP 2.0 service group: the document types a participant receives */
+            200: {
+                headers: {
+                    /** @description The tag of this representation, for If-Match and If-None-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                    "application/xml": string;
+                };
+            };
+            /** @description Not modified: If-None-Match names the current ETag */
+            304: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    bdxrServiceMetadata: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag of this record read before: 304 without a body while it is still current */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Qualified identifier <scheme>::<icd>:<organizationIdentifier>, or the participant's UUID */
+                participant: string;
+                /** @description SMP identifier <scheme>::<value>, one percent-encoded path segment (docs/smp.md) */
+                documentType: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OASIS SMP 2.0 signed service metadata: a document type's processes and endpoints */
+            200: {
+                headers: {
+                    /** @description The tag of this representation, for If-Match and If-None-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                    "application/xml": string;
+                };
+            };
+            /** @description Not modified: If-None-Match names the current ETag */
+            304: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];
             503: components["responses"]["Error503"];
         };

@@ -147,19 +147,18 @@ export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettin
 			server: false,
 			port: undefined,
 			serves,
-			routes: [
-				{
-					path: API_BASE,
-					aliases: routes.aliases(serveOperation),
-					mappingPolicy: "restrict",
-					mergeParams: false,
-					authentication: true,
-					authorization: true,
-					// The registry's own body reading (bind.ts), after authorization; moleculer-web's parsers run before it.
-					bodyParsers: false,
-					logging: false,
-				},
-			],
+			// The API, and the SMP lookups at the port's root (decisions §13): the same hooks and handler for both.
+			routes: [API_BASE, "/"].map((path) => ({
+				path,
+				aliases: routes.aliases(serveOperation, path === "/"),
+				mappingPolicy: "restrict",
+				mergeParams: false,
+				authentication: true,
+				authorization: true,
+				// The registry's own body reading (bind.ts), after authorization; moleculer-web's parsers run before it.
+				bodyParsers: false,
+				logging: false,
+			})),
 			qsOptions: QUERY_OPTIONS,
 			// A request's `api.rest` context is not tracked: the gateway's drain (http-server.ts) waits for every request
 			// already; the calls it makes are tracked as usual. Its ID is the client's only when well-formed (decisions §3).

@@ -9,14 +9,14 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline, Readable } from "node:stream";
 import { entityTagOf, isNotModified } from "../../src/contract/entity-tags";
 import { classify, errorBody } from "../../src/contract/error-body";
-import { answersLocation, API_BASE, type Operation } from "../../src/contract/operations";
+import { answersLocation, fullPathOf, type Operation } from "../../src/contract/operations";
 import { COMMON_HEADER_LIST, ERROR_CONTENT_TYPE, withCharset } from "../../src/contract/response-headers";
 import type { GatewayRequest, RequestState } from "./request-state";
 
 /** The path of what a 201 created or a 202 accepted (a stream of another answer has none). */
 function locationOf(operation: Operation, answer: unknown): string | undefined {
 	const identifier = (answer as { identifier?: unknown } | null)?.identifier;
-	return typeof identifier === "string" ? `${API_BASE}${operation.path}/${identifier}` : undefined;
+	return typeof identifier === "string" ? `${fullPathOf(operation)}/${identifier}` : undefined;
 }
 
 /** The head of an answer: the common headers, then `more` (name, value, …); moleculer-web has set X-Request-ID. */
@@ -44,7 +44,7 @@ export function writeAnswer(req: IncomingMessage, res: ServerResponse, state: Re
 		pipeline(answer, res, () => undefined); // a client gone or a failed stream ends the answer
 		return;
 	}
-	const body = JSON.stringify(answer);
+	const body = operation.response?.xml ? String(answer) : JSON.stringify(answer);
 	if (operation.entityTag) {
 		const tag = entityTagOf(body);
 		if (notModified(req, tag)) return writeNotModified(req, res, tag);

@@ -104,6 +104,11 @@ type SmpFormat = "peppol" | "bdxr";
 const SMP_GROUP_PARAMS = { participant: { type: "string" }, host: { type: "string", optional: true } } as const;
 const SMP_METADATA_PARAMS = { participant: { type: "string" }, documentType: { type: "string" } } as const;
 
+/** 404 of an SMP lookup: no participant of that identifier is registered here (or it is not one). */
+function unpublishedParticipant(participant: string): NotFound {
+	return new NotFound(`participant ${participant} is not published by this registry`);
+}
+
 /** A Host header that may go into a link: a host name or address and a port, nothing else. */
 const HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
 
@@ -302,7 +307,7 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 		/** A service group: its content cached like the lookup's answers, its links written for this request. */
 		async serviceGroup(this: LookupThis, participant: string, format: SmpFormat, host?: string): Promise<string> {
 			const organization = parseParticipantIdentifier(participant);
-			if (!organization) throw NotFound.organization(participant);
+			if (!organization) throw unpublishedParticipant(participant);
 			await this.catalog.loaded;
 			const catalog = this.catalog.value;
 			const group = await this.answers.get<SmpServiceGroup | null>(
@@ -314,7 +319,7 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 					return { version: doc?.version ?? 0, answer: serviceGroupOf(doc, catalog) };
 				},
 			);
-			if (!group) throw NotFound.organization(participant);
+			if (!group) throw unpublishedParticipant(participant);
 			if (format === "bdxr") return bdxrServiceGroup(group);
 			const publicUrl = env("SMP_PUBLIC_URL") || `http://${host && HOST.test(host) ? host : "localhost"}`;
 			return peppolServiceGroup(group, publicUrl);
@@ -328,7 +333,7 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 			format: SmpFormat,
 		): Promise<string> {
 			const organization = parseParticipantIdentifier(participant);
-			if (!organization) throw NotFound.organization(participant);
+			if (!organization) throw unpublishedParticipant(participant);
 			const asked = splitQualifiedIdentifier(documentType);
 			const unknownDocumentType = () =>
 				new NotFound(`document type ${documentType} is not published for ${participant}`);

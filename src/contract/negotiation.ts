@@ -165,7 +165,7 @@ export function selectByPathForm(candidates: Operation[], participant: PathValue
 /**
  * Checks every path parameter of the chosen operation and turns them into the action's
  * params (docs/internals.md): UUIDs lower-cased as `identifier`, participant and
- * organization values as `qualifiedIdentifier`.
+ * organization values as `qualifiedIdentifier`, SMP identifiers as sent under their own names.
  */
 export function pathParamsToActionParams(
 	operation: Operation,
@@ -176,7 +176,8 @@ export function pathParamsToActionParams(
 		const kind = operation.pathParams[name];
 		const parsed = params[name];
 		const value = parsed?.text ?? "";
-		if (kind === "uuid") {
+		if (kind === "smpIdentifier") out[name] = value;
+		else if (kind === "uuid") {
 			if (parsed?.form !== "uuid")
 				throw new TypeMismatch(
 					`Failed to convert value '${value}' of path parameter '${name}' to required type 'UUID'`,

@@ -4,7 +4,7 @@
  * src/contract/schemas.ts. Nothing about an operation is written here; only the shapes of the
  * answers (src/contract/resource-schemas.ts), which a test checks against real answers.
  */
-import { answersLocation, OPERATIONS, API_BASE, type Operation } from "./operations";
+import { answersLocation, fullPathOf, OPERATIONS, API_BASE, type Operation } from "./operations";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./paging";
 import {
 	ACCESS_POINT_ENDPOINTS_FORM,
@@ -134,23 +134,23 @@ function errorStatuses(operation: Operation): number[] {
 }
 
 function pathParameter(name: string, kind: string): JsonSchema {
-	return {
-		name,
-		in: "path",
-		required: true,
-		schema:
-			kind === "uuid"
-				? { type: "string", format: "uuid" }
-				: {
-						type: "string",
-						pattern: "^[A-Za-z0-9-]+::\\d{1,4}:[\\x21-\\x7E]{1,35}$",
-						examples: ["iso6523-actorid-upis::0192:991825827"],
-					},
-		description:
-			kind === "uuid"
-				? "UUID"
-				: "Qualified identifier <scheme>::<icd>:<organizationIdentifier> (percent-encoding accepted)",
-	};
+	const [schema, description] =
+		kind === "uuid"
+			? [{ type: "string", format: "uuid" }, "UUID"]
+			: kind === "smpIdentifier"
+				? [
+						{ type: "string", pattern: "::", examples: ["iso6523-actorid-upis::0192:991825827"] },
+						"SMP identifier <scheme>::<value>, one percent-encoded path segment (docs/smp.md)",
+					]
+				: [
+						{
+							type: "string",
+							pattern: "^[A-Za-z0-9-]+::\\d{1,4}:[\\x21-\\x7E]{1,35}$",
+							examples: ["iso6523-actorid-upis::0192:991825827"],
+						},
+						"Qualified identifier <scheme>::<icd>:<organizationIdentifier> (percent-encoding accepted)",
+					];
+	return { name, in: "path", required: true, schema, description };
 }
 
 function queryParameters(operation: Operation): JsonSchema[] {
@@ -232,6 +232,8 @@ function headerParameters(operation: Operation): JsonSchema[] {
 
 function responseSchema(operation: Operation): JsonSchema | undefined {
 	if (!operation.response) return undefined;
+	if (operation.response.xml)
+		return { type: "string", description: `The ${operation.response.schema} XML document (docs/smp.md)` };
 	const item = { $ref: `#/components/schemas/${operation.response.schema}` };
 	if (operation.response.eventStream) {
 		return {
@@ -426,7 +428,7 @@ export function openApiDocument(version = "0.1.0"): JsonSchema {
 		groups.set(key, [...(groups.get(key) ?? []), operation]);
 	}
 	for (const operations of groups.values()) {
-		const path = API_BASE + operations[0].path.replace(/:([A-Za-z]+)/g, "{$1}");
+		const path = fullPathOf(operations[0]).replace(/:([A-Za-z]+)/g, "{$1}");
 		paths[path] = { ...(paths[path] ?? {}), [operations[0].method.toLowerCase()]: pathItem(operations) };
 	}
 	Object.assign(paths, operationalPaths());

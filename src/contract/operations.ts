@@ -15,7 +15,9 @@ export type PathParamKind =
 	/** A UUID; anything else is 400. */
 	| "uuid"
 	/** `<scheme>::<icd>:<organizationIdentifier>`; anything else is 400. */
-	| "qualifiedIdentifier";
+	| "qualifiedIdentifier"
+	/** An SMP identifier `scheme::value` (decisions §13), passed under its own name; the action answers 404 for anything it does not publish. */
+	| "smpIdentifier";
 
 const ALL_AUTHENTICATED: Role[] = ["SERVICE_PROVIDER", "ACCESS_POINT_PROVIDER", "ADMIN", "NETWORK_AUTHORITY"];
 const PUBLIC_READ: Role[] = [...ALL_AUTHENTICATED, "ANONYMOUS"];
@@ -62,8 +64,10 @@ export interface Operation {
 	summary: string;
 	tag: string;
 	method: HttpMethod;
-	/** Path under /rest/api, `:name` for parameters (services/api/routes.ts). */
+	/** Path under /rest/api (under the server's root when `root`), `:name` for parameters (services/api/routes.ts). */
 	path: string;
+	/** Served at the root of the port rather than under /rest/api: the SMP lookups (decisions §13). */
+	root?: true;
 	/** Accepted media types; the first is the one answered with. */
 	mediaTypes: string[];
 	/**
@@ -96,11 +100,24 @@ export interface Operation {
 	/** Lookup nodes answer it too (decisions §12): a process with SERVICES=lookup serves exactly these. */
 	lookupNode?: true;
 	/** Response body shape, for the OpenAPI document. */
-	response?: { schema: string; array?: boolean; paged?: boolean; ndjson?: boolean; eventStream?: boolean };
+	response?: {
+		schema: string;
+		array?: boolean;
+		paged?: boolean;
+		ndjson?: boolean;
+		eventStream?: boolean;
+		/** The action answers XML text, written as it is (`schema` names the root element). */
+		xml?: boolean;
+	};
 	/** Not in the contract: an extension of this registry (documented in docs/decisions.md). */
 	extension?: boolean;
 	/** Refusals beyond the ones every operation of its kind may answer (OpenAPI responses), e.g. 409 of a state change without a body. */
 	refusals?: number[];
+}
+
+/** The operation's path from the port's root, `:name` for parameters: under /rest/api unless `root`. */
+export function fullPathOf(operation: Pick<Operation, "path" | "root">): string {
+	return operation.root ? operation.path : `${API_BASE}${operation.path}`;
 }
 
 /** Does the answer carry `Location`, the path of the record it created (201) or of the job it accepted (202)? */
@@ -450,8 +467,49 @@ export const OPERATIONS: Operation[] = [
 		method: "PUT", path: "/service-providers/:identifier/access-points", mediaTypes: [mediaType("service-providers", "access-points")], pathParams: { identifier: "uuid" },
 		roles: ["ADMIN"], action: "accounts.setServiceProviderAccessPoints", status: 200, body: { objectName: "serviceProviderAccessPointsFormDTO" },
 		entityTag: true, response: { schema: "ServiceProvider" },
-	},
+	},	// SMP lookups (decisions §13, docs/smp.md): at the root of the gateway's and every lookup node's port
+	...smpLookups("peppol", "", "Peppol SMP 1.x", "SignedServiceMetadata"),
+	...smpLookups("bdxr", "/bdxr-smp-2", "OASIS SMP 2.0", "ServiceMetadata"),
 ];
+
+/** The two lookups of one SMP interface: the service group and a document type's signed service metadata. */
+function smpLookups(format: "peppol" | "bdxr", prefix: string, name: string, metadataRoot: string): Operation[] {
+	const common: Pick<
+		Operation,
+		"tag" | "extension" | "root" | "lookupNode" | "method" | "mediaTypes" | "roles" | "status" | "entityTag"
+	> = {
+		tag: "SMP",
+		extension: true,
+		root: true,
+		lookupNode: true,
+		method: "GET",
+		mediaTypes: ["text/xml", "application/xml"],
+		roles: PUBLIC_READ,
+		status: 200,
+		entityTag: true,
+	};
+	return [
+		{
+			...common,
+			id: `${format}ServiceGroup`,
+			summary: `${name} service group: the document types a participant receives`,
+			path: `${prefix}/:participant`,
+			pathParams: { participant: "smpIdentifier" },
+			action: `lookup.${format}ServiceGroup`,
+			headerParams: { Host: { param: "host", description: "The links' host when SMP_PUBLIC_URL is not set" } },
+			response: { schema: "ServiceGroup", xml: true },
+		},
+		{
+			...common,
+			id: `${format}ServiceMetadata`,
+			summary: `${name} signed service metadata: a document type's processes and endpoints`,
+			path: `${prefix}/:participant/services/:documentType`,
+			pathParams: { participant: "smpIdentifier", documentType: "smpIdentifier" },
+			action: `lookup.${format}ServiceMetadata`,
+			response: { schema: metadataRoot, xml: true },
+		},
+	];
+}
 
 /** The 25 operations of the contract (without this registry's extensions). */
 export const CONTRACT_OPERATIONS = OPERATIONS.filter((operation) => !operation.extension);

@@ -31,6 +31,8 @@ const DOCUMENT_TYPE = "66666666-0000-4000-8000-000000000001";
 const BILLING = "55555555-0000-4000-8000-000000000001";
 const ORDERING = "55555555-0000-4000-8000-000000000003";
 const SP1_PARTICIPANT = "77777777-0000-4000-8000-000000000001";
+const SMP_INVOICE =
+	"busdox-docid-qns::urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0::2.1";
 const SP1_QUALIFIED = "iso6523-actorid-upis::0192:991825827";
 const FOREIGN_PARTICIPANT = "77777777-0000-4000-8000-000000000003"; // sp2's Havblikk Fiskeri AS
 const FOREIGN_ORGANIZATION = "986252932";
@@ -295,6 +297,20 @@ function builders(): Record<string, Builder> {
 				mediaOf("deleteDocumentType"),
 			),
 		findOrganizationProcesses: get("findOrganizationProcesses", `/organizations/${SP1_QUALIFIED}/processes`),
+		...Object.fromEntries(
+			(["peppol", "bdxr"] as const).flatMap((format) => {
+				const root = format === "peppol" ? "" : "/bdxr-smp-2";
+				const smp = (path: string) => async (authorization: string | undefined) => ({
+					method: "GET",
+					path: `${root}/${encodeURIComponent(SP1_QUALIFIED)}${path}`,
+					headers: { Accept: "text/xml", ...(authorization ? { Authorization: authorization } : {}) },
+				});
+				return [
+					[`${format}ServiceGroup`, smp("")],
+					[`${format}ServiceMetadata`, smp(`/services/${encodeURIComponent(SMP_INVOICE)}`)],
+				];
+			}),
+		),
 		streamParticipants: get("streamParticipants", "/participants?processes=true"),
 		findParticipants: get("findParticipants", "/participants?sort=name&size=5"),
 		getParticipantByQualifiedIdentifier: get(

@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { openApiText } from "../../cli/openapi";
 import { createRegistryClient, MEDIA_TYPES, mediaTypesOf, type HttpMethod } from "../../client";
-import { API_BASE, OPERATIONS, SORTABLE } from "../../src/contract/operations";
+import { fullPathOf, OPERATIONS, SORTABLE, type Operation } from "../../src/contract/operations";
 
 const ROOT = path.join(__dirname, "..", "..");
 const CLIENT = path.join(ROOT, "client");
@@ -47,10 +47,10 @@ describe("generated client is current", () => {
 });
 
 describe("media types come from the document and agree with the operations table", () => {
-	const documentPath = (operationPath: string) => `${API_BASE}${operationPath.replace(/:([A-Za-z]+)/g, "{$1}")}`;
+	const documentPath = (operation: Operation) => fullPathOf(operation).replace(/:([A-Za-z]+)/g, "{$1}");
 
 	test.each(OPERATIONS.map((operation) => [operation.id, operation] as const))("%s", (_id, operation) => {
-		const entry = MEDIA_TYPES[`${operation.method} ${documentPath(operation.path)}`];
+		const entry = MEDIA_TYPES[`${operation.method} ${documentPath(operation)}`];
 		const group = OPERATIONS.filter((other) => other.method === operation.method && other.path === operation.path);
 		const answers = group.some((other) => other.response);
 		if (!answers && !operation.body) {
@@ -131,7 +131,7 @@ describe("docs/client-guide.md keeps up with the operations table", () => {
 	test("the roles table lists every operation with its roles", () => {
 		const rows = guide
 			.split("\n")
-			.filter((line) => /^\| .* \| `(GET|POST|PUT|DELETE) \/rest\/api/.test(line))
+			.filter((line) => /^\| .* \| `(GET|POST|PUT|DELETE) \//.test(line))
 			.map((line) =>
 				line
 					.split("|")
@@ -140,7 +140,7 @@ describe("docs/client-guide.md keeps up with the operations table", () => {
 			);
 		const expected = OPERATIONS.map((operation) => [
 			operation.summary,
-			`\`${operation.method} ${API_BASE}${operation.path.replace(/:([A-Za-z]+)/g, "{$1}")}\``,
+			`\`${operation.method} ${fullPathOf(operation).replace(/:([A-Za-z]+)/g, "{$1}")}\``,
 			operation.roles.join(", "),
 		]);
 		expect(rows).toEqual(expected);

@@ -79,7 +79,15 @@ const configMaps = ofKind("ConfigMap").filter((map) =>
 		),
 	),
 );
-const secrets = ofKind("Secret");
+/** The registry's environment Secrets (read with envFrom); the SMP signing pair is a Secret of files. */
+const secrets = ofKind("Secret").filter((secret) =>
+	deployments.some((deployment) =>
+		containersOf(deployment).some((container) =>
+			((container.envFrom ?? []) as Obj[]).some((source) => source.secretRef?.name === secret.metadata.name),
+		),
+	),
+);
+const smpSigningSecret = ofKind("Secret").find((secret) => secret.metadata.name === "registry-smp-signing");
 const hpas = ofKind("HorizontalPodAutoscaler");
 const statefulSets = ofKind("StatefulSet");
 const networkPolicies = ofKind("NetworkPolicy");
@@ -535,6 +543,44 @@ describe("deployment files agree with the code", () => {
 					),
 				).toEqual([]);
 			}
+		});
+	});
+
+	describe("SMP signing (decisions §13): the lookup nodes read the pair the Secret names", () => {
+		const data = Object.assign({}, ...secrets.map((secret) => secret.stringData ?? {})) as Record<string, string>;
+		const lookup = deployments.find((deployment) => deployment.metadata.name === "lookup") as Obj;
+
+		it("SMP_KEY_FILE and SMP_CERTIFICATE_FILE are files of registry-smp-signing mounted in the lookup Deployment", () => {
+			expect(smpSigningSecret?.type).toBe("kubernetes.io/tls");
+			for (const [variable, key] of [
+				["SMP_KEY_FILE", "tls.key"],
+				["SMP_CERTIFICATE_FILE", "tls.crt"],
+			]) {
+				const file = data[variable];
+				expect(path.posix.basename(file)).toBe(key);
+				const mount = (containersOf(lookup)[0].volumeMounts as Obj[]).find(
+					(candidate) => candidate.mountPath === path.posix.dirname(file),
+				);
+				const volume = (lookup.spec.template.spec.volumes as Obj[]).find(
+					(candidate) => candidate.name === mount?.name,
+				);
+				expect(volume?.secret?.secretName).toBe("registry-smp-signing");
+				expect(Object.keys(smpSigningSecret?.stringData ?? {})).toContain(key);
+			}
+		});
+
+		it("the SMP host goes to the lookup Service, and its links say so (SMP_PUBLIC_URL)", () => {
+			const publicUrl = new URL(configMaps[0].data.SMP_PUBLIC_URL);
+			const rule = (ofKind("Ingress")[0].spec.rules as Obj[]).find(
+				(candidate) => candidate.host === publicUrl.host,
+			);
+			expect(rule?.http.paths).toEqual([
+				expect.objectContaining({
+					path: "/",
+					backend: { service: { name: "lookup", port: { number: 3000 } } },
+				}),
+			]);
+			expect(publicUrl.protocol).toBe("https:");
 		});
 	});
 

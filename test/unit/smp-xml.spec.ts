@@ -169,8 +169,8 @@ describe("identifiers in SMP paths (Peppol SMP specification, RFC 3986)", () => 
 		expect(decodePathSegment("a%2Fb")).toBe("a/b");
 	});
 
-	test("`+` is sent as %2B and a received `+` stays `+`: a path is not a form, so never a space", () => {
-		expect(encodePathSegment("a+b c")).toBe("a%2Bb%20c");
+	test("`+` is literal both ways (decisions §13): a path is not a form, so never a space", () => {
+		expect(encodePathSegment("a+b c")).toBe("a+b%20c");
 		expect(decodePathSegment("a+b")).toBe("a+b");
 		expect(decodePathSegment("a%2Bb")).toBe("a+b");
 	});
@@ -188,11 +188,11 @@ describe("identifiers in SMP paths (Peppol SMP specification, RFC 3986)", () => 
 		expect(decodePathSegment(segment)).toBeNull();
 	});
 
-	test("any text survives encoding then decoding, and its segment holds only unreserved characters and %XX", () => {
+	test("any text survives encoding then decoding, and its segment holds only unreserved characters, + and %XX", () => {
 		fc.assert(
 			fc.property(fc.string({ unit: "grapheme" }), (text) => {
 				const segment = encodePathSegment(text);
-				expect(segment).toMatch(/^(?:[A-Za-z0-9\-._~]|%[0-9A-F]{2})*$/);
+				expect(segment).toMatch(/^(?:[A-Za-z0-9\-._~+]|%[0-9A-F]{2})*$/);
 				expect(decodePathSegment(segment)).toBe(text);
 			}),
 		);

@@ -10,8 +10,8 @@ export interface SmpIdentifier {
 }
 
 const SEPARATOR = "::";
-/** RFC 3986 unreserved characters: the only ones a segment carries as they are. */
-const UNRESERVED = /[A-Za-z0-9\-._~]/;
+/** RFC 3986 unreserved characters and `+` (decisions §13: literal): the ones a segment carries as they are. */
+const UNRESERVED = /[A-Za-z0-9\-._~+]/;
 
 /** Splits at the first `::`, since document type values hold `::` of their own; null without a scheme and a value. */
 export function splitQualifiedIdentifier(qualified: string): SmpIdentifier | null {
@@ -26,9 +26,8 @@ export function qualifiedIdentifier(identifier: SmpIdentifier): string {
 }
 
 /**
- * One path segment. Everything but the unreserved characters is percent-encoded as UTF-8, `+`
- * included: in a path `+` means `+`, but servlet-based SMPs and clients decode it as a space,
- * and `%2B` means `+` to every decoder.
+ * One path segment. Everything but the unreserved characters and `+` is percent-encoded as UTF-8:
+ * in a path `+` means `+` (RFC 3986 allows it in a segment), and decisions §13 keeps it literal.
  */
 export function encodePathSegment(text: string): string {
 	let encoded = "";

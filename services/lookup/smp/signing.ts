@@ -137,7 +137,7 @@ export interface SigningPairOptions {
 export const SIGNING_PAIR_FOLDER = "smp-signing";
 const KEY_FILE = "key.pem";
 const CERTIFICATE_FILE = "certificate.pem";
-const SELF_SIGNED_NAME = "participant-registry SMP signing - self-signed - not for production";
+const SELF_SIGNED_NAME = "participant-registry SMP, self-signed, not for production";
 const SELF_SIGNED_YEARS = 10;
 
 /**
