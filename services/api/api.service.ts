@@ -26,7 +26,7 @@ import { AccessDenied, RegistryError, TypeMismatch, Unauthenticated } from "../.
 import type { Caller } from "../../src/contract/model";
 import { checkContentType, parsePathValues, selectByAccept, selectByPathForm } from "../../src/contract/negotiation";
 import { API_BASE, OPERATIONS, type Operation } from "../../src/contract/operations";
-import { callerMeta, signAuthentication } from "../../src/platform/caller-signature";
+import { signAuthentication } from "../../src/platform/caller-signature";
 import type { RegistryContext } from "../../src/platform/context";
 import { broadcastEvents, EVENTS } from "../../src/platform/events";
 import { countLockout, countMetric, REGISTRY_METRICS } from "../../src/platform/registry-metrics";
@@ -349,7 +349,7 @@ export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettin
 					this.broker.call<ChangePage, { after: string; limit: number }>(
 						"audit.changes",
 						{ after: String(after), limit },
-						{ meta: callerMeta(this.broker, caller), caller: "api" } as never,
+						{ meta: { user: caller }, caller: "api" } as never,
 					),
 				pollMs: CHANGE_STREAM_POLL_MS,
 				keepAliveMs: CHANGE_STREAM_KEEP_ALIVE_MS,

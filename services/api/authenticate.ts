@@ -4,12 +4,15 @@
  * usernames that have not logged in from there). A verified credential is remembered for AUTH_CACHE_SECONDS under
  * a digest of its username and password (services/api/credential-cache.ts), with the addresses
  * it was used from, so a caller's following requests cost no password derivation and no store
- * round trip: only the throttle's locks known in memory are asked.
+ * round trip: only the throttle's locks known in memory are asked. The callers it answers are
+ * marked as authenticated here (src/platform/caller-signature.ts): signed only if a call takes
+ * them onto the transporter.
  */
 import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { RegistryError, Unauthenticated } from "../../src/contract/errors";
 import type { Caller } from "../../src/contract/model";
+import { markAuthenticated } from "../../src/platform/caller-signature";
 import type { CredentialCache } from "./credential-cache";
 import type { LoginThrottle } from "./login-throttle";
 
@@ -76,7 +79,7 @@ export class Authenticator {
 		this.credentials
 			.verify(key, async () => {
 				const caller = await this.verify(username, password);
-				return caller && { caller, addresses: known.addresses };
+				return caller && { caller: markAuthenticated({ ...caller }), addresses: known.addresses };
 			})
 			.catch(() => undefined); // accounts unreachable: the credential stays remembered until its TTL ends
 	}
@@ -95,7 +98,7 @@ export class Authenticator {
 		if (wait > 0) throw tooManyRequests(wait, "Too many failed logins; try again later");
 		const verified = await this.credentials.verify(key, async () => {
 			const caller = await this.verify(username, password);
-			return caller && { caller, addresses: new Set<string>() };
+			return caller && { caller: markAuthenticated({ ...caller }), addresses: new Set<string>() };
 		});
 		if (!verified) {
 			await this.throttle.recordFailure(username, address);

@@ -7,7 +7,6 @@
 import type { ServerResponse } from "node:http";
 import type { Caller } from "../../src/contract/model";
 import type { Operation } from "../../src/contract/operations";
-import { signCaller } from "../../src/platform/caller-signature";
 import { countMetric, REGISTRY_METRICS } from "../../src/platform/registry-metrics";
 import type { ServiceBroker } from "moleculer";
 import { bindParams } from "./bind";
@@ -29,8 +28,6 @@ export class OperationCalls {
 		const operation = state.operation as Operation;
 		const params = await bindParams(req, res, state, req.$params.query);
 		state.validated = params;
-		// Signed now, once the body is read: the identity's expiry runs from the call (src/platform/caller-signature.ts).
-		if (state.caller) req.$ctx.meta.userSignature = signCaller(this.parts.broker, state.caller);
 		const key = operation.idempotent ? idempotencyKeyOf(req.headers["idempotency-key"]) : undefined;
 		if (key !== undefined && state.caller) return this.callOnce(req, res, state, params, key);
 		writeAnswer(req, res, state, await req.$ctx.call(operation.action, params));

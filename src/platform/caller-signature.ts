@@ -1,7 +1,9 @@
 /**
  * The caller carried between services, signed (decisions §3 "The cluster's wires";
- * docs/internals.md "Roles on every call"). Whoever authenticated a caller (the gateway, or the
- * operator CLI for its operator) puts it in the call's meta with its signature:
+ * docs/internals.md "Roles on every call"). The gateway marks each caller it authenticated
+ * (`markAuthenticated`); inside its process that mark is the proof. When a call takes a marked
+ * caller onto the transporter, the Permissions middleware (src/platform/permissions.ts) adds its
+ * signature; the operator CLI signs its operator itself (`callerMeta`):
  *
  *   meta.user            { username, role, serviceProvider?, accessPointProvider? }
  *   meta.userSignature   "<expires at, ms since the epoch>.<HMAC-SHA256, base64url>"
@@ -10,8 +12,8 @@
  * JSON array ["caller", username, role, serviceProvider, accessPointProvider, expiresAt]. It
  * expires a request's lifetime after the signing (REQUEST_TIMEOUT and a margin for clocks), so a
  * recorded identity cannot be used later. The Permissions middleware verifies it on every action
- * whose call carries a user (src/platform/permissions.ts); a service passing its ctx on
- * (`ctx.call`) passes the signature on with the user.
+ * whose call carries an unmarked user; a service passing its ctx on (`ctx.call`) passes the
+ * signature on with the user.
  *
  * `accounts.authenticate` answers only calls signed the same way for the username asked
  * (purpose "authenticate"), so that no node but a gateway can use it to test passwords.
@@ -29,17 +31,29 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
 const CALLER_FIELDS: ReadonlySet<string> = new Set(["username", "role", "serviceProvider", "accessPointProvider"]);
 
-/** How long a signature made now stays good on this broker's cluster. */
-function lifetimeMs(broker: ServiceBroker): number {
-	return (broker.options.requestTimeout || DEFAULT_REQUEST_TIMEOUT_MS) + SIGNATURE_CLOCK_MARGIN_MS;
+/** The callers this process's gateway authenticated (the very objects: one that arrived over the transporter is a copy). */
+const authenticatedHere = new WeakSet<object>();
+
+/** Marks a caller this process authenticated, frozen so that nothing changes it afterwards. */
+export function markAuthenticated(caller: Caller): Caller {
+	authenticatedHere.add(Object.freeze(caller));
+	return caller;
 }
 
-function mac(key: Buffer, fields: unknown[]): Buffer {
-	return createHmac("sha256", key).update(JSON.stringify(fields)).digest();
+export function isAuthenticatedHere(user: unknown): boolean {
+	return typeof user === "object" && user !== null && authenticatedHere.has(user);
 }
 
-function sign(keys: ClusterKeys, fields: unknown[], expiresAt: number): string {
-	return `${expiresAt}.${mac(keys.sealing.callers, [...fields, expiresAt]).toString("base64url")}`;
+function mac(key: Buffer, fields: unknown[], expiresAt: number): Buffer {
+	return createHmac("sha256", key)
+		.update(JSON.stringify([...fields, expiresAt]))
+		.digest();
+}
+
+/** A signature over `fields`, good for a request's lifetime on this broker's cluster. */
+function sign(broker: ServiceBroker, fields: unknown[], now: number): string {
+	const expiresAt = now + (broker.options.requestTimeout || DEFAULT_REQUEST_TIMEOUT_MS) + SIGNATURE_CLOCK_MARGIN_MS;
+	return `${expiresAt}.${mac(keysOf(broker).sealing.callers, fields, expiresAt).toString("base64url")}`;
 }
 
 /** Is `signature` one of ours over `fields`, and not expired? (Any key still accepted during a rotation.) */
@@ -49,10 +63,11 @@ function verify(keys: ClusterKeys, fields: unknown[], signature: unknown, now: n
 	const expiresAt = Number(signature.slice(0, dot));
 	if (dot < 1 || !Number.isSafeInteger(expiresAt) || expiresAt <= now) return false;
 	const given = Buffer.from(signature.slice(dot + 1), "base64url");
-	return keys.accepted.some((key) => {
-		const expected = mac(key.callers, [...fields, expiresAt]);
-		return given.length === expected.length && timingSafeEqual(given, expected);
-	});
+	for (const key of keys.accepted) {
+		const expected = mac(key.callers, fields, expiresAt);
+		if (given.length === expected.length && timingSafeEqual(given, expected)) return true;
+	}
+	return false;
 }
 
 function callerFields(caller: Caller): unknown[] {
@@ -61,7 +76,7 @@ function callerFields(caller: Caller): unknown[] {
 
 /** The signature of `caller` for calls made from now on this broker's cluster. */
 export function signCaller(broker: ServiceBroker, caller: Caller, now = Date.now()): string {
-	return sign(keysOf(broker), callerFields(caller), now + lifetimeMs(broker));
+	return sign(broker, callerFields(caller), now);
 }
 
 /** Call meta naming `caller`, signed: `broker.call(action, params, { meta: callerMeta(broker, caller) })`. */
@@ -79,7 +94,7 @@ export function callerMeta(
 export function isSignedCaller(keys: ClusterKeys, user: unknown, signature: unknown, now = Date.now()): boolean {
 	if (typeof user !== "object" || user === null) return false;
 	const caller = user as Record<string, unknown>;
-	if (!Object.keys(caller).every((field) => CALLER_FIELDS.has(field))) return false;
+	for (const field in caller) if (!CALLER_FIELDS.has(field)) return false;
 	if (typeof caller.username !== "string" || typeof caller.role !== "string") return false;
 	for (const link of ["serviceProvider", "accessPointProvider"])
 		if (caller[link] !== undefined && typeof caller[link] !== "string") return false;
@@ -88,7 +103,7 @@ export function isSignedCaller(keys: ClusterKeys, user: unknown, signature: unkn
 
 /** The gateway's signature of an `accounts.authenticate` call for `username` (meta.authenticationSignature). */
 export function signAuthentication(broker: ServiceBroker, username: string, now = Date.now()): string {
-	return sign(keysOf(broker), ["authenticate", username], now + lifetimeMs(broker));
+	return sign(broker, ["authenticate", username], now);
 }
 
 export function isSignedAuthentication(broker: ServiceBroker, username: string, signature: unknown): boolean {

@@ -5,19 +5,21 @@
  * a test).
  *
  * - A call that carries a user must carry its signature (src/platform/caller-signature.ts), on
- *   every action: an identity no gateway signed, or signed too long ago, is refused (403).
+ *   every action, unless this process's gateway authenticated that very caller: an identity no
+ *   gateway signed, or signed too long ago, is refused (403). A call that takes the gateway's
+ *   caller onto the transporter is signed here (`remoteAction`).
  * - An action of the operations table may be called by the roles of the operations that call it;
  *   an action outside it may declare `roles` in its schema (`accounts.exportRecords`: ADMIN).
  *   No caller where ANONYMOUS is not allowed: 401.
  * - Other actions (internal ones) take calls without a user: system work (relays, sweepers,
  *   seeding, bootstrap, jobs, the lookup rebuild) calls only those, and carries no identity.
  */
-import type { Middleware as BrokerMiddleware } from "moleculer";
+import type { Middleware as BrokerMiddleware, ServiceBroker } from "moleculer";
 import type { RegistryContext } from "./context";
 import type { ClusterKeys } from "./cluster-key";
-import { isSignedCaller } from "./caller-signature";
+import { isAuthenticatedHere, isSignedCaller, signCaller } from "./caller-signature";
 import { AccessDenied, Unauthenticated } from "../contract/errors";
-import type { Role } from "../contract/model";
+import type { Caller, Role } from "../contract/model";
 import { OPERATIONS } from "../contract/operations";
 
 /** The roles an authenticated caller can have (a caller claiming ANONYMOUS is no caller). */
@@ -42,8 +44,19 @@ export function actionRoles(): ReadonlyMap<string, ReadonlySet<Role>> {
 /** The broker middleware (src/platform/broker.ts places it outside Validator and Cacher). */
 export function permissionsMiddleware(keysOf: () => ClusterKeys): BrokerMiddleware {
 	const roles = actionRoles();
+	let broker: ServiceBroker;
 	return {
 		name: "Permissions",
+		created(created: ServiceBroker) {
+			broker = created;
+		},
+		remoteAction(next: (ctx: RegistryContext) => Promise<unknown>) {
+			return function signOnTheWire(ctx: RegistryContext): Promise<unknown> {
+				if (ctx.meta.userSignature === undefined && isAuthenticatedHere(ctx.meta.user))
+					ctx.meta.userSignature = signCaller(broker, ctx.meta.user as Caller);
+				return next(ctx);
+			};
+		},
 		localAction(
 			handler: (ctx: RegistryContext) => Promise<unknown>,
 			action: { name: string; roles?: readonly Role[] },
@@ -56,7 +69,8 @@ export function permissionsMiddleware(keysOf: () => ClusterKeys): BrokerMiddlewa
 					return !allowed || allowed.has("ANONYMOUS")
 						? handler.call(this, ctx)
 						: Promise.reject(new Unauthenticated());
-				if (!isSignedCaller(keysOf(), user, ctx.meta.userSignature)) return Promise.reject(new AccessDenied());
+				if (!isAuthenticatedHere(user) && !isSignedCaller(keysOf(), user, ctx.meta.userSignature))
+					return Promise.reject(new AccessDenied());
 				if (!allowed) return handler.call(this, ctx);
 				const role = (user as { role: Role }).role;
 				return CALLER_ROLES.has(role) && allowed.has(role)

@@ -8,7 +8,7 @@ import { createRegistryBroker } from "../../services";
 import type { Caller, Participant } from "../../src/contract/model";
 import { OPERATIONS } from "../../src/contract/operations";
 import { importSeed } from "../../src/exchange/seed";
-import { callerMeta, signAuthentication, signCaller } from "../../src/platform/caller-signature";
+import { callerMeta, markAuthenticated, signAuthentication, signCaller } from "../../src/platform/caller-signature";
 import { actionRoles } from "../../src/platform/permissions";
 import { demoSeed } from "../support/registry";
 
@@ -186,6 +186,23 @@ describe("the caller's signature (src/platform/caller-signature.ts), in one proc
 		expect(await failure(broker.call("catalog.allProcesses", {}, { meta: { user: admin } }))).toMatchObject({
 			code: 403,
 		});
+	});
+
+	test("the very caller this process's gateway authenticated needs no signature here; an equal copy does", async () => {
+		const authenticated = markAuthenticated({ username: "admin", role: "ADMIN" });
+		const page = await broker.call<{ records: unknown[] }, object>(
+			"accounts.exportRecords",
+			{ type: "account" },
+			{ meta: { user: authenticated } },
+		);
+		expect(page.records.length).toBeGreaterThan(0);
+		expect(
+			await failure(
+				broker.call("accounts.exportRecords", { type: "account" }, { meta: { user: { ...authenticated } } }),
+			),
+		).toMatchObject({ code: 403 });
+		// Marked callers are frozen: nothing turns one into another afterwards.
+		expect(Object.isFrozen(authenticated)).toBe(true);
 	});
 
 	test("accounts.exportRecords (password hashes) answers a signed ADMIN only: no caller 401, another role 403", async () => {
