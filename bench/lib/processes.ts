@@ -64,11 +64,18 @@ export async function startRegistry(
 	options: { timeoutMs?: number; started?: (pid: number) => void } = {},
 ): Promise<RegistryProcess> {
 	const port = env.PORT ? Number(env.PORT) : await freePort();
+	// Health and metrics on a port of their own when k8s/'s ConfigMap says so (OPERATIONS_PORT): a free one here.
+	const operationsPort = env.OPERATIONS_PORT ? await freePort() : port;
 	const output: string[] = [];
 	const started = performance.now();
 	const child = spawn(process.execPath, [SERVER], {
 		cwd: ROOT,
-		env: { ...process.env, ...env, PORT: String(port) },
+		env: {
+			...process.env,
+			...env,
+			PORT: String(port),
+			...(operationsPort !== port ? { OPERATIONS_PORT: String(operationsPort) } : {}),
+		},
 		stdio: ["ignore", "pipe", "pipe"],
 	});
 	const keep = (chunk: Buffer) => {
@@ -90,7 +97,7 @@ export async function startRegistry(
 	for (;;) {
 		if (child.exitCode !== null)
 			throw new Error(`${name} exited with ${child.exitCode}:\n${output.join("").slice(-4000)}`);
-		if (await isReady(port)) break;
+		if (await isReady(operationsPort)) break;
 		if (Date.now() > deadline) {
 			await stop();
 			throw new Error(`${name} was not ready in time:\n${output.join("").slice(-4000)}`);
