@@ -2,7 +2,7 @@
  * `npm run bench`: the figures docs/performance.md reports, each beside its target. Run it by
  * hand on an idle machine (never while tests run); it is not a test and CI does not run it.
  *
- *   npm run bench [-- --only floors,tier,million] [--rounds N] [--duration S] [--participants N]
+ *   npm run bench [-- --only floors,smp,tier,million] [--rounds N] [--duration S] [--participants N]
  *
  * Every figure prints one line, `name: value unit [target …] ok|MISSED`; a missed target makes
  * the run exit 1. Throughputs come from wrk (Debian's, one thread) pinned to one core with every
@@ -12,6 +12,9 @@
  *   floors   one process: the repeated lookup and a service provider's repeated read of its
  *            participant against a bare node:http server answering the same bytes (k8s/'s
  *            ConfigMap settings, the rate limit on and never reached, metrics on); p99 at 64 connections.
+ *   smp      one process: the demo participant's repeated signed Peppol SignedServiceMetadata
+ *            against the repeated JSON lookup of the same organization, and the time of the first
+ *            signed answer after the start (signing, cold) beside a repeated one.
  *   tier     the k8s topology on one machine (a process per Deployment over the local NATS and
  *            Redis) with three lookup nodes, each held to a quarter of a CPU (a CFS quota, as a k8s
  *            CPU limit is): the lookup capacity of 1, 2 and 3 nodes loaded at once.
@@ -41,7 +44,7 @@ function parseOptions(argv: string[]): Options {
 		rounds: 5,
 		duration: 5,
 		participants: 100_000,
-		only: new Set(["floors", "tier", "million"]),
+		only: new Set(["floors", "smp", "tier", "million"]),
 	};
 	for (let i = 0; i < argv.length; i++) {
 		const [flag, inline] = argv[i].split("=", 2);
@@ -52,7 +55,7 @@ function parseOptions(argv: string[]): Options {
 		else if (flag === "--only") options.only = new Set(value().split(","));
 		else
 			throw new Error(
-				`unknown option ${flag} (--only floors,tier,million --rounds N --duration S --participants N)`,
+				`unknown option ${flag} (--only floors,smp,tier,million --rounds N --duration S --participants N)`,
 			);
 	}
 	return options;
@@ -149,6 +152,22 @@ async function capture(url: string, headers: Record<string, string>) {
 	return { status: response.status, headers: [...response.headers.entries()] as [string, string][], body };
 }
 
+/** A warm-up run of each side, then `rounds` rounds that alternate them (the machine's speed drifts). */
+async function alternating(
+	rounds: number,
+	first: () => Promise<WrkResult>,
+	second: () => Promise<WrkResult>,
+): Promise<[WrkResult[], WrkResult[]]> {
+	await first();
+	await second();
+	const results: [WrkResult[], WrkResult[]] = [[], []];
+	for (let round = 0; round < rounds; round++) {
+		results[0].push(await first());
+		results[1].push(await second());
+	}
+	return results;
+}
+
 // ---- floors: one process against bare node:http ------------------------------------------
 
 async function floors(options: Options): Promise<void> {
@@ -170,7 +189,7 @@ async function floors(options: Options): Promise<void> {
 			const baseline = await startBaseline(await capture(`${registry.url}${read.path}`, read.headers));
 			pinToServerCore(baseline.child.pid!);
 			try {
-				const wrk = (url: string) =>
+				const wrk = (url: string) => () =>
 					runWrk({
 						url,
 						paths: [read.path],
@@ -178,14 +197,7 @@ async function floors(options: Options): Promise<void> {
 						connections: 64,
 						duration: options.duration,
 					});
-				await wrk(baseline.url);
-				await wrk(registry.url);
-				const bare: WrkResult[] = [];
-				const ours: WrkResult[] = [];
-				for (let round = 0; round < options.rounds; round++) {
-					bare.push(await wrk(baseline.url));
-					ours.push(await wrk(registry.url));
-				}
+				const [bare, ours] = await alternating(options.rounds, wrk(baseline.url), wrk(registry.url));
 				const ratios = ours.map((result, round) => result.requestsPerSecond / bare[round].requestsPerSecond);
 				const errors = ours.reduce((sum, result) => sum + result.non2xx + result.socketErrors, 0);
 				report({
@@ -200,6 +212,76 @@ async function floors(options: Options): Promise<void> {
 				await baseline.stop();
 			}
 		}
+	} finally {
+		await registry.stop();
+		data.remove();
+	}
+}
+
+// ---- smp: the signed SMP answer against the JSON lookup ----------------------------------
+
+/** The demo participant (the JSON lookup takes the qualified identifier the SMP takes). */
+const SMP_PARTICIPANT = qualifiedIdentifier("991825827");
+const JSON_LOOKUP = `/rest/api/organizations/${SMP_PARTICIPANT}/processes`;
+
+/** One request, timed to its last byte. */
+async function timed(url: string, headers: Record<string, string> = {}) {
+	const started = performance.now();
+	const response = await fetch(url, { headers });
+	const body = await response.text();
+	if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${body}`);
+	return { ms: performance.now() - started, body };
+}
+
+async function smp(options: Options): Promise<void> {
+	console.log("\nsmp: one process, the signed SMP service metadata against the JSON lookup (wrk, 64 connections)");
+	const data = await dataCopy(options.participants);
+	const registry = await startRegistry("registry", { ...configMapEnv(), DATA_DIR: data.dir });
+	pinToServerCore(registry.child.pid!);
+	try {
+		// The participant's service group names its document types (links on SMP_PUBLIC_URL: the path is kept).
+		const group = await timed(`${registry.url}/${SMP_PARTICIPANT}`);
+		const [signedPath, otherPath] = [...group.body.matchAll(/<ServiceMetadataReference href="([^"]+)"/g)].map(
+			(match) => new URL(match[1].replace(/&amp;/g, "&")).pathname,
+		);
+		if (!signedPath) throw new Error(`the service group names no document type:\n${group.body}`);
+		await timed(`${registry.url}${JSON_LOOKUP}`, { Accept: LOOKUP_ACCEPT });
+		const first = await timed(`${registry.url}${signedPath}`);
+		if (!first.body.includes("SignatureValue")) throw new Error(`not a signed answer:\n${first.body}`);
+		const other = otherPath
+			? `; the first of another document type ${(await timed(`${registry.url}${otherPath}`)).ms.toFixed(1)} ms (signer warm)`
+			: "";
+		const repeated: number[] = [];
+		for (let i = 0; i < 20; i++) repeated.push((await timed(`${registry.url}${signedPath}`)).ms);
+		report({
+			name: "first signed answer after start (signing, cold)",
+			value: first.ms,
+			unit: "ms",
+			detail: `a repeated one ${median(repeated).toFixed(2)} ms (median of 20)${other}; ${signedPath}`,
+		});
+		const wrk = (path: string, headers: Record<string, string>) => () =>
+			runWrk({ url: registry.url, paths: [path], headers, connections: 64, duration: options.duration });
+		const [signed, json] = await alternating(
+			options.rounds,
+			wrk(signedPath, {}),
+			wrk(JSON_LOOKUP, { Accept: LOOKUP_ACCEPT }),
+		);
+		const p99 = (results: WrkResult[]) =>
+			`p99 ${median(results.map((result) => result.latency.p99)).toFixed(2)} ms`;
+		const count = (results: WrkResult[], kind: "non2xx" | "socketErrors") =>
+			results.reduce((sum, result) => sum + result[kind], 0);
+		const errors = [signed, json].flatMap((side) => [count(side, "non2xx"), count(side, "socketErrors")]);
+		report({ name: "repeated signed SMP answer", value: rate(signed), unit: "req/s", detail: p99(signed) });
+		report({ name: "repeated JSON lookup", value: rate(json), unit: "req/s", detail: p99(json) });
+		const ratios = signed.map((result, round) => result.requestsPerSecond / json[round].requestsPerSecond);
+		report({
+			name: "repeated signed SMP answer, of the repeated JSON lookup",
+			value: median(ratios),
+			unit: "x",
+			target: "≥ 0.50x, no errors",
+			pass: median(ratios) >= 0.5 && errors.every((value) => value === 0),
+			detail: `rounds ${list(ratios)}; non-2xx and socket errors: signed ${errors[0]}, ${errors[1]}; JSON ${errors[2]}, ${errors[3]}`,
+		});
 	} finally {
 		await registry.stop();
 		data.remove();
@@ -361,6 +443,7 @@ async function main(): Promise<void> {
 	);
 	try {
 		if (options.only.has("floors")) await floors(options);
+		if (options.only.has("smp")) await smp(options);
 		if (options.only.has("tier")) await tier(options);
 		if (options.only.has("million")) await million(options);
 	} finally {
