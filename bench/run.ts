@@ -179,7 +179,10 @@ async function alternating(
 async function floors(options: Options): Promise<void> {
 	console.log("\nfloors: one process against bare node:http answering the same bytes (wrk, 64 connections)");
 	const data = await dataCopy(options.participants);
-	const registry = await startRegistry("registry", { ...configMapEnv(), DATA_DIR: data.dir });
+	const registry = await startRegistry("registry", { ...configMapEnv(), DATA_DIR: data.dir }).catch((error) => {
+		data.remove();
+		throw error;
+	});
 	pinToServerCore(registry.child.pid!);
 	try {
 		const reads: { name: string; path: string; headers: Record<string, string>; floor: number }[] = [
@@ -242,7 +245,10 @@ async function timed(url: string, headers: Record<string, string> = {}) {
 async function smp(options: Options): Promise<void> {
 	console.log("\nsmp: one process, the signed SMP service metadata against the JSON lookup (wrk, 64 connections)");
 	const data = await dataCopy(options.participants);
-	const registry = await startRegistry("registry", { ...configMapEnv(), DATA_DIR: data.dir });
+	const registry = await startRegistry("registry", { ...configMapEnv(), DATA_DIR: data.dir }).catch((error) => {
+		data.remove();
+		throw error;
+	});
 	pinToServerCore(registry.child.pid!);
 	try {
 		// The participant's service group names its document types (links on SMP_PUBLIC_URL: the path is kept).
