@@ -2,7 +2,7 @@
  * `npm run bench`: the figures docs/performance.md reports, each beside its target. Run it by
  * hand on an idle machine (never while tests run); it is not a test and CI does not run it.
  *
- *   npm run bench [-- --only floors,tier,million] [--rounds N] [--duration S] [--participants N]
+ *   npm run bench [-- --only floors,smp,tier,million] [--rounds N] [--duration S] [--participants N]
  *
  * Every figure prints one line, `name: value unit [target …] ok|MISSED`; a missed target makes
  * the run exit 1. Throughputs come from wrk (Debian's, one thread) pinned to one core with every
@@ -12,6 +12,9 @@
  *   floors   one process: the repeated lookup and a service provider's repeated read of its
  *            participant against a bare node:http server answering the same bytes (k8s/'s
  *            ConfigMap settings, the rate limit on and never reached, metrics on); p99 at 64 connections.
+ *   smp      one process: the demo participant's repeated signed Peppol SignedServiceMetadata
+ *            against the repeated JSON lookup of the same organization, and the time of the first
+ *            signed answer after the start (signing, cold) beside a repeated one.
  *   tier     the k8s topology on one machine (a process per Deployment over the local NATS and
  *            Redis) with three lookup nodes, each held to a quarter of a CPU (a CFS quota, as a k8s
  *            CPU limit is): the lookup capacity of 1, 2 and 3 nodes loaded at once.
@@ -41,7 +44,7 @@ function parseOptions(argv: string[]): Options {
 		rounds: 5,
 		duration: 5,
 		participants: 100_000,
-		only: new Set(["floors", "tier", "million"]),
+		only: new Set(["floors", "smp", "tier", "million"]),
 	};
 	for (let i = 0; i < argv.length; i++) {
 		const [flag, inline] = argv[i].split("=", 2);
@@ -52,7 +55,7 @@ function parseOptions(argv: string[]): Options {
 		else if (flag === "--only") options.only = new Set(value().split(","));
 		else
 			throw new Error(
-				`unknown option ${flag} (--only floors,tier,million --rounds N --duration S --participants N)`,
+				`unknown option ${flag} (--only floors,smp,tier,million --rounds N --duration S --participants N)`,
 			);
 	}
 	return options;
@@ -81,6 +84,12 @@ function report(figure: Figure): void {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
 const list = (values: number[]) => values.map((value) => value.toFixed(2)).join(", ");
 const rate = (values: WrkResult[]) => Math.round(median(values.map((result) => result.requestsPerSecond)));
+/** Non-2xx answers and socket errors (timeouts included) of wrk runs, as a figure's detail says them. */
+function errorsOf(results: WrkResult[]): { count: number; text: string } {
+	const non2xx = results.reduce((sum, result) => sum + result.non2xx, 0);
+	const socket = results.reduce((sum, result) => sum + result.socketErrors, 0);
+	return { count: non2xx + socket, text: `${non2xx} non-2xx, ${socket} socket errors` };
+}
 
 // ---- data and settings -------------------------------------------------------------------
 
@@ -149,12 +158,31 @@ async function capture(url: string, headers: Record<string, string>) {
 	return { status: response.status, headers: [...response.headers.entries()] as [string, string][], body };
 }
 
+/** A warm-up run of each side, then `rounds` rounds that alternate them (the machine's speed drifts). */
+async function alternating(
+	rounds: number,
+	first: () => Promise<WrkResult>,
+	second: () => Promise<WrkResult>,
+): Promise<[WrkResult[], WrkResult[]]> {
+	await first();
+	await second();
+	const results: [WrkResult[], WrkResult[]] = [[], []];
+	for (let round = 0; round < rounds; round++) {
+		results[0].push(await first());
+		results[1].push(await second());
+	}
+	return results;
+}
+
 // ---- floors: one process against bare node:http ------------------------------------------
 
 async function floors(options: Options): Promise<void> {
 	console.log("\nfloors: one process against bare node:http answering the same bytes (wrk, 64 connections)");
 	const data = await dataCopy(options.participants);
-	const registry = await startRegistry("registry", { ...configMapEnv(), DATA_DIR: data.dir });
+	const registry = await startRegistry("registry", { ...configMapEnv(), DATA_DIR: data.dir }).catch((error) => {
+		data.remove();
+		throw error;
+	});
 	pinToServerCore(registry.child.pid!);
 	try {
 		const reads: { name: string; path: string; headers: Record<string, string>; floor: number }[] = [
@@ -170,7 +198,7 @@ async function floors(options: Options): Promise<void> {
 			const baseline = await startBaseline(await capture(`${registry.url}${read.path}`, read.headers));
 			pinToServerCore(baseline.child.pid!);
 			try {
-				const wrk = (url: string) =>
+				const wrk = (url: string) => () =>
 					runWrk({
 						url,
 						paths: [read.path],
@@ -178,28 +206,92 @@ async function floors(options: Options): Promise<void> {
 						connections: 64,
 						duration: options.duration,
 					});
-				await wrk(baseline.url);
-				await wrk(registry.url);
-				const bare: WrkResult[] = [];
-				const ours: WrkResult[] = [];
-				for (let round = 0; round < options.rounds; round++) {
-					bare.push(await wrk(baseline.url));
-					ours.push(await wrk(registry.url));
-				}
+				const [bare, ours] = await alternating(options.rounds, wrk(baseline.url), wrk(registry.url));
 				const ratios = ours.map((result, round) => result.requestsPerSecond / bare[round].requestsPerSecond);
-				const errors = ours.reduce((sum, result) => sum + result.non2xx + result.socketErrors, 0);
+				const errors = errorsOf(ours);
 				report({
 					name: `${read.name}, one process, of bare node:http`,
 					value: median(ratios),
 					unit: "x",
 					target: `≥ ${read.floor.toFixed(2)}x, no errors`,
-					pass: median(ratios) >= read.floor && errors === 0,
-					detail: `rounds ${list(ratios)}; ${rate(ours).toLocaleString("en-US")} against ${rate(bare).toLocaleString("en-US")} req/s; p99 at 64 connections ${median(ours.map((result) => result.latency.p99)).toFixed(2)} ms (bare ${median(bare.map((result) => result.latency.p99)).toFixed(2)} ms); ${errors} errors`,
+					pass: median(ratios) >= read.floor && errors.count === 0,
+					detail: `rounds ${list(ratios)}; ${rate(ours).toLocaleString("en-US")} against ${rate(bare).toLocaleString("en-US")} req/s; p99 at 64 connections ${median(ours.map((result) => result.latency.p99)).toFixed(2)} ms (bare ${median(bare.map((result) => result.latency.p99)).toFixed(2)} ms); ${errors.text}`,
 				});
 			} finally {
 				await baseline.stop();
 			}
 		}
+	} finally {
+		await registry.stop();
+		data.remove();
+	}
+}
+
+// ---- smp: the signed SMP answer against the JSON lookup ----------------------------------
+
+/** The demo participant (the JSON lookup takes the qualified identifier the SMP takes). */
+const SMP_PARTICIPANT = qualifiedIdentifier("991825827");
+const JSON_LOOKUP = `/rest/api/organizations/${SMP_PARTICIPANT}/processes`;
+
+/** One request, timed to its last byte. */
+async function timed(url: string, headers: Record<string, string> = {}) {
+	const started = performance.now();
+	const response = await fetch(url, { headers });
+	const body = await response.text();
+	if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${body}`);
+	return { ms: performance.now() - started, body };
+}
+
+async function smp(options: Options): Promise<void> {
+	console.log("\nsmp: one process, the signed SMP service metadata against the JSON lookup (wrk, 64 connections)");
+	const data = await dataCopy(options.participants);
+	const registry = await startRegistry("registry", { ...configMapEnv(), DATA_DIR: data.dir }).catch((error) => {
+		data.remove();
+		throw error;
+	});
+	pinToServerCore(registry.child.pid!);
+	try {
+		// The participant's service group names its document types (links on SMP_PUBLIC_URL: the path is kept).
+		const group = await timed(`${registry.url}/${SMP_PARTICIPANT}`);
+		const [signedPath, otherPath] = [...group.body.matchAll(/<ServiceMetadataReference href="([^"]+)"/g)].map(
+			(match) => new URL(match[1].replace(/&amp;/g, "&")).pathname,
+		);
+		if (!signedPath) throw new Error(`the service group names no document type:\n${group.body}`);
+		await timed(`${registry.url}${JSON_LOOKUP}`, { Accept: LOOKUP_ACCEPT });
+		const first = await timed(`${registry.url}${signedPath}`);
+		if (!first.body.includes("SignatureValue")) throw new Error(`not a signed answer:\n${first.body}`);
+		const other = otherPath
+			? `; the first of another document type ${(await timed(`${registry.url}${otherPath}`)).ms.toFixed(1)} ms (signer warm)`
+			: "";
+		const repeated: number[] = [];
+		for (let i = 0; i < 20; i++) repeated.push((await timed(`${registry.url}${signedPath}`)).ms);
+		report({
+			name: "first signed answer after start (signing, cold)",
+			value: first.ms,
+			unit: "ms",
+			detail: `a repeated one ${median(repeated).toFixed(2)} ms (median of 20)${other}; ${signedPath}`,
+		});
+		const wrk = (path: string, headers: Record<string, string>) => () =>
+			runWrk({ url: registry.url, paths: [path], headers, connections: 64, duration: options.duration });
+		const [signed, json] = await alternating(
+			options.rounds,
+			wrk(signedPath, {}),
+			wrk(JSON_LOOKUP, { Accept: LOOKUP_ACCEPT }),
+		);
+		const p99 = (results: WrkResult[]) =>
+			`p99 ${median(results.map((result) => result.latency.p99)).toFixed(2)} ms`;
+		const errors = [errorsOf(signed), errorsOf(json)];
+		report({ name: "repeated signed SMP answer", value: rate(signed), unit: "req/s", detail: p99(signed) });
+		report({ name: "repeated JSON lookup", value: rate(json), unit: "req/s", detail: p99(json) });
+		const ratios = signed.map((result, round) => result.requestsPerSecond / json[round].requestsPerSecond);
+		report({
+			name: "repeated signed SMP answer, of the repeated JSON lookup",
+			value: median(ratios),
+			unit: "x",
+			target: "≥ 0.50x, no errors",
+			pass: median(ratios) >= 0.5 && errors[0].count + errors[1].count === 0,
+			detail: `rounds ${list(ratios)}; signed: ${errors[0].text}; JSON: ${errors[1].text}`,
+		});
 	} finally {
 		await registry.stop();
 		data.remove();
@@ -260,12 +352,12 @@ async function tier(options: Options): Promise<void> {
 			);
 		await load(3); // every node's cache warmed on the same paths
 		const capacity: Record<number, number[]> = { 1: [], 2: [], 3: [] };
-		let errors = 0;
+		const all: WrkResult[] = [];
 		for (let round = 0; round < options.rounds; round++)
 			for (const count of [1, 2, 3]) {
 				const results = await load(count);
 				capacity[count].push(results.reduce((sum, result) => sum + result.requestsPerSecond, 0));
-				errors += results.reduce((sum, result) => sum + result.non2xx + result.socketErrors, 0);
+				all.push(...results);
 			}
 		report({
 			name: "lookup capacity, 1 node",
@@ -283,8 +375,8 @@ async function tier(options: Options): Promise<void> {
 				value: median(ratios),
 				unit: "x",
 				target: `≥ ${target.toFixed(1)}x, no non-2xx`,
-				pass: median(ratios) >= target && errors === 0,
-				detail: `rounds ${list(ratios)}; ${Math.round(median(capacity[count])).toLocaleString("en-US")} req/s; ${errors} non-2xx or socket errors in all`,
+				pass: median(ratios) >= target && errorsOf(all).count === 0,
+				detail: `rounds ${list(ratios)}; ${Math.round(median(capacity[count])).toLocaleString("en-US")} req/s; ${errorsOf(all).text} in all`,
 			});
 		}
 	} finally {
@@ -304,14 +396,7 @@ async function million(options: Options): Promise<void> {
 	let cluster: Cluster | undefined;
 	try {
 		cluster = await startCluster(k8sTopology(1), data.dir, configMapEnv());
-		const node = await startRegistry("lookup-new", {
-			...configMapEnv(),
-			TRANSPORTER: process.env.BENCH_NATS_URL ?? "nats://127.0.0.1:4222",
-			CACHER: process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379",
-			NAMESPACE: cluster.namespace,
-			DATA_DIR: data.dir,
-			SERVICES: "lookup",
-		});
+		const node = await startRegistry("lookup-new", { ...cluster.env, SERVICES: "lookup" });
 		try {
 			report({
 				name: "a new lookup node ready after its start",
@@ -361,6 +446,7 @@ async function main(): Promise<void> {
 	);
 	try {
 		if (options.only.has("floors")) await floors(options);
+		if (options.only.has("smp")) await smp(options);
 		if (options.only.has("tier")) await tier(options);
 		if (options.only.has("million")) await million(options);
 	} finally {

@@ -4,6 +4,7 @@
  * Every process started here is stopped here (by its own pid).
  */
 import { execFileSync, fork, spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { freePort } from "../../test/support/local-network";
@@ -64,11 +65,18 @@ export async function startRegistry(
 	options: { timeoutMs?: number; started?: (pid: number) => void } = {},
 ): Promise<RegistryProcess> {
 	const port = env.PORT ? Number(env.PORT) : await freePort();
+	// Health and metrics on a port of their own when k8s/'s ConfigMap says so (OPERATIONS_PORT): a free one here.
+	const operationsPort = env.OPERATIONS_PORT ? await freePort() : port;
 	const output: string[] = [];
 	const started = performance.now();
 	const child = spawn(process.execPath, [SERVER], {
 		cwd: ROOT,
-		env: { ...process.env, ...env, PORT: String(port) },
+		env: {
+			...process.env,
+			...env,
+			PORT: String(port),
+			...(operationsPort !== port ? { OPERATIONS_PORT: String(operationsPort) } : {}),
+		},
 		stdio: ["ignore", "pipe", "pipe"],
 	});
 	const keep = (chunk: Buffer) => {
@@ -90,7 +98,7 @@ export async function startRegistry(
 	for (;;) {
 		if (child.exitCode !== null)
 			throw new Error(`${name} exited with ${child.exitCode}:\n${output.join("").slice(-4000)}`);
-		if (await isReady(port)) break;
+		if (await isReady(operationsPort)) break;
 		if (Date.now() > deadline) {
 			await stop();
 			throw new Error(`${name} was not ready in time:\n${output.join("").slice(-4000)}`);
@@ -112,6 +120,8 @@ export async function startRegistry(
 
 export interface Cluster {
 	namespace: string;
+	/** What every process of it was started with: a process started later joins it with this. */
+	env: Record<string, string>;
 	processes: RegistryProcess[];
 	gateway: RegistryProcess;
 	stop(): Promise<void>;
@@ -130,7 +140,15 @@ export async function startCluster(
 	spawned?: (name: string, pid: number) => void,
 ): Promise<Cluster> {
 	const namespace = `bench${process.pid}x${Math.random().toString(36).slice(2, 7)}`;
-	const shared = { TRANSPORTER: NATS_URL, CACHER: REDIS_URL, NAMESPACE: namespace, DATA_DIR: dataDir, ...extraEnv };
+	const shared = {
+		TRANSPORTER: NATS_URL,
+		CACHER: REDIS_URL,
+		NAMESPACE: namespace,
+		// Every cluster its own key (src/platform/cluster-key.ts): a process on NATS without one does not start.
+		CLUSTER_KEY: randomBytes(48).toString("base64"),
+		DATA_DIR: dataDir,
+		...extraEnv,
+	};
 	const processes: RegistryProcess[] = [];
 	const cleanup = async () => {
 		await Promise.all(processes.map((entry) => entry.stop()));
@@ -157,7 +175,7 @@ export async function startCluster(
 	}
 	const gateway = processes.find((entry) => entry.services.split(",").includes("api"));
 	if (!gateway) throw new Error("the topology has no gateway (api)");
-	return { namespace, processes, gateway, stop: cleanup };
+	return { namespace, env: shared, processes, gateway, stop: cleanup };
 }
 
 export interface BaselineServer {

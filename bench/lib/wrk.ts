@@ -4,6 +4,7 @@
  * at about a bare node:http server's rate). Install it with `apt-get install wrk`.
  */
 import { execFile, execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -53,8 +54,10 @@ function scriptFiles(paths: string[]): { script: string; pathsFile: string } {
 	scriptDir ??= fs.mkdtempSync(path.join(os.tmpdir(), "registry-bench-wrk-"));
 	const script = path.join(scriptDir, "paths.lua");
 	if (!fs.existsSync(script)) fs.writeFileSync(script, SCRIPT);
-	const pathsFile = path.join(scriptDir, `paths-${paths.length}-${paths[0].length}.txt`);
-	fs.writeFileSync(pathsFile, `${paths.join("\n")}\n`);
+	// Named by its content and never rewritten: a wrk started a moment ago may still be reading it.
+	const text = `${paths.join("\n")}\n`;
+	const pathsFile = path.join(scriptDir, `paths-${createHash("sha256").update(text).digest("hex").slice(0, 16)}.txt`);
+	if (!fs.existsSync(pathsFile)) fs.writeFileSync(pathsFile, text);
 	return { script, pathsFile };
 }
 

@@ -1094,7 +1094,7 @@ describe("SQLite at scale", () => {
 			// loaded CI machine; the real figures are measured by `npm run bench`, never in CI.
 			expect(timings.pageNameAsc).toBeLessThan(1000);
 			expect(timings.pageRegisteredDesc).toBeLessThan(1000);
-			// eslint-disable-next-line no-console -- the measured figures, for docs/performance.md
+			// eslint-disable-next-line no-console -- the measured figures, for whoever reads the run
 			console.info(
 				`store scale: ${Object.entries(timings)
 					.map(([label, ms]) => `${label}=${ms.toFixed(1)}ms`)
