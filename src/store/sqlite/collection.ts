@@ -196,17 +196,6 @@ export class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 
 	// -- reads ------------------------------------------------------------------------
 
-	/** The documents of these identifiers, each once, in their order; unknown ones left out. */
-	private read(identifiers: string[]): T[] {
-		const statement = this.store.stmt(this.sql.get);
-		const rows: BodyRow[] = [];
-		for (const identifier of new Set(identifiers)) {
-			const row = typeof identifier === "string" ? (statement.get(identifier) as BodyRow | undefined) : undefined;
-			if (row) rows.push(row);
-		}
-		return this.docsOf(rows);
-	}
-
 	/** Stored rows as documents: the body, with the identifier and version of the row. */
 	private docsOf(rows: BodyRow[]): T[] {
 		const docs: T[] = [];
@@ -220,11 +209,19 @@ export class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 	}
 
 	async get(identifier: string): Promise<T | null> {
-		return this.read([identifier])[0] ?? null;
+		const [doc] = await this.getMany([identifier]);
+		return doc ?? null;
 	}
 
+	/** The documents of these identifiers, each once, in their order; unknown ones left out. */
 	async getMany(identifiers: string[]): Promise<T[]> {
-		return this.read(identifiers ?? []);
+		const statement = this.store.stmt(this.sql.get);
+		const rows: BodyRow[] = [];
+		for (const identifier of new Set(identifiers ?? [])) {
+			const row = typeof identifier === "string" ? (statement.get(identifier) as BodyRow | undefined) : undefined;
+			if (row) rows.push(row);
+		}
+		return this.docsOf(rows);
 	}
 
 	async findOne(filter: Filter): Promise<T | null> {
@@ -295,7 +292,7 @@ export class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 			if (rows.length === 0) return;
 			const tail = rows[rows.length - 1];
 			last = keys.map((_, i) => tail[`k${i}`]);
-			for (const doc of this.read(rows.map((row) => row[`k${keys.length - 1}`] as string))) yield doc;
+			for (const doc of await this.getMany(rows.map((row) => row[`k${keys.length - 1}`] as string))) yield doc;
 			remaining -= rows.length;
 			if (rows.length < size) return;
 		}

@@ -17,7 +17,9 @@ export interface Where {
 
 /** ORDER BY text for sort keys (of the table aliased `t`). */
 export function orderBy(keys: Array<{ field: ResolvedField; descending: boolean }>): string {
-	return keys.map((key) => `t.${q(key.field.column)} ${key.descending ? "DESC" : "ASC"}`).join(", ");
+	const terms: string[] = [];
+	for (const key of keys) terms.push(`t.${q(key.field.column)} ${key.descending ? "DESC" : "ASC"}`);
+	return terms.join(", ");
 }
 
 /** WHERE clause (with its leading " WHERE ", or "") for a filter and words; null: matches nothing. */

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { BACKSTOP_PAGES, walCheckpointer } from "../checkpointer";
-import { resolveBatch, resolveModel } from "../model";
+import { resolveModel } from "../model";
 import type { Collection, ModelSpec, Store, StoredDoc, StoreUsage, WriteOp } from "../types";
 import { SqliteCollection } from "./collection";
 import { createMetaTable, ensureSchema } from "./schema";
@@ -104,8 +104,19 @@ export class SqliteStore implements Store {
 	 * answered (SqliteCollection.apply).
 	 */
 	write(ops: WriteOp[]): unknown[] {
-		const writes = resolveBatch(ops, this.collections);
-		return this.transaction(() => writes.map(({ op, collection }) => collection.apply(op)));
+		return this.transaction(() => {
+			const answers: unknown[] = [];
+			for (const op of ops) {
+				// An undeclared collection fails the whole batch: the transaction undoes the writes before it.
+				const collection = this.collections.get(op?.collection);
+				if (!collection)
+					throw new Error(
+						`store: batch: collection ${JSON.stringify(op?.collection)} was not declared on this store`,
+					);
+				answers.push(collection.apply(op));
+			}
+			return answers;
+		});
 	}
 
 	async usage(): Promise<StoreUsage | null> {
