@@ -14,6 +14,7 @@ import { SqliteCollection } from "./collection";
 import { createMetaTable, ensureSchema } from "./schema";
 
 const STATEMENT_CACHE = 1000;
+const CLOSED = "store: the SQLite store is closed";
 
 /**
  * Processes that open one new file at once (every process started together on one DATA_DIR)
@@ -67,12 +68,13 @@ export class SqliteStore implements Store {
 	 * the write lock first waits instead.
 	 */
 	transaction<R>(work: () => R): R {
+		if (this.closed) throw new Error(CLOSED);
 		return this.db.transaction(work).immediate();
 	}
 
 	/** @internal A prepared statement, kept by its SQL text; refused once the store is closed. */
 	stmt(sql: string): Database.Statement {
-		if (this.closed) throw new Error("store: the SQLite store is closed");
+		if (this.closed) throw new Error(CLOSED);
 		let statement = this.statements.get(sql);
 		if (!statement) {
 			if (this.statements.size >= STATEMENT_CACHE) this.statements.clear();
@@ -83,7 +85,7 @@ export class SqliteStore implements Store {
 	}
 
 	async collection<T extends StoredDoc>(spec: ModelSpec): Promise<Collection<T>> {
-		if (this.closed) throw new Error("store: the SQLite store is closed");
+		if (this.closed) throw new Error(CLOSED);
 		const model = resolveModel(spec);
 		const existing = this.collections.get(spec.collection);
 		if (existing && existing.model.fingerprint === model.fingerprint) return existing as unknown as Collection<T>;
@@ -100,8 +102,8 @@ export class SqliteStore implements Store {
 	/**
 	 * @internal Every write of the store runs here (a single-document write is a batch of one):
 	 * all of `ops` in one transaction, committed before this returns, so a write that was
-	 * answered survives a crash and one that failed left nothing. Answers what each write
-	 * answered (SqliteCollection.apply).
+	 * answered survives the process being killed, and one that failed left nothing. Answers
+	 * what each write answered (SqliteCollection.apply).
 	 */
 	write(ops: WriteOp[]): unknown[] {
 		return this.transaction(() => {
