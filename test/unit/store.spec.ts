@@ -537,7 +537,7 @@ export function describeStore(name: string, factory: () => Harness, options: { s
 			});
 
 			test("concurrent writes: each succeeds or fails alone, as if run one after another in call order", async () => {
-				// Issued in one turn: the SQLite store commits them as one group (savepoint each).
+				// Issued together, none awaited before the next.
 				const outcomes = await Promise.allSettled([
 					store.batch([
 						{
@@ -876,62 +876,22 @@ describe("DbMixin", () => {
 	});
 });
 
-describe("SQLite reads of one event-loop turn share a read transaction", () => {
-	const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
-
-	test("a write in a turn whose reads opened a transaction is committed, for another connection, when it resolves", async () => {
-		const file = path.join(tempDir(), "reads.db");
-		const store = new SqliteStore(file);
-		const outside = new Database(file, { readonly: true });
-		try {
-			const people = await store.collection<Person>(peopleSpec("reads"));
-			await people.insert(person("r1"));
-			await nextTurn();
-			const countOutside = () =>
-				(outside.prepare("SELECT count(*) AS n FROM people_reads").get() as { n: number }).n;
-			expect(countOutside()).toBe(1);
-			// Same turn: a read opens the shared transaction, then a write is queued behind it.
-			const read = people.get("r1");
-			expect(store.db.inTransaction).toBe(true);
-			const written = people.insert(person("r2"));
-			expect(await read).toMatchObject({ identifier: "r1" });
-			await written;
-			expect(countOutside()).toBe(2);
-			expect(await people.get("r2")).toMatchObject({ identifier: "r2" });
-			await nextTurn();
-			expect(store.db.inTransaction).toBe(false);
-			// The other order: a write queued first (its commit waits for the turn's end), then a
-			// read opens the shared transaction; the write must not commit inside the read's.
-			const writtenFirst = people.insert(person("r3"));
-			const readAfter = people.get("r1");
-			expect(store.db.inTransaction).toBe(true);
-			await Promise.all([writtenFirst, readAfter]);
-			expect(countOutside()).toBe(3);
-			await nextTurn();
-			expect(store.db.inTransaction).toBe(false);
-		} finally {
-			outside.close();
-			await store.close();
-		}
-	});
-
-	test("reads of a later turn see what another connection committed; nothing stays open between turns", async () => {
-		const file = path.join(tempDir(), "reads-other.db");
+describe("SQLite commits", () => {
+	test("a write is committed, for another connection, when it resolves; a read sees what another connection committed", async () => {
+		const file = path.join(tempDir(), "commits.db");
 		const store = new SqliteStore(file);
 		const other = new Database(file);
 		try {
-			const people = await store.collection<Person>(peopleSpec("other"));
-			await people.insert(person("o1"));
-			expect(await people.count()).toBe(1);
-			await nextTurn();
+			const people = await store.collection<Person>(peopleSpec("commits"));
+			const countOutside = () =>
+				(other.prepare("SELECT count(*) AS n FROM people_commits").get() as { n: number }).n;
+			await people.insert(person("c1"));
+			expect(countOutside()).toBe(1);
+			await store.batch([{ kind: "insert", collection: "people_commits", doc: person("c2") }]);
+			expect(countOutside()).toBe(2);
 			expect(store.db.inTransaction).toBe(false);
-			// Another connection commits between turns: the next turn's read sees it (no snapshot kept).
-			other.prepare("UPDATE people_other SET version = version + 1 WHERE identifier = ?").run("o1");
-			expect((await people.get("o1"))?.version).toBe(2);
-			// Reads and a synchronous batch in one turn: the batch is its own committed transaction.
-			expect(await people.count()).toBe(1);
-			await store.batch([{ kind: "insert", collection: "people_other", doc: person("o2") }]);
-			expect((other.prepare("SELECT count(*) AS n FROM people_other").get() as { n: number }).n).toBe(2);
+			other.prepare("UPDATE people_commits SET version = version + 1 WHERE identifier = ?").run("c1");
+			expect((await people.get("c1"))?.version).toBe(2);
 		} finally {
 			other.close();
 			await store.close();

@@ -1,7 +1,7 @@
 /**
  * The typed query (filter, words, sort, paging) as SQL text over a collection's table
  * (aliased `t`): WHERE clauses with their bound parameters, ORDER BY, the keyset condition
- * that continues an iteration after its last row, and the one-statement first-matches query.
+ * that continues an iteration after its last row.
  * Filters are parsed and normalised by ../model.ts (shared with the MongoDB store).
  */
 import { parseFilter, queryWords, type ResolvedField, type ResolvedModel } from "../model";
@@ -17,7 +17,9 @@ export interface Where {
 
 /** ORDER BY text for sort keys (of the table aliased `t`). */
 export function orderBy(keys: Array<{ field: ResolvedField; descending: boolean }>): string {
-	return keys.map((key) => `t.${q(key.field.column)} ${key.descending ? "DESC" : "ASC"}`).join(", ");
+	const terms: string[] = [];
+	for (const key of keys) terms.push(`t.${q(key.field.column)} ${key.descending ? "DESC" : "ASC"}`);
+	return terms.join(", ");
 }
 
 /** WHERE clause (with its leading " WHERE ", or "") for a filter and words; null: matches nothing. */
@@ -110,11 +112,6 @@ export function whereClause(
 		params.push(match);
 	}
 	return { sql: parts.length > 0 ? ` WHERE ${parts.join(" AND ")}` : "", params };
-}
-
-/** The first matches of a WHERE clause (with its leading " WHERE ", or ""), bodies included, in one statement; binds the limit last. */
-export function firstMatchesSql(table: string, whereSql: string, order: string): string {
-	return `SELECT t.identifier AS identifier, t.version AS version, t.body AS body FROM ${table} t${whereSql} ORDER BY ${order} LIMIT +?`;
 }
 
 /** Rows strictly after `last` in the sort order (SQLite: NULL is smallest). */

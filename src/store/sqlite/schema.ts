@@ -168,7 +168,7 @@ function rebuild<T extends StoredDoc>(c: SqliteCollection<T>, previous: ModelSpe
 		for (const row of rows) {
 			const doc = JSON.parse(row.body) as StoredDoc;
 			doc.identifier = row.identifier;
-			c.writeNew(doc, row.version);
+			c.writeRow(doc, row.version);
 		}
 		last = rows[rows.length - 1].r;
 	}
