@@ -355,8 +355,10 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 					return { version: doc?.version ?? 0, answer: signed };
 				},
 			);
-			if (answer === null) throw unknownDocumentType();
-			return answer;
+			if (answer !== null) return answer;
+			// Which one is missing: an unknown participant's 404 names the participant.
+			await this.serviceGroup(participant, format);
+			throw unknownDocumentType();
 		},
 
 		/** Applies a change; when the model changed, Redis is marked and every node forgets the organization. */
