@@ -58,8 +58,8 @@ export function brokerOptions(source: NodeJS.ProcessEnv = process.env): BrokerOp
 		circuitBreaker: { enabled: false },
 		registry: {
 			strategy: "RoundRobin",
-			// Co-located services answer locally: the hot lookup never crosses the network when the
-			// gateway and a lookup node share a process (k8s "edge" pods).
+			// Co-located services answer locally: a lookup node's gateway calls its own lookup service,
+			// never another node's.
 			preferLocal: true,
 		},
 		// Graceful shutdown: wait for in-flight requests before leaving the cluster.

@@ -2,7 +2,7 @@
  * Issue 23, "Locked wires": a nats-server that wants a user and password (JetStream on, the
  * configuration of k8s/nats.yaml) and a
  * redis-server with `requirepass`, both the test's own. The registry cluster works with the
- * credentials (every connection: transporter, channels, notices, cacher), given as NATS_* /
+ * credentials (every connection: transporter, channels, cacher), given as NATS_* /
  * REDIS_* variables to one process and inside the URLs to the other; a process without them,
  * or with wrong ones, is refused at start with a message naming the server and exits 1 (never
  * ready); a password Redis stops accepting makes a running process not ready; no secret appears
@@ -76,7 +76,7 @@ suite("NATS and Redis with credentials", () => {
 		await Promise.all([nats?.stop(), redis?.stop()]);
 	});
 
-	test("the cluster works with the credentials: a write reaches the lookup (channels, notices), lookups are cached in Redis", async () => {
+	test("the cluster works with the credentials: a write reaches the lookup (the channel), lookups are cached in Redis", async () => {
 		const organization = `creds-${cluster.namespace}`;
 		const added = await new Participants(cluster).add(organization, FREE_PROCESSES.slice(0, 2));
 		expect(added.status).toBe(201);
@@ -186,7 +186,7 @@ suite("NATS and Redis with credentials", () => {
 		} finally {
 			await redis.start(redis.port);
 		}
-		// The cachers log in again (the gateway's held answers keep its lookups off Redis meanwhile).
+		// The cachers log in again (the lookup nodes' answer caches keep lookups off Redis meanwhile).
 		await pollUntil("the processes to log in to the restarted Redis", 20000, async () => {
 			// The fresh server's clients other than this one: the cluster's processes logged in again.
 			const clients = String(await redis.command("CLIENT", "LIST"))

@@ -15,7 +15,7 @@ const GATEWAYS = ["gateway1", "gateway2"];
 
 const variants: [string, Record<string, string>, Record<string, string>][] = [
 	["one data directory", K8S_TOPOLOGY, Object.fromEntries(Object.keys(K8S_TOPOLOGY).map((name) => [name, "shared"]))],
-	// Two nodes of participants and of catalog too: held read answers and catalog caches on both.
+	// Two nodes of participants and of catalog too: read caches and catalog copies on both.
 	[
 		"a data directory per service, two participants and two catalog nodes",
 		{ ...K8S_TOPOLOGY, participants2: "participants", catalog2: "catalog" },

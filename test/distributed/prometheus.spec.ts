@@ -86,7 +86,7 @@ suite("a real Prometheus scrapes a two-process cluster", () => {
 		);
 		prometheus.stdout?.on("data", (chunk: Buffer) => (prometheusLog += chunk.toString()));
 		prometheus.stderr?.on("data", (chunk: Buffer) => (prometheusLog += chunk.toString()));
-		// Traffic every metric needs: a write (the change channel, notices, outboxes), lookups (held answers), a 404.
+		// Traffic every metric needs: a write (the change channel, outboxes), lookups (the answer cache), a 404.
 		const organization = `prom-${cluster.namespace}`;
 		expect((await new Participants(cluster).add(organization, FREE_PROCESSES.slice(0, 1))).status).toBe(201);
 		const lookup = (name: string) =>
