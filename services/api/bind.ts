@@ -7,12 +7,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import bodyParser from "body-parser";
 import { bodyError } from "../../src/contract/error-body";
-import { RegistryError, TypeMismatch, ValidationFailed } from "../../src/contract/errors";
+import { RegistryError, TypeMismatch } from "../../src/contract/errors";
 import { isEntityTagList } from "../../src/contract/entity-tags";
 import { pathParamsToActionParams } from "../../src/contract/negotiation";
 import type { Operation } from "../../src/contract/operations";
 import { parsePageRequest } from "../../src/contract/paging";
-import { jsonDepthExceeds, longArrayPath, MAX_ARRAY_ITEMS, MAX_JSON_DEPTH } from "./json-depth";
+import { bodyShapeFault } from "./json-depth";
 import type { RequestState } from "./request-state";
 
 /**
@@ -52,24 +52,8 @@ function parseBody(req: IncomingMessage, res: ServerResponse): Promise<unknown> 
 			req.off("data", arrived);
 			const body = (req as IncomingMessage & { body?: unknown }).body;
 			if (error) return reject(bodyError(error));
-			if (jsonDepthExceeds(body))
-				return reject(
-					new RegistryError(
-						400,
-						"HttpMessageNotReadableException",
-						`JSON nesting is deeper than ${MAX_JSON_DEPTH} levels`,
-					),
-				);
-			const longArray = longArrayPath(body);
-			if (longArray !== null)
-				return reject(
-					ValidationFailed.one(
-						longArray || "body",
-						"Size",
-						`size must be between 0 and ${MAX_ARRAY_ITEMS}`,
-						null,
-					),
-				);
+			const fault = bodyShapeFault(body);
+			if (fault) return reject(fault);
 			resolve(body);
 		});
 	});
