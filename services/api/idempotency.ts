@@ -123,7 +123,8 @@ export class MemoryKeyEntries implements KeyEntries {
 /**
  * Claims a key and keeps the caller's bound in one step (a Lua script runs alone on the Redis
  * server, so two gateways' claims cannot both slip under it). KEYS: the entry, the caller's
- * sorted set of keys by claim time. ARGV: entry JSON, TTL seconds, now (ms), bound, the key, the
+ * sorted set of keys by claim time (strictly increasing: claims in one millisecond keep their
+ * order, not their names'). ARGV: entry JSON, TTL seconds, now (ms), bound, the key, the
  * prefix of the caller's entries. Answers nil when claimed, else the entry already there.
  */
 const CLAIM_SCRIPT = `
@@ -131,7 +132,10 @@ if not redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2], 'NX') then
 	return redis.call('GET', KEYS[1])
 end
 local now = tonumber(ARGV[3])
-redis.call('ZADD', KEYS[2], now, ARGV[5])
+local score = now
+local newest = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+if newest[2] and tonumber(newest[2]) >= score then score = tonumber(newest[2]) + 1 end
+redis.call('ZADD', KEYS[2], score, ARGV[5])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[2]) * 1000)
 local excess = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[4])
 if excess > 0 then
