@@ -64,8 +64,14 @@ describe("npm start on every process of the k8s topology, one data directory", (
 				? true
 				: undefined,
 		);
-		for (const node of ["gateway1", "gateway2", "lookup1", "lookup2"])
-			expect(await lookupIds(cluster, node)).toEqual(DEMO_ANSWER);
+		// A node ready before it has discovered a lookup service answers 503 until it has: wait for that.
+		for (const node of ["gateway1", "gateway2", "lookup1", "lookup2"]) {
+			const answer = await pollUntil(`${node} to answer the lookup`, 20000, async () => {
+				const ids = await lookupIds(cluster, node);
+				return ids === 503 ? undefined : ids;
+			});
+			expect(answer).toEqual(DEMO_ANSWER);
+		}
 	});
 
 	test("a gateway given a REGISTRY_SEED that clashes with the demo data refuses to start, saying what holds the registry and what to do", async () => {
@@ -91,7 +97,13 @@ describe("REGISTRY_SEED on every process of the k8s topology", () => {
 		expect(imported).toHaveLength(Object.keys(K8S_TOPOLOGY).length);
 		const created = Object.keys(K8S_TOPOLOGY).filter((name) => /created: [1-9]/.test(logsOf(cluster, name)));
 		expect(created).toHaveLength(1);
-		for (const node of ["gateway1", "gateway2", "lookup1", "lookup2"])
-			expect(await lookupIds(cluster, node)).toEqual(DEMO_ANSWER);
+		// A node ready before it has discovered a lookup service answers 503 until it has: wait for that.
+		for (const node of ["gateway1", "gateway2", "lookup1", "lookup2"]) {
+			const answer = await pollUntil(`${node} to answer the lookup`, 20000, async () => {
+				const ids = await lookupIds(cluster, node);
+				return ids === 503 ? undefined : ids;
+			});
+			expect(answer).toEqual(DEMO_ANSWER);
+		}
 	});
 });
