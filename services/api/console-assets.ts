@@ -7,9 +7,9 @@ import type http from "node:http";
 import path from "node:path";
 import { setCommonHeaders } from "../../src/contract/response-headers";
 
-export const CONSOLE_PATH = "/console";
+const CONSOLE_PATH = "/console";
 
-export const CONSOLE_CSP = [
+const CONSOLE_CSP = [
 	"default-src 'none'",
 	"script-src 'self'",
 	"style-src 'self'",
