@@ -1,9 +1,4 @@
-/**
- * Interactive API documentation at /docs: Swagger UI from the swagger-ui-dist package (no
- * CDN), reading GET /rest/api/openapi.json. Its "Authorize" button takes Basic credentials,
- * so "try it" calls the running registry as that account. No request leaves the registry
- * (validatorUrl: null turns off the public validator badge).
- */
+/** Swagger UI at /docs from the swagger-ui-dist package, reading our OpenAPI document: no CDN, no public validator. */
 import fs from "node:fs";
 import type http from "node:http";
 import path from "node:path";

@@ -1,19 +1,7 @@
 /**
- * The gateway (architecture "The gateway"): a moleculer-web `ApiGateway` in front of the domain
- * services, serving every operation of the table (`SERVICES=api`), or on a lookup node only the
- * ones lookup nodes answer (`SERVICES=lookup`, decisions §12). Follow a request from here
- * (docs/internals.md "The request path"):
- *
- *   http-server.ts   the node:http server (graceful drain, parser errors); operational.ts answers
- *                    health, metrics, the API docs and OPTIONS before moleculer-web
- *   moleculer-web    the `api.rest` action (metrics, tracing); the route at /rest/api matches an
- *                    alias generated from the operations table (routes.ts); unrouted: 404/405
- *   authenticate     hook: Basic, the credential cache, the login throttle (401, 429)
- *   authorize        hook: path form, Accept, Content-Type, roles, the rate limit (400, 406, 415, 401, 403, 429)
- *   alias handler    bind, Idempotency-Key, the action through ctx.call, the answer (operation-call.ts)
- *   onError          the spec's error body with the common headers, for every refusal and failure
- *
- * It holds no business rules.
+ * The gateway: a moleculer-web ApiGateway in front of the domain services, serving the operations
+ * table (`SERVICES=api`) or a lookup node's rows (`SERVICES=lookup`, decisions §12). It holds no
+ * business rules; its steps in order: docs/internals.md "Follow a request".
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Readable } from "node:stream";
@@ -25,7 +13,7 @@ import { parseCursor, type ChangePage } from "../../src/contract/changes";
 import { AccessDenied, RegistryError, TypeMismatch, Unauthenticated } from "../../src/contract/errors";
 import type { Caller } from "../../src/contract/model";
 import { checkContentType, parsePathValues, selectByAccept, selectByPathForm } from "../../src/contract/negotiation";
-import { API_BASE, OPERATIONS, type Operation } from "../../src/contract/operations";
+import { API_BASE, OPERATIONS } from "../../src/contract/operations";
 import { signAuthentication } from "../../src/platform/caller-signature";
 import type { RegistryContext } from "../../src/platform/context";
 import { broadcastEvents, EVENTS } from "../../src/platform/events";
@@ -45,6 +33,7 @@ import { OperationCalls } from "./operation-call";
 import { RateLimiter } from "./rate-limit";
 import {
 	CLIENT_REQUEST_ID,
+	pathOf,
 	stateOf,
 	type GatewayContext,
 	type GatewayRequest,
@@ -88,7 +77,7 @@ function redisOf(broker: ServiceBroker): import("ioredis").default | null {
 	return (broker.cacher as unknown as { client?: import("ioredis").default } | null)?.client ?? null;
 }
 
-/** The alias handler of every operation, run once both hooks passed (never calls `next()` without an error: moleculer-web would answer 500). */
+/** The alias handler of every operation. It never calls `next()` without an error: moleculer-web would answer 500. */
 function serveOperation(
 	this: GatewayThis,
 	req: GatewayRequest,
@@ -98,17 +87,7 @@ function serveOperation(
 	this.operationCalls.serve(req, res, req.$ctx.locals.request!).catch(next);
 }
 
-/** The request's path as received, without the query. */
-function pathOf(req: GatewayRequest): string {
-	const url = req.originalUrl ?? req.url ?? "";
-	const question = url.indexOf("?");
-	return question === -1 ? url : url.slice(0, question);
-}
-
-/**
- * moleculer-web's own refusals in the contract's terms: a request no alias took (its `send404`,
- * in middleware mode without `next`) and a path value not validly percent-encoded.
- */
+/** moleculer-web's own refusals in the contract's terms: no alias took it, or a path value is badly encoded. */
 function fromMoleculerWeb(req: GatewayRequest, error: unknown, routes: GatewayRoutes): unknown {
 	if (error instanceof ApiGateway.Errors.NotFoundError && !stateOf(req)) return notRouted(req, routes);
 	if ((error as { type?: unknown } | null)?.type === "UNABLE_DECODE_PARAM")
@@ -130,14 +109,10 @@ function notRouted(req: GatewayRequest, routes: GatewayRoutes): RegistryError {
 	return new RegistryError(404, "NotFoundException", `No endpoint ${req.method} ${path}`);
 }
 
-/** The operations a gateway of this kind serves. */
-function servedOperations(serves: GatewayKind): Operation[] {
-	return serves === "api" ? OPERATIONS : OPERATIONS.filter((operation) => operation.lookupNode);
-}
-
 /** The gateway service; `serves` chooses its routes (services/index.ts: from SERVICES). */
 export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettings, GatewayThis> {
-	const routes = gatewayRoutes(servedOperations(serves));
+	const operations = serves === "api" ? OPERATIONS : OPERATIONS.filter((operation) => operation.lookupNode);
+	const routes = gatewayRoutes(operations);
 	return {
 		name: "api",
 		mixins: [ApiGateway as Partial<ServiceSchema>],
@@ -187,10 +162,7 @@ export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettin
 			removeRoute: false,
 			listAliases: false,
 
-			/**
-			 * GET /rest/api/changes as Server-Sent Events (services/api/change-stream.ts). Local to this
-			 * gateway (the stream is this process's object): the alias handler calls it like any action.
-			 */
+			// GET /rest/api/changes as Server-Sent Events: protected, as the stream is this process's object.
 			followChanges: {
 				visibility: "protected",
 				params: {
@@ -224,10 +196,7 @@ export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettin
 		},
 
 		methods: {
-			/**
-			 * moleculer-web's `authentication` hook: who is calling (its answer becomes `ctx.meta.user`).
-			 * The request's state starts here, with the path values parsed once.
-			 */
+			/** moleculer-web's `authentication` hook: who is calling; the request's state starts here. */
 			authenticate(
 				this: GatewayThis,
 				ctx: GatewayContext,
@@ -252,10 +221,7 @@ export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettin
 				return this.authenticator.authenticate(req, address, now);
 			},
 
-			/**
-			 * moleculer-web's `authorization` hook: admit, choose the operation (path form, Accept),
-			 * check its Content-Type and roles, take from the rate limit. Nothing here waits.
-			 */
+			/** moleculer-web's `authorization` hook: the operation, its Content-Type and roles, the rate limit. */
 			authorize(this: GatewayThis, ctx: GatewayContext, route: unknown, req: GatewayRequest): void {
 				const state = ctx.locals.request!;
 				if (req.method !== "GET" && req.method !== "HEAD" && isCrossSiteChange(req))

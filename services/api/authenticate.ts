@@ -1,12 +1,7 @@
 /**
- * Who is calling (decisions §3): HTTP Basic against the accounts service, behind the login
- * throttle (services/api/login-throttle.ts: per username and address, and per address for
- * usernames that have not logged in from there). A verified credential is remembered for AUTH_CACHE_SECONDS under
- * a digest of its username and password (services/api/credential-cache.ts), with the addresses
- * it was used from, so a caller's following requests cost no password derivation and no store
- * round trip: only the throttle's locks known in memory are asked. The callers it answers are
- * marked as authenticated here (src/platform/caller-signature.ts): signed only if a call takes
- * them onto the transporter.
+ * Who is calling (decisions §3): HTTP Basic behind the login throttle; a verified credential is cached
+ * with the addresses it came from, so a caller's next requests derive no password and wait for no store
+ * (docs/internals.md "Credentials and the login throttle").
  */
 import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
@@ -30,7 +25,7 @@ export function tooManyRequests(retryAfterSeconds: number, message: string): Reg
 }
 
 /** `Basic base64(user:password)` → its parts; anything else is a 401. */
-export function parseBasic(header: string): { username: string; password: string } {
+function parseBasic(header: string): { username: string; password: string } {
 	const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
 	if (!match) throw new Unauthenticated("Authorization header must use the Basic scheme");
 	const decoded = Buffer.from(match[1], "base64").toString("utf8");
@@ -51,11 +46,7 @@ export class Authenticator {
 		private readonly verify: (username: string, password: string) => Promise<Caller | null>,
 	) {}
 
-	/**
-	 * The caller, or null without credentials; 401 for wrong ones, 429 while the username is
-	 * locked at this address, or the address is locked for usernames that have not logged in from there. Without a
-	 * promise when nothing must be asked (no credentials, or one verified from this address).
-	 */
+	/** The caller, null without credentials, 401 or 429; no promise when nothing must be asked. */
 	authenticate(req: IncomingMessage, address: string, now = Date.now()): Caller | null | Promise<Caller | null> {
 		const header = req.headers.authorization;
 		if (header === undefined) return null;
@@ -70,11 +61,7 @@ export class Authenticator {
 		return known.caller;
 	}
 
-	/**
-	 * Verifies a remembered credential again before it expires, without a request waiting for it.
-	 * Not a login attempt: the throttle counts nothing; a refusal forgets the credential, so its
-	 * next request is verified (and counted) as any other.
-	 */
+	/** Verifies a credential in use again before it expires, in the background; not a login attempt. */
 	private refresh(username: string, password: string, key: string, known: VerifiedCredential): void {
 		this.credentials
 			.verify(key, async () => {

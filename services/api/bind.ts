@@ -1,8 +1,6 @@
 /**
- * What the operation's action is called with (docs/internals.md "Parameters every action
- * receives from the gateway"), from the path, the query string and the body: every value
- * checked here answers 400 before any action runs. The body is read only now, after
- * authorization, so that a 401 or 403 never depends on it.
+ * The action's params from the path, query string, headers and body (docs/internals.md "Parameters every
+ * action receives from the gateway"). The body is read only now, so a 401 or 403 never depends on it.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import bodyParser from "body-parser";
@@ -15,10 +13,7 @@ import { parsePageRequest } from "../../src/contract/paging";
 import { bodyShapeFault } from "./json-depth";
 import type { RequestState } from "./request-state";
 
-/**
- * How moleculer-web parses the query string (its `qsOptions` setting): duplicate parameters
- * become arrays; bracket syntax builds no objects (`a[b]=1` is a parameter named `a[b]`).
- */
+/** moleculer-web's `qsOptions`: duplicates become arrays; brackets build no objects (`a[b]=1` is named `a[b]`). */
 export const QUERY_OPTIONS = { depth: 0, parameterLimit: 100, arrayLimit: 50 };
 
 // Not moleculer-web's `bodyParsers`: they would read the body before authorization.

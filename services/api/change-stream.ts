@@ -1,13 +1,6 @@
 /**
- * GET /rest/api/changes as Server-Sent Events (operation `followChanges`, docs/decisions.md
- * "Change feed"): the changes after the cursor (`Last-Event-ID` or `after`), then each new one
- * as the feed grows, one event per change with its sequence as the event id, so a reconnecting
- * EventSource resumes exactly where it stopped. The stream reads `audit.changes` in the caller's
- * name, like the paged form: the feed grows → the `changes.recorded` notice wakes every stream
- * of this gateway; without notices a stream still reads every `pollMs`.
- *
- * Streams end when the gateway drains and when any account changes (a revoked credential must
- * not keep reading); the client reconnects with its Last-Event-ID and is authenticated again.
+ * GET /rest/api/changes as Server-Sent Events (decisions "Change feed"): pages of `audit.changes` in the
+ * caller's name, woken by `changes.recorded`, with the sequence as event id so an EventSource resumes.
  */
 import { PassThrough, type Readable } from "node:stream";
 import type { ChangePage } from "../../src/contract/changes";
@@ -47,10 +40,6 @@ export class ChangeStreams {
 	/** Ends every stream (drain, an account changed). */
 	endAll(): void {
 		for (const stream of [...this.streams]) stream.end();
-	}
-
-	get size(): number {
-		return this.streams.size;
 	}
 }
 

@@ -1,8 +1,6 @@
 /**
- * The client address that throttling and rate limits count by (decisions §3): the socket's
- * peer, unless that peer is a trusted proxy (TRUST_PROXY: a comma list of addresses and
- * CIDR ranges, e.g. the ingress controllers' pod network), in which case the right-most
- * X-Forwarded-For hop that is not itself a trusted proxy.
+ * The client address throttling and rate limits count by (decisions §3): the socket's peer, or behind
+ * TRUST_PROXY proxies the right-most X-Forwarded-For hop that is not one of them.
  */
 import net from "node:net";
 
@@ -40,7 +38,7 @@ export function clientAddress(
 	forwardedFor: string | string[] | undefined,
 	trusted: TrustedProxies,
 ): string {
-	const socketPeer = peer?.startsWith("::ffff:") ? peer.slice(7) : (peer ?? "unknown");
+	const socketPeer = normalize(peer ?? "unknown");
 	if (!trusted || !trusted(socketPeer) || typeof forwardedFor !== "string") return socketPeer;
 	const hops = forwardedFor
 		.split(",")

@@ -1,21 +1,17 @@
 /**
- * Requests that node's HTTP parser refuses before the gateway sees them (a control character
- * in the request line or a header, a malformed header, headers over the size limit) are
- * answered in the spec's error shape with the common headers too (decisions §2, §8), instead
- * of node's bare `400 Bad Request` without a body. There is no request object: the answer is
- * written to the socket, which is then closed. Found by the fuzz test (issue 8).
+ * What node's HTTP parser refuses before the gateway sees it, answered in the spec's error shape with the
+ * common headers (decisions §2, §8) instead of node's bare 400, straight to the socket, which then closes.
  */
 import type { Duplex } from "node:stream";
 import { errorBody } from "../../src/contract/error-body";
 import { COMMON_HEADERS, ERROR_CONTENT_TYPE } from "../../src/contract/response-headers";
 
-/** Node's own choice of status per parser error (node:_http_server), kept. */
-function statusOf(code: string | undefined): number {
-	if (code === "HPE_HEADER_OVERFLOW") return 431;
-	if (code === "HPE_CHUNK_EXTENSIONS_OVERFLOW") return 413;
-	if (code === "ERR_HTTP_REQUEST_TIMEOUT") return 408;
-	return 400;
-}
+/** Node's own status per parser error (node:_http_server), with our message; any other is 400. */
+const REFUSALS = new Map([
+	["HPE_HEADER_OVERFLOW", { status: 431, message: "Request header fields are too large" }],
+	["HPE_CHUNK_EXTENSIONS_OVERFLOW", { status: 413, message: "Request is too large" }],
+	["ERR_HTTP_REQUEST_TIMEOUT", { status: 408, message: "Request timed out" }],
+]);
 
 export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
 	// As node's default handler does: never write into an answer already on its way on this
@@ -25,15 +21,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
 		socket.destroy();
 		return;
 	}
-	const status = statusOf(error.code);
-	const message =
-		status === 431
-			? "Request header fields are too large"
-			: status === 408
-				? "Request timed out"
-				: status === 413
-					? "Request is too large"
-					: "Malformed HTTP request";
+	const { status, message } = REFUSALS.get(error.code ?? "") ?? { status: 400, message: "Malformed HTTP request" };
 	const body = errorBody({ status, exception: "HttpMessageNotReadableException", message }, "", undefined);
 	const payload = JSON.stringify(body);
 	const headers = {

@@ -1,19 +1,15 @@
 /**
- * The web console at /console (issue 22; docs/console.md): the files Vite built into
- * dist/console, answered with their Content-Type. Files under /console/assets/ carry a content
- * hash in their names and may be cached for a year; index.html (and every client-side route,
- * which answers it) is never cached. Every answer keeps the registry's common security headers,
- * and the console's pages add a Content-Security-Policy allowing only the console's own scripts
- * and styles (no inline script or style) and requests to this origin only.
+ * The web console at /console (docs/console.md) from dist/console: hashed assets cached for a year,
+ * index.html never; a CSP that allows the console's own scripts, styles and origin only.
  */
 import fs from "node:fs";
 import type http from "node:http";
 import path from "node:path";
 import { setCommonHeaders } from "../../src/contract/response-headers";
 
-export const CONSOLE_PATH = "/console";
+const CONSOLE_PATH = "/console";
 
-export const CONSOLE_CSP = [
+const CONSOLE_CSP = [
 	"default-src 'none'",
 	"script-src 'self'",
 	"style-src 'self'",
@@ -39,11 +35,7 @@ const TYPES: Record<string, string> = {
 
 const IMMUTABLE = "public, max-age=31536000, immutable";
 
-/**
- * dist/console of this checkout or image, found upwards from this file: from the sources
- * (ts-jest) and from dist/services/api alike (dist/ has a package.json of its own, so that is no
- * landmark).
- */
+/** dist/console, found upwards from this file: from the sources (ts-jest) and from dist/services/api alike. */
 function consoleDirectory(): string {
 	for (let directory = __dirname; ; directory = path.dirname(directory)) {
 		const candidate = path.join(directory, "dist", "console");

@@ -1,17 +1,11 @@
 /**
- * Expiring counters shared by every gateway: failed-login throttling and the per-caller
- * rate limit (decisions §3). They live in the cacher's store: Redis when CACHER is set (so
- * all gateways see the same counts), process memory otherwise. A Redis outage must not
- * turn into failed requests, so Redis errors fail open (counted as 0) and are logged.
+ * Expiring counters the gateways share (login throttle): Redis when CACHER is set, else memory.
+ * Redis errors fail open (counted as 0), so a Redis outage never fails a request.
  */
 import type Redis from "ioredis";
 
 export interface Counters {
-	/**
-	 * Adds one and returns the new count. The key expires ttlSeconds after its first increment
-	 * (a window of counted events), or with `"latest"` after its latest one (forgotten after a
-	 * quiet spell).
-	 */
+	/** Adds one and returns the count; the key expires ttlSeconds after its first (or `"latest"`) increment. */
 	increment(key: string, ttlSeconds: number, expiresAfter?: "first" | "latest"): Promise<number>;
 	/** Value (a number) or null. */
 	read(key: string): Promise<number | null>;

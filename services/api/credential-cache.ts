@@ -1,19 +1,7 @@
 /**
- * Verified Basic credentials, remembered by one gateway (decisions §3: "a verified credential
- * may be cached in memory, short TTL, dropped when the account changes"; keyed by a digest of the
- * username and password, bounded) so that scrypt is paid once per credential and TTL, not per
- * request.
- *
- * Concurrent requests with the same header share one verification: without that, the first
- * burst of N connections after a start (or after every TTL) ran N scrypt derivations at once
- * (32 MiB and tens of milliseconds each), starving the event loop's thread pool. Only a successful verification is remembered; a failure is never
- * cached, so every wrong attempt still costs its caller the full check and counts as a
- * failure. A `clear()` (an account changed) also discards verifications still in flight: they
- * answer their own requests but are not remembered.
- *
- * A credential in use is verified again before its TTL ends: in the last fifth of its life a
- * request is answered from it and starts one re-verification in the background, so a busy
- * caller never waits for a derivation when its TTL runs out (docs/reliability.md).
+ * Verified Basic credentials one gateway remembers (decisions §3), so scrypt is paid once per credential
+ * and TTL: concurrent requests share one verification, only successes are kept, and a credential in use
+ * is verified again in the background before it expires (docs/reliability.md "A change as Redis returns").
  */
 import { LRUCache } from "lru-cache";
 
@@ -27,6 +15,7 @@ export class CredentialCache<Caller extends NonNullable<unknown>> {
 		max: MAX_CREDENTIALS,
 	});
 	private readonly pending = new Map<string, Promise<Caller | null>>();
+	/** Bumped by clear(): a verification still in flight answers its request but is not remembered. */
 	private generation = 0;
 
 	constructor(private readonly ttlMs: () => number) {}

@@ -1,8 +1,6 @@
 /**
- * Requests from browsers (decisions §3): a request that changes state and shows, in its
- * `Sec-Fetch-Site` or `Origin`, that another site sent it is refused, so a page elsewhere cannot
- * use the Basic credentials a browser keeps for the registry. The console (same origin) and
- * clients that are not browsers (no such headers) are unaffected.
+ * A state-changing request a browser says came from another site (`Sec-Fetch-Site`, `Origin`) is refused,
+ * so no page elsewhere can use the Basic credentials a browser keeps (decisions §3; docs/security.md).
  */
 import type { IncomingMessage } from "node:http";
 

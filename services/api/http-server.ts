@@ -1,8 +1,6 @@
 /**
- * The gateway's HTTP server: health, metrics, the API docs and OPTIONS are answered without
- * credentials (services/api/operational.ts); everything else goes to moleculer-web
- * (`this.express()` of the api service, middleware mode). Every answer carries the common no-cache and security headers (spec rule 4),
- * written by whoever answers. It tracks its connections for a graceful stop (`drain`).
+ * The gateway's node:http server: operational answers first (operational.ts), the rest to moleculer-web
+ * in middleware mode; it tracks connections for the graceful drain (docs/operations.md "Upgrades").
  */
 import http from "node:http";
 import net, { type AddressInfo } from "node:net";
@@ -67,19 +65,13 @@ export class GatewayServer {
 		return (this.server.address() as AddressInfo).port;
 	}
 
-	/**
-	 * Graceful stop (server.ts calls it first on SIGTERM): stop listening (new connections are
-	 * refused), answer every request already taken, then close the keep-alive connections as
-	 * they fall idle. After `timeoutMs` the connections still busy are cut. Resolves with how
-	 * many were cut.
-	 */
+	/** Graceful stop (SIGTERM): stop listening, answer what was taken, close idle connections; resolves with cuts. */
 	async drain(timeoutMs: number): Promise<number> {
 		if (!this.server.listening) return 0;
 		this.draining = true;
 		const deadline = Date.now() + timeoutMs;
-		// Connections the kernel has completed but the process has not accepted yet would be reset
-		// when the socket stops listening: accept them first. Each round lets the event loop poll once
-		// (two immediates); the rounds end when one accepted none (at most a second).
+		// Connections the kernel completed but the process has not accepted would be reset by the close: accept
+		// them first, polling the event loop (two immediates a round) until a round accepts none (at most 1 s).
 		let acceptedInRound = true;
 		const accepted = () => (acceptedInRound = true);
 		this.server.on("connection", accepted);
@@ -98,9 +90,7 @@ export class GatewayServer {
 				resolve();
 			}),
 		);
-		// A connection with a request in flight is closed once it is answered and idle; requests taken from now on say
-		// Connection: close. Idle keep-alive connections are closed once no request has been taken for a moment: a
-		// request already sent on one of them has been read by then.
+		// Idle connections close once no request was taken for a moment: one already sent was read by then.
 		let seen = this.taken;
 		let quietSince = Date.now();
 		while (!closed && Date.now() < deadline) {

@@ -1,22 +1,14 @@
 /**
- * Idempotent adds (docs/decisions.md "Safe writes"): a POST with an `Idempotency-Key` header
- * runs once per caller and key; a retry with the same key and the same request gets the first
- * answer again (marked `Idempotent-Replayed: true`), the same key with another request 422.
- * Concurrent retries wait for the first. Keys live 24 hours in Redis when the gateways share
- * one (CACHER), else in this process's memory, at most IDEMPOTENCY_KEYS_PER_CALLER (1000) live
- * keys per caller: a caller's next key makes its oldest go, so no caller can fill the store.
- *
- * Without Redis the key cannot protect anything: the adds then run as if no key had been sent,
- * and the store's unique keys (one participant per provider and organization, one process per
- * qualified identifier) still refuse a second record with 409.
+ * Idempotent adds (docs/decisions.md "Idempotent adds"): a POST with an `Idempotency-Key` runs once per
+ * caller and key, a retry gets the first answer again; keys live in Redis (CACHER) or this process's memory.
  */
 import { createHash } from "node:crypto";
 import type Redis from "ioredis";
 import { Conflict, RegistryError, TypeMismatch } from "../../src/contract/errors";
 import type { RecordedAnswer } from "./respond";
 
-export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
-export const DEFAULT_KEYS_PER_CALLER = 1000;
+const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
+const DEFAULT_KEYS_PER_CALLER = 1000;
 /** How long a retry waits for the first request with its key to finish before it answers 409. */
 const WAIT_FOR_FIRST_MS = 30_000;
 const POLL_MS = 20;
@@ -30,9 +22,8 @@ interface KeyEntry {
 }
 
 /**
- * Where the entries live, per caller and key. `claim` stores the entry unless the key exists, and
- * returns what is there instead (null: claimed); a claim beyond the caller's bound drops the
- * caller's oldest key. `finish` records the answer only while the key is still there.
+ * Entries per caller and key. `claim` stores one unless the key exists (null: claimed; else what is there)
+ * and drops the caller's oldest key beyond its bound; `finish` records the answer only while the key is there.
  */
 export interface KeyEntries {
 	claim(caller: string, key: string, entry: KeyEntry): Promise<KeyEntry | null>;
@@ -89,8 +80,7 @@ export class MemoryKeyEntries implements KeyEntries {
 	}
 
 	async finish(caller: string, key: string, entry: KeyEntry): Promise<void> {
-		// Only a key still there (its caller's newer keys may have pushed it out); set keeps its place and its
-		// expiry: its age counts from its claim.
+		// Only a key still there (newer keys may have pushed it out); it keeps its place and its expiry.
 		const held = this.callers.get(caller)?.get(key);
 		if (held) held.entry = entry;
 	}
@@ -121,11 +111,9 @@ export class MemoryKeyEntries implements KeyEntries {
 }
 
 /**
- * Claims a key and keeps the caller's bound in one step (a Lua script runs alone on the Redis
- * server, so two gateways' claims cannot both slip under it). KEYS: the entry, the caller's
- * sorted set of keys by claim time (strictly increasing: claims in one millisecond keep their
- * order, not their names'). ARGV: entry JSON, TTL seconds, now (ms), bound, the key, the
- * prefix of the caller's entries. Answers nil when claimed, else the entry already there.
+ * Claims a key and keeps the caller's bound in one step (a script runs alone: two gateways cannot both slip
+ * under it). KEYS: the entry, the caller's keys by claim time (scores strictly increase, so claims in one
+ * millisecond keep their order). ARGV: entry JSON, TTL seconds, now (ms), bound, the key, the entries' prefix.
  */
 const CLAIM_SCRIPT = `
 if not redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2], 'NX') then
@@ -148,11 +136,7 @@ redis.call('EXPIRE', KEYS[2], ARGV[2])
 return false
 `;
 
-/**
- * Entries at `<prefix><caller>:<key>`, each caller's keys in the sorted set `<prefix><caller>`
- * (a username holds no colon, so the two never meet). The script names keys it computes, as a
- * single Redis server (k8s/redis.yaml) allows.
- */
+/** Entries at `<prefix><caller>:<key>`, a caller's keys in the sorted set `<prefix><caller>` (no colon in a name). */
 export class RedisKeyEntries implements KeyEntries {
 	private readonly perCaller: number;
 
@@ -190,7 +174,7 @@ export class RedisKeyEntries implements KeyEntries {
 	}
 
 	async finish(caller: string, key: string, entry: KeyEntry): Promise<void> {
-		// XX: a key its caller's newer keys pushed out stays out. KEEPTTL: it lives 24 hours from its claim, as its place in the order says.
+		// XX: a key pushed out stays out; KEEPTTL: it lives 24 hours from its claim.
 		await this.redis.set(this.entryKey(caller, key), JSON.stringify(entry), "KEEPTTL", "XX");
 	}
 
@@ -227,10 +211,7 @@ export class Idempotency {
 		private readonly onStoreError: (error: unknown) => void,
 	) {}
 
-	/**
-	 * Runs `execute` once for this caller's key, or replays its answer. An answer of 5xx is not
-	 * kept (a retry runs again); `execute` answers errors as recorded answers, it never throws them.
-	 */
+	/** Runs `execute` (it records errors, never throws) once per caller and key, or replays its answer; not a 5xx. */
 	async run(
 		caller: string,
 		key: string,

@@ -1,19 +1,13 @@
 /**
- * Body shapes refused before anything validates a body (issue 8). fastest-validator puts a
- * rejected value into its message with String(value), which recurses: ten thousand nested arrays
- * overflowed the stack (500); and it checks every item of an over-long array (a 1 MiB body of
- * 500,000 tiny items kept the event loop busy for two seconds). No request of the contract nests
- * deeper than four levels or needs more than a few hundred items.
+ * Body shapes refused before validation: fastest-validator recurses into deep nesting (a stack overflow)
+ * and checks every item of a long array (docs/reliability.md "What the fuzzing found").
  */
 import { RegistryError, ValidationFailed } from "../../src/contract/errors";
 
-export const MAX_JSON_DEPTH = 64;
-export const MAX_ARRAY_ITEMS = 1000;
+const MAX_JSON_DEPTH = 64;
+const MAX_ARRAY_ITEMS = 1000;
 
-/**
- * The refusal of a parsed body nested deeper than MAX_JSON_DEPTH (400) or holding an array of
- * more than MAX_ARRAY_ITEMS (its path, `contact.x[2]`), or null. Iterative: any depth is safe to ask.
- */
+/** The refusal of a body nested too deep or holding an over-long array (at its path, `contact.x[2]`), or null. */
 export function bodyShapeFault(body: unknown): RegistryError | null {
 	const pending: Array<{ node: unknown; depth: number; path: string }> = [{ node: body, depth: 1, path: "" }];
 	while (pending.length > 0) {

@@ -1,19 +1,7 @@
 /**
- * Brute-force protection for Basic auth (decisions §3), built so that no client can lock
- * another out:
- * - per username and client address: `userMaxFailures` failures within the window lock that
- *   username for that address for `lockoutSeconds`, doubling on repeat up to
- *   `maxLockoutSeconds`; while locked every attempt from there, right or wrong, is 429, so a
- *   guess teaches nothing. The same username from another address is not affected.
- * - per client address: `addressMaxFailures` failures within the window give that address 429
- *   for `lockoutSeconds` on every username not used successfully from there within
- *   `USED_MEMORY_SECONDS` (remembered in the shared counters, so every gateway spares it), so
- *   guessing from one address stops, and its known clients go on.
- * Failures and locks are counted in the shared counters (Redis in a cluster). A gateway also
- * knows the locks in memory: those it set, those it read, and those other gateways announce (the
- * `auth.locked` event), so a credential it verified recently is checked without a store round
- * trip (`knownWait`); one it must verify is checked against the store first (`retryAfter`),
- * before any password is derived.
+ * Brute-force protection for Basic auth that no client can turn against another (decisions §3;
+ * docs/security.md): locks per username and address, and per address sparing usernames that logged in
+ * from there. Counted in the shared counters; locks are also known in memory (`knownWait`, `auth.locked`).
  */
 import { createHash } from "node:crypto";
 import type { Counters } from "./counters";
@@ -49,21 +37,14 @@ export class LoginThrottle {
 		private readonly announce: (key: string, seconds: number) => void = () => undefined,
 	) {}
 
-	/**
-	 * Seconds to wait as this gateway knows it, for a credential verified before: the username's
-	 * lock at this address; the address's lock too unless the credential was used from there.
-	 */
+	/** Seconds to wait, from this gateway's memory, for a credential verified before (its addresses skip that lock). */
 	knownWait(username: string, address: string, usedFromAddress: boolean, now = Date.now()): number {
 		if (this.locks.size === 0) return 0;
 		const pair = this.knownLock(pairKey(username, address), now);
 		return usedFromAddress ? pair : Math.max(pair, this.knownLock(addressKey(address), now));
 	}
 
-	/**
-	 * Seconds a credential not verified from this address must wait (the shared counters' view,
-	 * which also corrects this gateway's), or 0: the address's lock does not hold a username
-	 * that logged in from there before.
-	 */
+	/** Seconds to wait, from the shared counters (correcting this gateway's memory), for a credential new here. */
 	async retryAfter(username: string, address: string): Promise<number> {
 		const pair = pairKey(username, address);
 		const keys = [pair, addressKey(address)];
@@ -85,8 +66,7 @@ export class LoginThrottle {
 		const { settings } = this;
 		const pair = pairKey(username, address);
 		if ((await this.counters.increment(`fail:${pair}`, settings.windowSeconds)) >= settings.userMaxFailures) {
-			// The level remembers earlier lockouts so the wait doubles; it is forgotten after a quiet
-			// spell of twice the longest lockout since the LAST lockout (docs/decisions.md).
+			// The level doubles the wait; forgotten after twice the longest lockout since the last one (decisions).
 			const level = await this.counters.increment(`level:${pair}`, settings.maxLockoutSeconds * 2, "latest");
 			await this.lock(
 				pair,

@@ -1,8 +1,6 @@
 /**
- * The alias handler's work, behind every check of the hooks (docs/internals.md "The request
- * path"): bind the action's params, sign the caller, run an add with an Idempotency-Key once, call
- * the operation's action through the request's `api.rest` context (so its metrics and tracing see
- * the call as the request's), and write the answer.
+ * The alias handler's work once the hooks passed: bind the params, run an add with an Idempotency-Key
+ * once, call the action through the request's `api.rest` context (its metrics and tracing), answer.
  */
 import type { ServerResponse } from "node:http";
 import type { Caller } from "../../src/contract/model";

@@ -1,10 +1,7 @@
 /**
- * What a gateway answers without credentials and outside the operations table: OPTIONS (a path's
- * methods, RFC 9110), health and metrics (src/platform/operational-server.ts), and on the full
- * gateway the interactive API docs, the OpenAPI document (decisions §1, docs/client-guide.md) and
- * the web console (services/api/console-assets.ts). Each answer here sets the common headers itself;
- * the API's answers are written by respond.ts. Answered before moleculer-web: it would take an
- * OPTIONS as the method its Access-Control-Request-Method names (GET when none).
+ * What a gateway answers without credentials and outside the operations table: OPTIONS, health and
+ * metrics, and on the full gateway the API docs, the OpenAPI document and the console. Before
+ * moleculer-web, which would take an OPTIONS as its Access-Control-Request-Method.
  */
 import type http from "node:http";
 import type { ServiceBroker } from "moleculer";

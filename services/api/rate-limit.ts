@@ -1,15 +1,7 @@
 /**
- * The per-caller rate limit (decisions §3, RATE_LIMIT requests per minute per account, or per
- * address for anonymous callers), decided in memory on every request: a token bucket per
- * caller, `perMinute` tokens deep, refilled at `perMinute` a minute.
- *
- * Gateways share their buckets through Redis in the background, never on a request: every
- * `syncIntervalMs` each gateway adds what its callers spent since the last round to a counter
- * per caller and minute (INCRBY), and takes from its own buckets what the other gateways spent
- * meanwhile (the counter's growth beyond its own share). So the limit across N gateways is
- * approximate: a caller may spend up to one interval's worth more than the limit on each of the
- * other gateways before they hear of it (docs/operations.md "Rate limit"). A lost Redis leaves
- * each gateway limiting on its own.
+ * The per-caller rate limit (decisions §3): a token bucket per account (or anonymous address), decided
+ * in memory; gateways share what was spent through Redis in the background, so the limit across gateways
+ * is approximate by one sync round each (docs/operations.md "Rate limit").
  */
 import { createHash } from "node:crypto";
 import type Redis from "ioredis";

@@ -1,9 +1,6 @@
 /**
- * What the gateway's steps found out about one request, carried from hook to hook
- * (docs/internals.md "Follow a request"): the `authentication` hook creates it when
- * moleculer-web has matched the route, `authorization` chooses the operation, the alias
- * handler answers, `onError` reads it for the error body. It lives in the request's `api.rest`
- * context (`ctx.locals`), where moleculer-web keeps what belongs to the request.
+ * What the gateway's steps learn about one request, carried from hook to hook in its `api.rest`
+ * context's `locals` (docs/internals.md "Follow a request").
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Context } from "moleculer";
@@ -43,16 +40,17 @@ export interface GatewayRequest extends IncomingMessage {
 	originalUrl?: string;
 }
 
+/** The request's path as received, without the query. */
+export function pathOf(req: IncomingMessage & { originalUrl?: string }): string {
+	return (req.originalUrl ?? req.url ?? "").split("?")[0];
+}
+
 /** The request's state, once the `authentication` hook has made it (not for a request no route took). */
 export function stateOf(req: GatewayRequest): RequestState | undefined {
 	return req.$ctx?.locals.request;
 }
 
-/**
- * The client's X-Correlation-ID, else its X-Request-ID (moleculer-web's order), is the request's ID
- * when it is at most 200 characters of [A-Za-z0-9._:-] (decisions §3); else the `api.rest` context
- * makes one. moleculer-web echoes the request's ID as X-Request-ID on every answer it takes.
- */
+/** A client's X-Correlation-ID or X-Request-ID is the request's ID only in this form (decisions §3). */
 export const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 
 /** The alias of one method and path, generated from the operations table (services/api/routes.ts). */

@@ -1,9 +1,7 @@
 /**
- * How the gateway writes an answer (spec rule 4, decisions §2 and §8): the status of the
- * operation, its media type with the charset, `Location` for a 201 and a 202, nothing for a 204, a
- * stream piped as it comes, a single record's `ETag` (and 304 to a matching `If-None-Match`);
- * errors in the spec's error body; no body to a HEAD; the common no-cache and security headers on
- * every answer. moleculer-web's own `sendResponse` is not used: its ETag tags lists too.
+ * How the gateway writes an answer (spec rule 4, decisions §2 and §8): the operation's status and media
+ * type, Location, ETag and 304, errors in the spec's body, always the common headers. Not moleculer-web's
+ * `sendResponse`: it tags lists too.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline, Readable } from "node:stream";
@@ -11,7 +9,7 @@ import { entityTagOf, isNotModified } from "../../src/contract/entity-tags";
 import { classify, errorBody } from "../../src/contract/error-body";
 import { answersLocation, fullPathOf, type Operation } from "../../src/contract/operations";
 import { COMMON_HEADER_LIST, ERROR_CONTENT_TYPE, withCharset } from "../../src/contract/response-headers";
-import type { GatewayRequest, RequestState } from "./request-state";
+import { pathOf, type RequestState } from "./request-state";
 
 /** The path of what a 201 created or a 202 accepted (a stream of another answer has none). */
 function locationOf(operation: Operation, answer: unknown): string | undefined {
@@ -47,7 +45,10 @@ export function writeAnswer(req: IncomingMessage, res: ServerResponse, state: Re
 	const body = operation.response?.xml ? String(answer) : JSON.stringify(answer);
 	if (operation.entityTag) {
 		const tag = entityTagOf(body);
-		if (notModified(req, tag)) return writeNotModified(req, res, tag);
+		if (notModified(req, tag)) {
+			writeHead(res, 304, ["etag", tag]);
+			return void res.end();
+		}
 		more.push("etag", tag);
 	}
 	writeHead(res, operation.status, [...more, "content-length", String(Buffer.byteLength(body))]);
@@ -62,15 +63,7 @@ function notModified(req: IncomingMessage, tag: string): boolean {
 	);
 }
 
-function writeNotModified(req: IncomingMessage, res: ServerResponse, tag: string): void {
-	writeHead(res, 304, ["etag", tag]);
-	res.end();
-}
-
-/**
- * A whole answer as bytes: what an idempotent add records, to write now and to replay to a
- * retry (services/api/idempotency.ts). `head` follows the common headers.
- */
+/** A whole answer, as an idempotent add records it to write now and replay later; `head` follows the common headers. */
 export interface RecordedAnswer {
 	status: number;
 	head: string[];
@@ -88,7 +81,7 @@ export function recordSuccess(operation: Operation, mediaType: string, answer: u
 	return { status: operation.status, head, body };
 }
 
-/** An error in the spec's body, recorded; the request's state (if it got one) names the body's object and what the action was called with (`rejectedValue`). */
+/** An error in the spec's body, recorded; the request's state, if any, gives its object name and `rejectedValue`. */
 export function recordError(req: IncomingMessage, error: unknown, state?: RequestState): RecordedAnswer {
 	const classified = classify(error, state?.validated);
 	const head: string[] = [];
@@ -96,8 +89,7 @@ export function recordError(req: IncomingMessage, error: unknown, state?: Reques
 	const data = (error as { data?: { retryAfter?: number; allow?: string[] } } | null)?.data;
 	if (classified.status === 429) head.push("retry-after", String(data?.retryAfter ?? 60));
 	if (classified.status === 405 && data?.allow) head.push("allow", data.allow.join(", "));
-	const path = ((req as GatewayRequest).originalUrl ?? req.url ?? "").split("?")[0];
-	const body = errorBody(classified, path, state?.operation?.body?.objectName);
+	const body = errorBody(classified, pathOf(req), state?.operation?.body?.objectName);
 	return {
 		status: classified.status,
 		head: [...head, "content-type", ERROR_CONTENT_TYPE],

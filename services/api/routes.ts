@@ -1,10 +1,6 @@
 /**
- * A gateway's aliases, generated from the operations it serves (src/contract/operations.ts: all of
- * them on the gateway, the lookup's on a lookup node): one per method and path, carrying the
- * operations that share it (spec rule 1: the Accept chooses among them in the `authorization`
- * hook), and a HEAD alias beside every GET (decisions §2). moleculer-web matches them
- * (path-to-regexp: case-insensitive, with or without a trailing slash, a parameter is one
- * percent-decoded segment).
+ * A gateway's aliases from the operations it serves: one per method and path carrying the operations
+ * that share it (the Accept chooses in the `authorization` hook), and HEAD beside every GET (decisions §2).
  */
 import { groupOperations } from "../../src/contract/negotiation";
 import { fullPathOf, type Operation } from "../../src/contract/operations";

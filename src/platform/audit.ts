@@ -1,8 +1,6 @@
 /**
- * Audit trail (decisions §6: "every change is recorded ... never lost with the change
- * itself"). A service that changes data puts one audit record into the SAME store batch
- * as the change, in its own `auditOutbox` collection; so the record exists if and only if
- * the change does. A relay forwards outbox records to the audit log and removes them.
+ * Audit records (decisions §6): a change's batch inserts its record into the store's `auditOutbox`, so the
+ * record exists exactly when the change does; a relay takes it to the audit log (docs/internals.md "Audit trail").
  */
 import type { Caller } from "../contract/model";
 import type { ModelSpec, WriteOp } from "../store/types";
@@ -34,11 +32,7 @@ export interface AuditRecord {
 	change?: FeedChange;
 }
 
-/**
- * What the change feed (GET /rest/api/changes, services/audit/feed.ts) says of a change: the
- * record's version after it and the record in the owner's reference form (references by
- * identifier, no joined names), null when the change deleted it.
- */
+/** What the change feed says of a change: the record's new version and reference form (null: deleted). */
 export interface FeedChange {
 	version: number;
 	record: unknown;

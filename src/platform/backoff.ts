@@ -1,8 +1,4 @@
-/**
- * Tries a task again after each failure, waiting twice as long each time (from `firstDelayMs` up
- * to `maxDelayMs`); after `attempts` tries the last failure is thrown. What keeps failing after
- * that is the caller's to park (the lookup's channel: services/lookup/lookup.service.ts).
- */
+/** Tries a task again after each failure, the wait doubling up to `maxDelayMs`; the last failure is thrown. */
 export interface BackoffPolicy {
 	attempts: number;
 	firstDelayMs: number;

@@ -1,9 +1,8 @@
 /**
- * Builds a registry broker: the configuration of moleculer.config.ts with the registry's
- * middlewares (sealed packets, durable channels, the role check), all keyed by the cluster key
- * of its environment. services/index.ts adds the services a process runs.
+ * Builds a registry broker: moleculer.config.ts with the registry's middlewares (start checks, sealed
+ * packets, durable channels, the role check), all keyed by its environment's cluster key.
  */
-import { ServiceBroker, type BrokerOptions, type Middleware as BrokerMiddleware } from "moleculer";
+import { ServiceBroker, type BrokerOptions } from "moleculer";
 import { checkCredentials } from "./connections";
 import { brokerOptions } from "../../moleculer.config";
 import { channelsMiddleware } from "./channels";
@@ -12,26 +11,8 @@ import { permissionsMiddleware } from "./permissions";
 import { sealedPacketsMiddleware } from "./sealed-packets";
 
 /**
- * Before anything connects, NATS and Redis are asked once whether they accept the registry's
- * credentials: a refusal stops the start with a message naming the server (never the secret).
- */
-function credentialsMiddleware(source: NodeJS.ProcessEnv): BrokerMiddleware {
-	return { name: "Credentials", starting: () => checkCredentials(source) } as unknown as BrokerMiddleware;
-}
-
-/** Middlewares every registry broker uses: the start's checks (credentials, the cluster key) and the durable channels for participant changes. */
-function registryMiddlewares(
-	source: NodeJS.ProcessEnv,
-	keys: () => ClusterKeys,
-): NonNullable<BrokerOptions["middlewares"]> {
-	return [credentialsMiddleware(source) as never, channelsMiddleware(source, keys) as never];
-}
-
-/**
- * Moleculer's internal middlewares (ServiceBroker.INTERNAL_MIDDLEWARES), in its order, with the
- * role check placed right outside Cacher (so outside Validator too): a refused caller gets
- * neither a cached answer nor a validation error. The broker is built with
- * `internalMiddlewares: false` and this list instead.
+ * Moleculer's internal middlewares in its order, with the role check right outside Cacher (so outside
+ * Validator too): a refused caller gets neither a cached answer nor a validation error.
  */
 function internalMiddlewares(keys: () => ClusterKeys): NonNullable<BrokerOptions["middlewares"]> {
 	const names = ServiceBroker.INTERNAL_MIDDLEWARES;
@@ -59,8 +40,11 @@ export function createBroker(options: BrokerBuildOptions = {}): ServiceBroker {
 	const overrides = options.overrides ?? {};
 	// Derived once, when first used: after the start's checks, which say why a key cannot be used.
 	const keys = lazyClusterKeys(source);
+	// The start's checks (connections.ts) run before anything connects.
+	const checks = { name: "Credentials", starting: () => checkCredentials(source) };
+	const registry = [checks as never, channelsMiddleware(source, keys) as never, ...(base.middlewares ?? [])];
 	const own = [
-		...(overrides.middlewares ?? [...registryMiddlewares(source, keys), ...(base.middlewares ?? [])]),
+		...(overrides.middlewares ?? registry),
 		// Every packet sealed, whatever the overrides; after the start's checks, whose `starting` comes first.
 		sealedPacketsMiddleware(keys) as never,
 	];

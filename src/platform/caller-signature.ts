@@ -1,22 +1,7 @@
 /**
- * The caller carried between services, signed (decisions §3 "The cluster's wires";
- * docs/internals.md "Roles on every call"). The gateway marks each caller it authenticated
- * (`markAuthenticated`); inside its process that mark is the proof. When a call takes a marked
- * caller onto the transporter, the Permissions middleware (src/platform/permissions.ts) adds its
- * signature; the operator CLI signs its operator itself (`callerMeta`):
- *
- *   meta.user            { username, role, serviceProvider?, accessPointProvider? }
- *   meta.userSignature   "<expires at, ms since the epoch>.<HMAC-SHA256, base64url>"
- *
- * The HMAC, keyed with the callers' key derived from CLUSTER_KEY (cluster-key.ts), covers the
- * JSON array ["caller", username, role, serviceProvider, accessPointProvider, expiresAt]. It
- * expires a request's lifetime after the signing (REQUEST_TIMEOUT and a margin for clocks), so a
- * recorded identity cannot be used later. The Permissions middleware verifies it on every action
- * whose call carries an unmarked user; a service passing its ctx on (`ctx.call`) passes the
- * signature on with the user.
- *
- * `accounts.authenticate` answers only calls signed the same way for the username asked
- * (purpose "authenticate"), so that no node but a gateway can use it to test passwords.
+ * The caller carried between services, signed (docs/internals.md "Roles on every call"): the gateway's
+ * callers are marked, and signed only when a call takes them onto the transporter; `meta.userSignature`
+ * is "<expires at, ms>.<HMAC-SHA256, base64url>" with the callers' key (cluster-key.ts).
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { ServiceBroker } from "moleculer";
@@ -87,10 +72,7 @@ export function callerMeta(
 	return { user: caller, userSignature: signCaller(broker, caller) };
 }
 
-/**
- * Is `user` a caller, exactly as signed by `signature` with one of `keys`, unexpired? Anything
- * else in `user` (a field no signature covers) makes it not one.
- */
+/** Is `user` a caller exactly as `signature` signed it, unexpired? A field no signature covers makes it not one. */
 export function isSignedCaller(keys: ClusterKeys, user: unknown, signature: unknown, now = Date.now()): boolean {
 	if (typeof user !== "object" || user === null) return false;
 	const caller = user as Record<string, unknown>;

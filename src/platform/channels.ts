@@ -1,8 +1,6 @@
 /**
- * Durable channels (architecture "Lookup"): participant changes travel from participants to
- * lookup over @moleculer/channels. With TRANSPORTER=nats://… the adapter is NATS JetStream
- * (a stream and a durable consumer survive restarts of either side); otherwise the
- * in-process "Fake" adapter, which delivers through the broker's own events.
+ * Durable channels (@moleculer/channels; docs/internals.md "Events and channels"): NATS JetStream with
+ * TRANSPORTER=nats://…, else the in-process Fake adapter.
  */
 import { Middleware } from "@moleculer/channels";
 import type { Middleware as BrokerMiddleware, ServiceBroker } from "moleculer";
@@ -15,10 +13,7 @@ import { SealedJsonSerializer } from "./sealed-messages";
 
 /** The channel participant changes are published on (docs/internals.md "Events and channels"). */
 export const PARTICIPANTS_CHANGED = "registry.participants.changed";
-/**
- * The channel the change feed's changes are published on, in sequence order per batch, each at
- * least once (services/audit/feed.ts; payload: src/contract/model.ts `Change`, unscoped).
- */
+/** The change feed's channel: changes in sequence order per batch, each at least once (services/audit/feed.ts). */
 export const REGISTRY_CHANGES = "registry.changes";
 /** Consumer group of the lookup: one lookup node applies each change to the shared read model. */
 export const LOOKUP_GROUP = "lookup";
@@ -39,10 +34,7 @@ export interface ParticipantChange {
 	serviceProvider?: string;
 }
 
-/**
- * Topic prefix: the namespace, so registries (and test runs) sharing one NATS never read
- * each other's changes. JetStream stream names allow neither dots nor wildcards.
- */
+/** Topic prefix by namespace, so registries sharing one NATS never meet (stream names allow no dots or wildcards). */
 export function channelPrefix(namespace: string): string {
 	return `registry-${(namespace || "default").replace(/[^A-Za-z0-9_-]/g, "_")}`;
 }
@@ -102,9 +94,8 @@ interface ChannelAdapter {
 const IN_PROCESS_WAIT_MS = 2000;
 
 /**
- * The in-process adapter's publish does not wait for its consumer, and nothing redelivers in one
- * process: a change whose outbox entry went before the lookup applied it would be lost by a crash.
- * Its publish waits for the consumer here (bounded: a slow one leaves the entry to the relay).
+ * Nothing redelivers in one process, so the in-process publish waits (bounded) for its consumer: else an
+ * outbox entry could go before the lookup applied its change, and a crash would lose it.
  */
 function awaitInProcessConsumers(broker: ServiceBroker, adapter: ChannelAdapter): void {
 	adapter.publish = async (channelName, payload, opts = {}) => {
@@ -133,9 +124,8 @@ const CONSUMER_NAME_IN_USE = 10013;
 const SUBSCRIBE_ATTEMPTS = 5;
 
 /**
- * Lookup nodes starting together all find the group's durable consumer missing and create it;
- * all but one are refused with "consumer name already in use" and their process would exit.
- * A refused subscription is tried again, and then binds to the consumer the other one made.
+ * Lookup nodes starting together all create the group's durable consumer, and all but one are refused
+ * ("consumer name already in use"): a refused subscription tries again and binds to the one made.
  */
 function retrySubscriptions(adapter: ChannelAdapter): void {
 	const subscribe = adapter.subscribe.bind(adapter);
@@ -154,11 +144,7 @@ function retrySubscriptions(adapter: ChannelAdapter): void {
 	};
 }
 
-/**
- * JetStream keeps messages only for subjects a stream covers, and the adapter creates the
- * stream when a consumer subscribes. The publisher makes sure of it too, so changes
- * published before the first lookup subscribed are kept. (Same name rule as the adapter.)
- */
+/** The adapter makes a stream when a consumer subscribes; the publisher does too, so nothing is lost before that. */
 async function ensureStream(broker: ServiceBroker, channel: string): Promise<void> {
 	const adapter = (broker as unknown as { channelAdapter?: ChannelAdapter }).channelAdapter;
 	if (!adapter?.createStream) return;
@@ -169,10 +155,7 @@ async function ensureStream(broker: ServiceBroker, channel: string): Promise<voi
 /** How often a consumer's backlog is read (registry_channel_pending_messages). */
 const PENDING_INTERVAL_MS = 5000;
 
-/**
- * The backlog of every durable channel a local service consumes: what its consumer group has
- * not acknowledged yet, as JetStream counts it (the same for every node of the group).
- */
+/** The backlog of every durable channel a local service consumes, as JetStream counts it for its group. */
 async function reportPending(broker: ServiceBroker): Promise<void> {
 	const adapter = (broker as unknown as { channelAdapter?: ChannelAdapter }).channelAdapter;
 	if (!adapter?.manager) return;
@@ -256,10 +239,7 @@ export function channelsMiddleware(
 	return withStream as unknown as BrokerMiddleware;
 }
 
-/**
- * Publishes on a durable channel. A refused publish (the stream not there yet) is retried once
- * after making sure of the stream. False when the broker has no channels.
- */
+/** Publishes on a durable channel, once more after making sure of the stream; false when the broker has no channels. */
 export async function publishOnChannel(broker: ServiceBroker, channel: string, payload: unknown): Promise<boolean> {
 	const send = (broker as unknown as { sendToChannel?: (channel: string, payload: unknown) => Promise<void> })
 		.sendToChannel;

@@ -1,18 +1,7 @@
 /**
- * The cluster key (decisions §3 "The cluster's wires"; docs/security.md). Every process of a
- * cluster shares CLUSTER_KEY; from it each derives (HKDF-SHA256, the namespace as salt) one key
- * per use, so that no use can stand in for another: sealing transporter packets
- * (sealed-packets.ts), sealing channel messages (sealed-messages.ts), signing callers
- * (caller-signature.ts).
- *
- * Rotation (docs/operations.md "Rotating the cluster key"): while CLUSTER_KEY_PREVIOUS is set a
- * process still seals and signs with it and accepts CLUSTER_KEY beside it, so that processes
- * restarted with the new key and those not restarted yet understand each other; once every
- * process has both, CLUSTER_KEY_PREVIOUS goes and a second restart seals with the new one.
- *
- * The one-process default (no TRANSPORTER) needs no key: without CLUSTER_KEY a process makes a
- * random one at its start, and signs and verifies its callers with it like any other (brokers of
- * one process, as tests join them with moleculer's Fake transporter, share it).
+ * The cluster key (docs/operations.md "The cluster key", docs/security.md): from CLUSTER_KEY each process
+ * derives one key per use (HKDF, namespace as salt); CLUSTER_KEY_PREVIOUS is for a rotation. Without a
+ * TRANSPORTER and CLUSTER_KEY, a process makes a random key at its start.
  */
 import { hkdfSync, randomBytes } from "node:crypto";
 import type { ServiceBroker } from "moleculer";
@@ -38,7 +27,7 @@ export interface ClusterKeys {
 }
 
 /** A start refused for the cluster key; the message names the variable, never its value. */
-export class ClusterKeyRefused extends Error {}
+class ClusterKeyRefused extends Error {}
 
 const HOW_TO_MAKE = 'make one with `openssl rand -base64 48` (docs/operations.md "The cluster key")';
 
@@ -83,10 +72,7 @@ export function deriveKeys(secret: string | Buffer, namespace = ""): DerivedKeys
 
 let processKey: Buffer | undefined;
 
-/**
- * The keys of an environment: CLUSTER_KEY (and CLUSTER_KEY_PREVIOUS), or, in one process without
- * them, this process's random key. Throws ClusterKeyRefused as the start does.
- */
+/** The keys of an environment, or in one process without them its random key; throws ClusterKeyRefused. */
 export function clusterKeys(source: NodeJS.ProcessEnv = process.env): ClusterKeys {
 	refuseClusterKeyProblems(source);
 	const namespace = env("NAMESPACE", source);

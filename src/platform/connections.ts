@@ -1,12 +1,6 @@
 /**
- * The registry's connections to NATS and Redis, with their credentials, built once from the
- * environment (src/config/settings.ts; docs/operations.md "Credentials"). Every connection the
- * registry opens takes its options from here: the transporter, the channels' and the notices'
- * JetStream connections, the cacher (whose client the gateway's counters share), the tools.
- *
- * Credentials come from the URL (`nats://user:pass@host`, `redis://user:pass@host`) or from
- * NATS_* / REDIS_* variables, and files mounted from a Secret (NKey seed, credentials file, TLS
- * certificates). No secret is ever part of a log line: addresses are shown with `redact`.
+ * Every connection to NATS and Redis takes its options and credentials from here (docs/operations.md
+ * "Credentials"); no secret is ever part of a log line (`redact`).
  */
 import fs from "node:fs";
 import { connect, credsAuthenticator, nkeyAuthenticator, type ConnectionOptions } from "nats";
@@ -68,11 +62,7 @@ export function isNatsTransporter(transporter: string): boolean {
 	return /^(nats|tls):\/\//.test(transporter.trim());
 }
 
-/**
- * Connection options of the nats client for TRANSPORTER and the NATS_* variables: servers,
- * then one way to authenticate (credentials file, NKey seed, token, or user and password,
- * from the variables or the URL), then TLS when a tls:// URL or a NATS_TLS_* file asks for it.
- */
+/** The nats client's options for TRANSPORTER and NATS_*: servers, one way to authenticate, TLS when asked for. */
 export function natsConnectionOptions(
 	source: NodeJS.ProcessEnv = process.env,
 	transporter = env("TRANSPORTER", source),
@@ -111,11 +101,7 @@ export function natsConnectionOptions(
 	return options;
 }
 
-/**
- * ioredis options for CACHER (`redis://[user:password@]host[:port][/db]` or `rediss://`) and
- * the REDIS_* variables: ACL user and password (the variables win over the URL), TLS when
- * rediss:// or a REDIS_TLS_* file asks for it.
- */
+/** ioredis options for CACHER (`redis://` or `rediss://`) and REDIS_* (which win over the URL's credentials). */
 export function redisConnectionOptions(
 	url: string,
 	source: NodeJS.ProcessEnv = process.env,
@@ -150,7 +136,7 @@ export function redisConnectionOptions(
 }
 
 /** A credentials problem: the server refused who we said we are. Its message names the server, never the secret. */
-export class CredentialsRefused extends Error {}
+class CredentialsRefused extends Error {}
 
 /** NATS's and Redis's answers to a client they do not accept (never an unreachable server). */
 const NATS_REFUSED =
@@ -161,11 +147,7 @@ export function isRedisAuthError(error: unknown): boolean {
 	return REDIS_REFUSED.test(String((error as Error)?.message ?? error));
 }
 
-/**
- * A process whose Secret still holds k8s/secret.yaml's placeholder does not start: a cluster whose
- * passwords anyone can read in the repository is not protected by them. The message names the
- * variables, never their values.
- */
+/** A placeholder from k8s/secret.yaml is no secret: refused at start, naming the variables, never their values. */
 export function refusePlaceholderSecrets(source: NodeJS.ProcessEnv = process.env): void {
 	const names = placeholderSecrets(source);
 	if (names.length)
@@ -175,11 +157,8 @@ export function refusePlaceholderSecrets(source: NodeJS.ProcessEnv = process.env
 }
 
 /**
- * Checks at start that no secret is still the shipped placeholder (refusePlaceholderSecrets), that
- * the cluster key is there and usable (src/platform/cluster-key.ts), and that NATS and Redis
- * accept the registry's credentials, once each, so a process that would be refused says so
- * plainly and stops (server.ts exits 1) instead of retrying for ever. A server that cannot be reached is not a credentials problem: the
- * process starts as before (it waits for NATS, and degrades while Redis is away).
+ * The start's checks: no placeholder secret, a usable cluster key, and NATS and Redis accepting the
+ * credentials, so a refused process says so and exits instead of retrying for ever. Unreachable is not refused.
  */
 export async function checkCredentials(source: NodeJS.ProcessEnv = process.env): Promise<void> {
 	refusePlaceholderSecrets(source);

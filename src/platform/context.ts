@@ -1,8 +1,4 @@
-/**
- * The call meta of the registry, typed once: every action handler's context is a
- * RegistryContext. (moleculer 0.14 types `ctx.meta` by Context's second type parameter, which a
- * module augmentation cannot change: redeclaring `meta` is TS2717.)
- */
+/** The call meta, typed once: moleculer 0.14 types `ctx.meta` by Context's second parameter, not augmentation. */
 import type { Context } from "moleculer";
 import type { Caller } from "../contract/model";
 

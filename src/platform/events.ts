@@ -1,11 +1,6 @@
 /**
- * Events every node hears (moleculer's `broker.broadcast`): a change that committed, for whoever
- * keeps a copy of what it makes stale. A service listens with a plain `events` handler.
- *
- * An event is sent once, after the commit. In one process every listener hears it before the
- * change's request answers; in a cluster a node that is not connected then misses it, so there
- * every copy fed by these events also expires on its own (`copyMaxAgeMs`): the events make a
- * change show at once, the expiry bounds how late it can show.
+ * Events every node hears after a commit, for whoever keeps a copy the change makes stale; in a cluster a
+ * node may miss one, so those copies also expire (docs/internals.md "Caches, and how fresh each answer is").
  */
 import type { ServiceBroker } from "moleculer";
 

@@ -1,8 +1,4 @@
-/**
- * Runs tasks one at a time per key, inside this process. Writes to one participant queue
- * here instead of colliding on its version and retrying; the optimistic version check in
- * the store remains what keeps nodes of a cluster (and anything else) consistent.
- */
+/** Runs tasks one at a time per key in this process, so writes to one participant queue instead of retrying. */
 export class KeyedMutex {
 	private readonly tails = new Map<string, Promise<unknown>>();
 

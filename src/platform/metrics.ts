@@ -1,8 +1,4 @@
-/**
- * GET /metrics: Moleculer's own metrics registry in Prometheus text format. Moleculer's
- * PrometheusReporter serves on a port of its own; the registry answers on the gateway's port
- * instead, so this reporter formats without listening.
- */
+/** GET /metrics: Moleculer's PrometheusReporter formatting, without the port of its own it would listen on. */
 import { MetricReporters, type ServiceBroker } from "moleculer";
 
 type Formatter = { generatePrometheusResponse(): string; init(registry: unknown): void };

@@ -1,8 +1,6 @@
 /**
- * Health and metrics (decisions §1): every process answers /health/live, /health/ready and
- * /metrics on PORT, without credentials. A process that runs no gateway (e.g. SERVICES=lookup)
- * starts this small server for them, as Kubernetes probes every pod; the gateway answers the
- * same paths through `answerOperational` before its API.
+ * Health and metrics on PORT for every process (decisions §1): the gateway answers them before its API;
+ * a process without one (e.g. SERVICES=lookup) starts this small server, as Kubernetes probes every pod.
  */
 import http from "node:http";
 import type { ServiceBroker } from "moleculer";
@@ -20,10 +18,7 @@ function send(res: http.ServerResponse, status: number, type: string, body: stri
 	res.end(body);
 }
 
-/**
- * Answers a GET (or HEAD) of health or metrics: true when answered, a promise for readiness
- * (the one check that waits), false for any other request.
- */
+/** Answers a GET or HEAD of health or metrics: true, or a promise for readiness; false for any other request. */
 export function answerOperational(
 	broker: ServiceBroker,
 	prometheus: (() => string) | null,

@@ -1,13 +1,6 @@
 /**
- * The relay of a transactional outbox, written once for every outbox of the registry (the
- * audit outboxes of the writing services, the participants' change outbox).
- *
- * A change's batch inserts its message into the outbox collection of the same store, so the
- * message exists exactly when the change does. The relay reads the oldest messages (a bounded
- * batch), hands them to `deliver`, and deletes exactly those once `deliver` resolved. A failed
- * delivery leaves them where they are for the next run: delivery is at-least-once, receivers
- * are idempotent. Runs are started by `kick()` (after a commit: fire-and-forget, coalesced),
- * by a timer, or awaited with `drain()`.
+ * The relay of every transactional outbox (docs/internals.md "Audit trail"): it delivers the oldest messages
+ * and deletes exactly those once delivered; at least once, so receivers are idempotent.
  */
 import type { Collection, StoredDoc } from "../store/types";
 import { PeriodicTask } from "./periodic-task";
@@ -61,10 +54,7 @@ export class OutboxRelay<T extends OutboxMessage> {
 		);
 	}
 
-	/**
-	 * Delivers the messages at least `olderThanMs` old, oldest first, batch by batch, until
-	 * none is left; throws at the first failed delivery (what was not acknowledged stays).
-	 */
+	/** Delivers the messages at least `olderThanMs` old, oldest first, until none is left; a failed delivery throws. */
 	async drain(olderThanMs = 0): Promise<number> {
 		let delivered = 0;
 		for (;;) {
@@ -88,9 +78,8 @@ export class OutboxRelay<T extends OutboxMessage> {
 	}
 
 	/**
-	 * Starts a run in the background. A kick during a run makes that run go round once more
-	 * instead of starting a second one, so bursts of commits coalesce. The promise (which
-	 * never rejects) settles when a run that saw everything committed before the kick is over.
+	 * Starts a run in the background; a kick during a run makes it go round once more, so bursts coalesce.
+	 * Settles (never rejects) when a run that saw everything committed before the kick is over.
 	 */
 	kick(): Promise<unknown> {
 		if (this.stopped) return Promise.resolve();
@@ -147,7 +136,7 @@ export class OutboxRelay<T extends OutboxMessage> {
 				);
 			this.failing = true;
 		}
-		// Not awaited: a write waiting for its notices' run must not wait for the measuring too.
+		// Not awaited: a write waiting for this run must not wait for the measuring too.
 		void this.measure();
 		return delivered;
 	}

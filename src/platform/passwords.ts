@@ -1,12 +1,6 @@
 /**
- * Password hashing for accounts (decisions §3): scrypt from node:crypto with a per-user
- * random salt, encoded with its parameters so that stronger settings can be introduced
- * later without invalidating stored hashes:
- *
- *     scrypt$<N>$<r>$<p>$<salt, base64url>$<hash, base64url>
- *
- * Comparisons are constant-time. Callers that find no account still call
- * spendVerificationTime() so that an unknown username answers as slowly as a wrong password.
+ * Password hashing (decisions §3): scrypt with a random salt, stored with its parameters so they can grow
+ * (`scrypt$<N>$<r>$<p>$<salt>$<hash>`); an unknown username spends the time of a real check.
  */
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from "node:crypto";
 

@@ -1,8 +1,4 @@
-/**
- * A task run every `intervalMs` in the background: a run never overlaps the previous one, the
- * timer never keeps the process alive, and `stop()` waits for a run in progress (so none meets
- * a closed store). The outbox relays and the participants' sweeper run on it.
- */
+/** A background task every `intervalMs`: runs never overlap, and `stop()` waits for one in progress. */
 export class PeriodicTask {
 	private timer?: NodeJS.Timeout;
 	private running: Promise<unknown> | null = null;

@@ -1,18 +1,6 @@
 /**
- * Who may call an action, checked on the node that runs it (docs/internals.md "Roles on every
- * call"): the gateway refuses a role before it calls, and this broker middleware refuses it again
- * for a call that reaches the action some other way (another node on the transporter, the REPL,
- * a test).
- *
- * - A call that carries a user must carry its signature (src/platform/caller-signature.ts), on
- *   every action, unless this process's gateway authenticated that very caller: an identity no
- *   gateway signed, or signed too long ago, is refused (403). A call that takes the gateway's
- *   caller onto the transporter is signed here (`remoteAction`).
- * - An action of the operations table may be called by the roles of the operations that call it;
- *   an action outside it may declare `roles` in its schema (`accounts.exportRecords`: ADMIN).
- *   No caller where ANONYMOUS is not allowed: 401.
- * - Other actions (internal ones) take calls without a user: system work (relays, sweepers,
- *   seeding, bootstrap, jobs, the lookup rebuild) calls only those, and carries no identity.
+ * Who may call an action, checked on the node that runs it, whoever called (docs/internals.md "Roles on
+ * every call"): signed or locally authenticated callers only, then the operations table's roles.
  */
 import type { Middleware as BrokerMiddleware, ServiceBroker } from "moleculer";
 import type { RegistryContext } from "./context";

@@ -1,18 +1,14 @@
 /**
- * The registry's own metrics, beside Moleculer's (GET /metrics; names with dots become
- * underscores there: `registry.outbox.backlog` → `registry_outbox_backlog`). The alerting
- * rules and the dashboard in k8s/monitoring/ read them; docs/operations.md "Monitoring" lists
- * them. Each is registered on first use, so a broker with metrics off costs nothing.
+ * The registry's own metrics beside Moleculer's (docs/operations.md "Monitoring"; k8s/monitoring/ reads
+ * them), each registered on first use.
  */
 import type { ServiceBroker } from "moleculer";
 
 interface Definition {
-	type: "counter" | "gauge" | "histogram";
+	type: "counter" | "gauge";
 	name: string;
 	labelNames: string[];
 	description: string;
-	unit?: string;
-	buckets?: number[];
 }
 
 export const REGISTRY_METRICS = {
@@ -106,14 +102,12 @@ interface MetricsRegistry {
 	register(definition: object): unknown;
 	increment(name: string, labels?: Labels | null, value?: number): void;
 	set(name: string, value: number, labels?: Labels | null): void;
-	observe(name: string, value: number, labels?: Labels | null): void;
 }
 
 function registryOf(broker: ServiceBroker, definition: Definition): MetricsRegistry | null {
 	if (!broker.isMetricsEnabled()) return null;
 	const registry = (broker as unknown as { metrics: MetricsRegistry }).metrics;
-	if (!registry.getMetric(definition.name))
-		registry.register({ ...definition, ...(definition.buckets ? { quantiles: false } : {}) });
+	if (!registry.getMetric(definition.name)) registry.register(definition);
 	return registry;
 }
 
@@ -123,10 +117,6 @@ export function countMetric(broker: ServiceBroker, definition: Definition, label
 
 export function setMetric(broker: ServiceBroker, definition: Definition, value: number, labels: Labels = {}): void {
 	registryOf(broker, definition)?.set(definition.name, value, labels);
-}
-
-export function observeMetric(broker: ServiceBroker, definition: Definition, value: number, labels: Labels = {}): void {
-	registryOf(broker, definition)?.observe(definition.name, value, labels);
 }
 
 /** Counts a lockout by its key, `user:<digest>` or `addr:<digest>` (services/api/login-throttle.ts). */

@@ -1,28 +1,13 @@
 /**
- * Moleculer's Redis cacher, made to degrade instead of fail (issue 4: "If Redis goes away,
- * requests still answer (from the store), and the cache comes back when Redis does").
- *
- * Moleculer's RedisCacher rejects when Redis is away, and its cacher middleware then fails
- * the action; it also fires `set` without awaiting it, so a rejected `set` is an unhandled
- * rejection that ends the process. Here:
- * - `get`/`getWithTTL` answer a miss and `set`/`del`/`clean` resolve when Redis errs, so the
- *   caller answers from its store;
- * - the ioredis client never makes a call wait for a Redis that is not there
- *   (`redisClientOptions`): no offline queue (a command while disconnected fails at once),
- *   `commandTimeout` for a Redis that does not answer (hung, partitioned), reconnection every
- *   ≤ 2 s for ever, and nothing resent from before a reconnection;
- * - an invalidation (`del`/`clean`) that failed is remembered, and no cached answer is trusted
- *   until it has been replayed: a Redis that kept its data (persistence, or only the connection
- *   was lost) must not serve an answer its owner dropped meanwhile;
- * - one warning per outage and one line when it is over, instead of an error per command.
- * The gateway's login-failure and rate-limit counters use the same client (services/api/counters.ts),
- * so they fail open just as fast.
+ * Moleculer's Redis cacher, degrading instead of failing (docs/operations.md "When Redis, NATS or a node
+ * goes away"): errors are misses, nothing waits for an absent Redis, and missed invalidations are replayed
+ * before a cached answer is trusted again.
  */
 import { Cachers, type ServiceBroker } from "moleculer";
 import { isRedisAuthError, redisConnectionOptions } from "./connections";
 
 /** Longest a single Redis command may take before it counts as failed (a miss). */
-export const REDIS_COMMAND_TIMEOUT_MS = 1000;
+const REDIS_COMMAND_TIMEOUT_MS = 1000;
 /** Remembered failed invalidations of single keys; beyond this, whole key families are cleaned. */
 const MAX_MISSED_KEYS = 10000;
 
@@ -145,32 +130,29 @@ export class ResilientRedisCacher extends Cachers.Redis<RedisClient> {
 		return this.replaying;
 	}
 
-	async get(key: string): Promise<null | Record<string, unknown>> {
+	/** A cache read: a miss while invalidations wait for their replay or Redis errs. */
+	private async read<T>(miss: T, read: () => Promise<T>): Promise<T> {
 		if (this.pendingInvalidations) {
 			void this.replay();
-			return null;
+			return miss;
 		}
 		try {
-			return await super.get(key);
+			return await read();
 		} catch (error) {
 			this.unavailable(error);
-			return null;
+			return miss;
 		}
 	}
 
-	async getWithTTL(key: string): Promise<null | Record<string, unknown>> {
-		if (this.pendingInvalidations) {
-			void this.replay();
-			return { data: null, ttl: null };
-		}
-		try {
-			return await super.getWithTTL(key);
-		} catch (error) {
-			this.unavailable(error);
-			return { data: null, ttl: null };
-		}
+	get(key: string): Promise<null | Record<string, unknown>> {
+		return this.read(null, () => super.get(key));
 	}
 
+	getWithTTL(key: string): Promise<null | Record<string, unknown>> {
+		return this.read({ data: null, ttl: null }, () => super.getWithTTL(key));
+	}
+
+	// Moleculer's cacher middleware does not await `set`: a rejection would be unhandled and end the process.
 	async set(key: string, data: unknown, ttl?: number): Promise<unknown> {
 		try {
 			return await super.set(key, data, ttl);

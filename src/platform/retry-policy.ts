@@ -1,26 +1,12 @@
 /**
- * Which failed calls are tried again on another node, and how (the `RetryReads` middleware,
- * registered in moleculer.config.ts). A node that dies (SIGKILL, OOM, a lost pod) sends no
- * goodbye: its peers notice when its heartbeats stop (`heartbeatTimeout`), and then reject
- * the requests still waiting for it with REQUEST_REJECTED. Those are worth a second try
- * elsewhere, but only when trying twice cannot change the outcome:
- * - SERVICE_NOT_AVAILABLE answered by a node that was stopping: it refused the request
- *   before running it, so any action may go elsewhere;
- * - REQUEST_REJECTED (the node left while the request waited): the action may or may not
- *   have run, so only reads and idempotent actions are tried again. A write answers 503 and
- *   the client decides (a repeated add answers 409 when the first one did commit).
- * A timeout is never tried again: a slow node is not helped by more load.
- *
- * Moleculer's own `retryPolicy` is not used: it also wraps local actions, so an error that
- * a local action passed on from one of its calls would re-run the whole local action (a write
- * that already committed). This middleware retries the remote call itself, and nothing else. Being a user
- * middleware, it sits inside Moleculer's Timeout middleware, so the retries count against
- * the caller's REQUEST_TIMEOUT.
+ * The `RetryReads` middleware: a remote call refused before it ran, or lost with its node, is tried on
+ * another node when trying twice cannot change the outcome (docs/operations.md "When Redis, NATS or a
+ * node goes away"). Not Moleculer's `retryPolicy`, which would run a local action again whole.
  */
 import type { Context, Middleware } from "moleculer";
 import { OPERATIONS } from "../contract/operations";
 
-/** Internal actions that only read, or that are idempotent by design (lookup.apply: by version). */
+/** Internal actions that only read. */
 const INTERNAL_IDEMPOTENT = [
 	"accounts.authenticate",
 	"accounts.getServiceProvider",
@@ -34,11 +20,10 @@ const INTERNAL_IDEMPOTENT = [
 	"catalog.knownIdentifiers",
 	"participants.countUsingProcess",
 	"participants.organizationProcessSets",
-	"lookup.apply",
 ];
 
 /** Every GET operation of the contract, and the internal reads. */
-export const IDEMPOTENT_ACTIONS: ReadonlySet<string> = new Set([
+const IDEMPOTENT_ACTIONS: ReadonlySet<string> = new Set([
 	...OPERATIONS.filter((operation) => operation.method === "GET").map((operation) => operation.action),
 	...INTERNAL_IDEMPOTENT,
 ]);
@@ -48,7 +33,7 @@ interface CallError {
 	data?: { action?: unknown; nodeID?: unknown } | null;
 }
 
-export function shouldRetry(error: unknown): boolean {
+function shouldRetry(error: unknown): boolean {
 	const { type, data } = (error ?? {}) as CallError;
 	if (type === "SERVICE_NOT_AVAILABLE") return true;
 	if (type === "REQUEST_REJECTED") return typeof data?.action === "string" && IDEMPOTENT_ACTIONS.has(data.action);

@@ -1,16 +1,6 @@
 /**
- * The durable channels' messages sealed (decisions §3 "The cluster's wires"; docs/security.md).
- * @moleculer/channels publishes over a NATS connection of its own, which the transporter's
- * middleware (sealed-packets.ts) never sees: its adapter takes this serializer instead of JSON
- * (its `serializer` option, src/platform/channels.ts), so JetStream stores and delivers only
- * sealed messages, AES-256-GCM with the key derived for channel messages (cluster-key.ts):
- *
- *   version 1 (1 byte) | key id (4) | nonce (12, random per message) | ciphertext | tag (16)
- *
- * A message that does not open (published without the key, or tampered with) throws here: the
- * adapter retries it and then moves it, as it came, to the channel's dead-letter stream; it is
- * never applied. No time in the header: a stored message is rightly read days later, and every
- * consumer applies a change once by its version.
+ * Channel messages sealed (docs/internals.md "Events and channels"): @moleculer/channels has its own NATS
+ * connection, so its adapter takes this serializer; a message that does not open ends in the dead letters.
  */
 import { Serializers, type LoggerInstance, type ServiceBroker } from "moleculer";
 import type { ClusterKeys } from "./cluster-key";

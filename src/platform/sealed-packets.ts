@@ -1,19 +1,6 @@
 /**
- * Every transporter packet sealed (decisions §3 "The cluster's wires"; docs/security.md): a
- * node without the cluster key reads nothing of the cluster's traffic and gets no call answered,
- * nor its DISCOVER, INFO or HEARTBEAT heard, so it never learns a service. A transmit middleware
- * on Moleculer's `transporterSend` / `transporterReceive` hooks, around the serialized packet
- * (not `Middlewares.Transmit.Encryption`: AES-CBC without a MAC, moleculer-notes "Trust on the
- * transporter").
- *
- * A sealed packet, AES-256-GCM with the key derived for packets (cluster-key.ts):
- *
- *   version 1 (1 byte) | key id (4) | sealed at, ms since the epoch (6) | sender length (1) |
- *   sender node ID (UTF-8) | nonce (12, random per packet) | ciphertext | tag (16)
- *
- * The bytes before the nonce and the packet type (REQ, RES, INFO, …) are authenticated: a packet
- * cannot pass for another type, another sender or another time. A packet that does not open is
- * dropped, never answered, and logged once per sender it claims.
+ * Every transporter packet sealed with AES-256-GCM (docs/internals.md "Events and channels"): a node without
+ * the cluster key reads nothing and is never heard. A packet that does not open is dropped.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import type { LoggerInstance, Middleware as BrokerMiddleware, ServiceBroker } from "moleculer";
@@ -24,10 +11,7 @@ const NONCE_LENGTH = 12;
 const TAG_LENGTH = 16;
 /** version, key id, sealed at, sender length */
 const FIXED_HEADER = 1 + 4 + 6 + 1;
-/**
- * A packet older (or newer) than this is refused: it bounds what a recorded packet replayed on
- * NATS can do. NATS delivers in milliseconds; the margin is for clocks (NTP) and a busy event loop.
- */
+/** Older or newer packets are refused, bounding a replay; the margin is for clocks and a busy event loop. */
 export const PACKET_MAX_AGE_MS = 60_000;
 
 /** AES-256-GCM: `header | nonce | ciphertext | tag`, the header and `context` authenticated. */
