@@ -29,7 +29,7 @@ import { parseAllDocuments } from "yaml";
 import { cpuLimit, cpuLimitMissing, type CpuLimit } from "./lib/cgroup";
 import { createGenerator, GENERATOR_VERSION, qualifiedIdentifier } from "./lib/generate";
 import { loadParticipants, readDemoSeed, ROOT } from "./lib/load";
-import { rssOf, startBaseline, startCluster, startRegistry, type Cluster } from "./lib/processes";
+import { rssOf, startBaseline, startCluster, startRegistry, type Cluster, type RegistryProcess } from "./lib/processes";
 import { pinToServerCore, removeWrkFiles, runWrk, wrkMissing, type WrkResult } from "./lib/wrk";
 
 interface Options {
@@ -174,10 +174,8 @@ async function alternating(
 	return results;
 }
 
-// ---- floors: one process against bare node:http ------------------------------------------
-
-async function floors(options: Options): Promise<void> {
-	console.log("\nfloors: one process against bare node:http answering the same bytes (wrk, 64 connections)");
+/** One registry process on a copy of the data set, pinned to the server core, for `run`; removed after. */
+async function withOneProcess(options: Options, run: (registry: RegistryProcess) => Promise<void>): Promise<void> {
 	const data = await dataCopy(options.participants);
 	const registry = await startRegistry("registry", { ...configMapEnv(), DATA_DIR: data.dir }).catch((error) => {
 		data.remove();
@@ -185,6 +183,18 @@ async function floors(options: Options): Promise<void> {
 	});
 	pinToServerCore(registry.child.pid!);
 	try {
+		await run(registry);
+	} finally {
+		await registry.stop();
+		data.remove();
+	}
+}
+
+// ---- floors: one process against bare node:http ------------------------------------------
+
+async function floors(options: Options): Promise<void> {
+	console.log("\nfloors: one process against bare node:http answering the same bytes (wrk, 64 connections)");
+	await withOneProcess(options, async (registry) => {
 		const reads: { name: string; path: string; headers: Record<string, string>; floor: number }[] = [
 			{ name: "repeated lookup", path: lookupPaths(1, 1000)[0], headers: { Accept: LOOKUP_ACCEPT }, floor: 0.5 },
 			{
@@ -221,10 +231,7 @@ async function floors(options: Options): Promise<void> {
 				await baseline.stop();
 			}
 		}
-	} finally {
-		await registry.stop();
-		data.remove();
-	}
+	});
 }
 
 // ---- smp: the signed SMP answer against the JSON lookup ----------------------------------
@@ -244,13 +251,7 @@ async function timed(url: string, headers: Record<string, string> = {}) {
 
 async function smp(options: Options): Promise<void> {
 	console.log("\nsmp: one process, the signed SMP service metadata against the JSON lookup (wrk, 64 connections)");
-	const data = await dataCopy(options.participants);
-	const registry = await startRegistry("registry", { ...configMapEnv(), DATA_DIR: data.dir }).catch((error) => {
-		data.remove();
-		throw error;
-	});
-	pinToServerCore(registry.child.pid!);
-	try {
+	await withOneProcess(options, async (registry) => {
 		// The participant's service group names its document types (links on SMP_PUBLIC_URL: the path is kept).
 		const group = await timed(`${registry.url}/${SMP_PARTICIPANT}`);
 		const [signedPath, otherPath] = [...group.body.matchAll(/<ServiceMetadataReference href="([^"]+)"/g)].map(
@@ -292,10 +293,7 @@ async function smp(options: Options): Promise<void> {
 			pass: median(ratios) >= 0.5 && errors[0].count + errors[1].count === 0,
 			detail: `rounds ${list(ratios)}; signed: ${errors[0].text}; JSON: ${errors[1].text}`,
 		});
-	} finally {
-		await registry.stop();
-		data.remove();
-	}
+	});
 }
 
 // ---- the topology of k8s/ on one machine -------------------------------------------------
