@@ -11,6 +11,7 @@ import path from "node:path";
 import Redis from "ioredis";
 import type { Cluster, ClusterOptions } from "../support/cluster";
 import { PROCESS_READY_TIMEOUT_MS, startCluster } from "../support/cluster";
+import { pollUntil } from "../support/poll";
 import { demoAuth, demoSeed } from "../support/registry";
 import { organizationKey } from "../../src/contract/identifiers";
 import { importSeed } from "../../src/exchange/seed";
@@ -52,29 +53,7 @@ export async function startSeededCluster(options: ClusterOptions = {}): Promise<
 	return cluster;
 }
 
-/** Polls `check` until it returns a value other than undefined, or fails at the deadline. */
-export async function pollUntil<T>(
-	what: string,
-	timeoutMs: number,
-	check: () => Promise<T | undefined>,
-	intervalMs = 100,
-): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	let last: unknown;
-	for (;;) {
-		try {
-			const value = await check();
-			if (value !== undefined) return value;
-		} catch (error) {
-			last = error;
-		}
-		if (Date.now() >= deadline)
-			throw new Error(
-				`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ""}`,
-			);
-		await new Promise((resolve) => setTimeout(resolve, intervalMs));
-	}
-}
+export { pollUntil };
 
 export interface Answer {
 	status: number;

@@ -13,6 +13,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { SmpSigner } from "../../services/lookup/smp/signing";
+import { pollUntil } from "../support/poll";
 import { REGISTRY_START_TIMEOUT_MS, startRegistry, TOPOLOGY, type RunningRegistry } from "../support/registry";
 import {
 	all,
@@ -55,7 +56,6 @@ import {
 	setDocumentTypeVisible,
 	setNordlysProcesses,
 	texts,
-	until,
 	WSA,
 	withXmlsec,
 	xmlsecVerify,
@@ -85,7 +85,7 @@ const smp = (path: string, headers: Record<string, string> = {}) => get(registry
 
 /** The answer once it is 200 (the cluster's lookup may still be loading its access point directory). */
 const answered = (path: string) =>
-	until(`200 from ${path}`, async () => {
+	pollUntil(`200 from ${path}`, 30_000, async () => {
 		const reply = await smp(path);
 		return reply.status === 200 ? reply : undefined;
 	});
@@ -316,7 +316,7 @@ async function shown<T>(
 	shows: (value: T) => boolean,
 ): Promise<void> {
 	for (const { format, path } of paths)
-		await until(`${what} (${path})`, async () => {
+		await pollUntil(`${what} (${path})`, 30_000, async () => {
 			const reply = await smp(path);
 			return shows(read(format, reply.status, reply.text)) ? true : undefined;
 		});

@@ -270,20 +270,3 @@ export function linkAccessPoints(base: string, serviceProvider: string, accessPo
 		{ accessPoints: accessPoints.map((identifier) => ({ identifier })) },
 	);
 }
-
-/** Polls until `check` gives a value other than undefined; the bound only ends a wait that hangs. */
-export async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	let last: unknown;
-	for (;;) {
-		try {
-			const value = await check();
-			if (value !== undefined) return value;
-		} catch (error) {
-			last = error;
-		}
-		if (Date.now() > deadline)
-			throw new Error(`not seen within ${timeoutMs} ms: ${what}${last ? ` (last error: ${String(last)})` : ""}`);
-		await new Promise((resolve) => setTimeout(resolve, 25));
-	}
-}
