@@ -159,18 +159,11 @@ async function capture(url: string, headers: Record<string, string>) {
 }
 
 /** A warm-up run of each side, then `rounds` rounds that alternate them (the machine's speed drifts). */
-async function alternating(
-	rounds: number,
-	first: () => Promise<WrkResult>,
-	second: () => Promise<WrkResult>,
-): Promise<[WrkResult[], WrkResult[]]> {
-	await first();
-	await second();
-	const results: [WrkResult[], WrkResult[]] = [[], []];
-	for (let round = 0; round < rounds; round++) {
-		results[0].push(await first());
-		results[1].push(await second());
-	}
+async function alternating(rounds: number, sides: (() => Promise<WrkResult>)[]): Promise<WrkResult[][]> {
+	for (const side of sides) await side();
+	const results: WrkResult[][] = sides.map(() => []);
+	for (let round = 0; round < rounds; round++)
+		for (const [index, side] of sides.entries()) results[index].push(await side());
 	return results;
 }
 
@@ -205,8 +198,9 @@ async function floors(options: Options): Promise<void> {
 			},
 		];
 		for (const read of reads) {
-			const baseline = await startBaseline(await capture(`${registry.url}${read.path}`, read.headers));
-			pinToServerCore(baseline.child.pid!);
+			const answer = await capture(`${registry.url}${read.path}`, read.headers);
+			const baselines = [await startBaseline(answer), await startBaseline(answer, "moleculer-web")];
+			for (const baseline of baselines) pinToServerCore(baseline.child.pid!);
 			try {
 				const wrk = (url: string) => () =>
 					runWrk({
@@ -216,19 +210,32 @@ async function floors(options: Options): Promise<void> {
 						connections: 64,
 						duration: options.duration,
 					});
-				const [bare, ours] = await alternating(options.rounds, wrk(baseline.url), wrk(registry.url));
+				const [bare, framework, ours] = await alternating(options.rounds, [
+					...baselines.map((baseline) => wrk(baseline.url)),
+					wrk(registry.url),
+				]);
 				const ratios = ours.map((result, round) => result.requestsPerSecond / bare[round].requestsPerSecond);
 				const errors = errorsOf(ours);
+				const p99 = (results: WrkResult[]) => median(results.map((result) => result.latency.p99)).toFixed(2);
 				report({
 					name: `${read.name}, one process, of bare node:http`,
 					value: median(ratios),
 					unit: "x",
 					target: `≥ ${read.floor.toFixed(2)}x, no errors`,
 					pass: median(ratios) >= read.floor && errors.count === 0,
-					detail: `rounds ${list(ratios)}; ${rate(ours).toLocaleString("en-US")} against ${rate(bare).toLocaleString("en-US")} req/s; p99 at 64 connections ${median(ours.map((result) => result.latency.p99)).toFixed(2)} ms (bare ${median(bare.map((result) => result.latency.p99)).toFixed(2)} ms); ${errors.text}`,
+					detail: `rounds ${list(ratios)}; ${rate(ours).toLocaleString("en-US")} against ${rate(bare).toLocaleString("en-US")} req/s; p99 at 64 connections ${p99(ours)} ms (bare ${p99(bare)} ms); ${errors.text}`,
+				});
+				const ofFramework = ours.map(
+					(result, round) => result.requestsPerSecond / framework[round].requestsPerSecond,
+				);
+				report({
+					name: `${read.name}, one process, of a bare moleculer-web route (Moleculer's metrics on)`,
+					value: median(ofFramework),
+					unit: "x",
+					detail: `rounds ${list(ofFramework)}; the route alone ${rate(framework).toLocaleString("en-US")} req/s, ${(rate(framework) / rate(bare)).toFixed(2)}x of bare node:http, p99 ${p99(framework)} ms`,
 				});
 			} finally {
-				await baseline.stop();
+				for (const baseline of baselines) await baseline.stop();
 			}
 		}
 	});
@@ -274,11 +281,10 @@ async function smp(options: Options): Promise<void> {
 		});
 		const wrk = (path: string, headers: Record<string, string>) => () =>
 			runWrk({ url: registry.url, paths: [path], headers, connections: 64, duration: options.duration });
-		const [signed, json] = await alternating(
-			options.rounds,
+		const [signed, json] = await alternating(options.rounds, [
 			wrk(signedPath, {}),
 			wrk(JSON_LOOKUP, { Accept: LOOKUP_ACCEPT }),
-		);
+		]);
 		const p99 = (results: WrkResult[]) =>
 			`p99 ${median(results.map((result) => result.latency.p99)).toFixed(2)} ms`;
 		const errors = [errorsOf(signed), errorsOf(json)];

@@ -184,21 +184,15 @@ export interface BaselineServer {
 	stop(): Promise<void>;
 }
 
-/** The bare node:http server answering `answer` from memory (bench/baseline-server.ts). */
-export function startBaseline(answer: {
-	status: number;
-	headers: [string, string][];
-	body: string;
-}): Promise<BaselineServer> {
-	return startAnswering("baseline-server.js", answer);
-}
-
-function startAnswering(
-	script: string,
+/** A baseline answering `answer` from memory (bench/baseline-server.ts): bare node:http, or a bare moleculer-web route. */
+export function startBaseline(
 	answer: { status: number; headers: [string, string][]; body: string },
+	kind: "node:http" | "moleculer-web" = "node:http",
 ): Promise<BaselineServer> {
 	return new Promise((resolve, reject) => {
-		const child = fork(path.join(__dirname, "..", script), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+		const child = fork(path.join(__dirname, "..", "baseline-server.js"), [kind], {
+			stdio: ["ignore", "inherit", "inherit", "ipc"],
+		});
 		child.once("message", (message: { port?: number; error?: string }) => {
 			if (!message.port) return reject(new Error(message.error ?? "baseline failed"));
 			resolve({
@@ -212,7 +206,7 @@ function startAnswering(
 					}),
 			});
 		});
-		child.once("exit", (code) => reject(new Error(`${script} exited with ${code}`)));
+		child.once("exit", (code) => reject(new Error(`the ${kind} baseline exited with ${code}`)));
 		child.send(answer);
 	});
 }
