@@ -512,11 +512,18 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 		this.signerName = this.signer.fingerprint;
 		await this.catalog.reload();
 		this.catalog.start(copyMaxAgeMs(this.broker, this.settings.localTtlMs));
-		// JSON lookups do not wait for the directory: only the SMP service metadata answers need it.
-		void this.broker
-			.waitForServices(["accounts", "accessPoints"])
-			.then(() => this.directory.reload())
-			.catch((error) => this.logger.warn("lookup: access point directory not loaded yet:", String(error)));
+		// JSON lookups do not wait for the directory: only the SMP service metadata answers need it. The wait
+		// ends when the broker stops (Moleculer's own polls on until its timeout and would keep a stopped process alive).
+		void (async () => {
+			while (!this.broker.stopping) {
+				try {
+					await this.broker.waitForServices(["accounts", "accessPoints"], 1000);
+				} catch {
+					continue; // not yet: wait again, unless stopping
+				}
+				return this.directory.reload();
+			}
+		})().catch((error) => this.logger.warn("lookup: access point directory not loaded yet:", String(error)));
 		this.directory.start(copyMaxAgeMs(this.broker, this.settings.localTtlMs));
 		await this.countParked();
 		this.parkedCount.start(this.settings.parkedCountIntervalMs);
