@@ -55,7 +55,7 @@ export interface FeedParts {
 	events: Collection<StoredDoc & { sequence?: number | null }>;
 	counter: Collection<CounterDoc>;
 	heads: Collection<HeadDoc>;
-	batch(ops: WriteOp[]): Promise<void>;
+	batch(ops: WriteOp[]): Promise<unknown>;
 }
 
 /** The stored form of an event: the record itself and its sequence (null: not in the feed). */
