@@ -71,13 +71,6 @@ type Lifecycle = Service<OutboxSettings> &
 		};
 	};
 
-/** The record as `audit` stores it: the outbox's store version is not part of it. */
-function recordOf(doc: OutboxRecord): AuditRecord {
-	const copy = { ...doc } as OutboxRecord;
-	delete copy.version;
-	return copy;
-}
-
 type AnyRelay = Pick<OutboxRelay<never>, "kick" | "start" | "stop">;
 
 /** The outbox metrics of one of a service's outboxes (registry_outbox_*). */
@@ -151,7 +144,8 @@ export function OutboxMixin(): Partial<ServiceSchema> {
 					// quietly for the next run instead of a "not registered" warning per write.
 					if (!isActionAvailable(self.broker, "audit.record"))
 						throw new Error("audit.record is not available");
-					await self.broker.call("audit.record", { records: records.map(recordOf) });
+					// As stored here: `audit` keeps a record's own fields only (not the outbox's `version`).
+					await self.broker.call("audit.record", { records });
 				},
 				batchSize: self.settings.auditRelayBatchSize,
 				logger: self.logger,
