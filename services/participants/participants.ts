@@ -33,14 +33,7 @@ import { conflictOf, planChange, type PlannedChange } from "./changes";
 import type { ParticipantDoc, ProcessClaimDoc } from "./model";
 import { canDelete, canRead, readScope, requireServiceProvider } from "./ownership";
 import type { CachedResolver } from "./resolver";
-import {
-	deleteDateViolations,
-	isDue,
-	organizationViolations,
-	processViolations,
-	readParticipantQuery,
-	type ProcessFacts,
-} from "./rules";
+import { deleteDateViolations, isDue, organizationViolations, processViolations, readParticipantQuery } from "./rules";
 
 export interface AddForm {
 	icd: string;
@@ -111,15 +104,6 @@ export function requestedIdentifiers(processes: Reference[]): string[] {
 	const identifiers: string[] = [];
 	for (const process of processes) identifiers.push(process.identifier.toLowerCase());
 	return identifiers;
-}
-
-function factsOf(process: Process): ProcessFacts {
-	return {
-		identifier: process.identifier,
-		restricted: process.restricted === true,
-		requiredICDs: process.requiredICDs ?? [],
-		dependencies: process.dependencies ?? [],
-	};
 }
 
 /** Participants per chunk of the array form. */
@@ -377,12 +361,10 @@ export class Participants {
 				? Promise.resolve(input.heldElsewhere)
 				: this.heldByOthers(input.organizationKey, input.self),
 		]);
-		const facts = new Map<string, ProcessFacts>();
-		for (const [id, process] of known) facts.set(id, factsOf(process));
 		return processViolations({
 			icd: input.icd,
 			requested: input.requested,
-			known: facts,
+			known,
 			current: input.current,
 			heldByOthers,
 		});
