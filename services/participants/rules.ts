@@ -41,8 +41,6 @@ function violation(field: string, code: string, rejectedValue: unknown, detail?:
 	};
 }
 
-const processField = (index: number) => `processes[${index}].identifier`;
-
 /**
  * Violations of the process list, in request order (decisions §6). A repeated identifier is
  * `Unique`; an unknown one `Exists`. `RequiredICD` and `Restricted` apply to processes the
@@ -57,7 +55,7 @@ export function processViolations(input: ProcessRuleInput): Violation[] {
 	const seen = new Set<string>();
 	const violations: Violation[] = [];
 	for (const [index, identifier] of requested.entries()) {
-		const field = processField(index);
+		const field = `processes[${index}].identifier`;
 		if (seen.has(identifier)) {
 			violations.push(violation(field, "Unique", identifier));
 			continue;
