@@ -109,21 +109,27 @@ export function OutboxMixin(): Partial<ServiceSchema> {
 				await broadcastEvents(this.broker, events);
 				const outbox = this.collections?.changeOutbox;
 				if (!outbox || !this.deliverChange) return;
-				try {
-					const delivered: string[] = [];
-					for (const op of ops) {
-						if (op.kind !== "insert" || op.collection !== outbox.spec.collection) continue;
+				const delivered: string[] = [];
+				for (const op of ops) {
+					if (op.kind !== "insert" || op.collection !== outbox.spec.collection) continue;
+					try {
 						await this.deliverChange((op.doc as ChangeOutboxDoc).change);
 						delivered.push(op.doc.identifier);
+					} catch (error) {
+						// Committed already: not the request's failure. The relay delivers what stays in the outbox.
+						this.logger.warn(
+							`${this.name}: change ${op.doc.identifier} not delivered yet (the relay retries):`,
+							String(error),
+						);
 					}
-					if (delivered.length > 0) await outbox.deleteWhere({ identifier: { in: delivered } });
-				} catch (error) {
-					// Committed already: not the request's failure. The relay delivers what stayed in the outbox.
-					this.logger.warn(
-						`${this.name}: committed changes not delivered yet (the relay retries):`,
-						String(error),
-					);
 				}
+				// Left behind, a delivered entry is only delivered again by the relay (receivers are idempotent).
+				if (delivered.length > 0)
+					await outbox
+						.deleteWhere({ identifier: { in: delivered } })
+						.catch((error) =>
+							this.logger.warn(`${this.name}: delivered changes stay in the outbox:`, String(error)),
+						);
 			},
 			relayAuditNow(this: Lifecycle): Promise<number> {
 				return this.auditRelay.drain();
