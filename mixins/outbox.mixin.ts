@@ -6,9 +6,9 @@
  *
  * Relayed outboxes (each where the service's DbMixin declares it):
  *   - `auditOutbox` (required): records to `audit.record`, in the background after each write;
- *   - `changeOutbox`: the service's own messages (participant changes), which the request that
- *     wrote them delivers itself (`this.deliverChange`); the relay takes only those left behind
- *     for `settings.changeRelayAfterMs` (a failure, a crash).
+ *   - `changeOutbox`: the service's own messages (participant changes), which `writeAudited`
+ *     delivers itself once they are committed (`this.deliverChange`); the relay takes only those
+ *     left behind for `settings.changeRelayAfterMs` (a failure, a crash).
  * Every relay also runs at start, when the cluster's services change (e.g. `audit` came up)
  * and every `settings.outboxRelayIntervalMs`; nothing waiting is lost while a receiver is away.
  *
@@ -45,7 +45,10 @@ export interface OutboxSettings {
 export interface OutboxThis {
 	auditRelay: OutboxRelay<OutboxRecord>;
 	changeRelay: OutboxRelay<ChangeOutboxDoc> | null;
-	/** One atomic batch (the change and its audit record), then its events; resolves once they are sent. */
+	/**
+	 * One atomic batch (the change and its audit record), then its events, then the changes it put in the
+	 * change outbox, delivered and removed; resolves once they are sent (a failed delivery waits for the relay).
+	 */
 	writeAudited(ops: WriteOp[], events?: RegistryEvent[]): Promise<void>;
 	/** Forward the audit outbox now and wait (operators, tests); throws when `audit` refused. */
 	relayAuditNow(): Promise<number>;
@@ -67,13 +70,6 @@ type Lifecycle = Service<OutboxSettings> &
 			changeOutbox?: Collection<ChangeOutboxDoc>;
 		};
 	};
-
-/** The record as `audit` stores it: the outbox's store version is not part of it. */
-function recordOf(doc: OutboxRecord): AuditRecord {
-	const copy = { ...doc } as OutboxRecord;
-	delete copy.version;
-	return copy;
-}
 
 type AnyRelay = Pick<OutboxRelay<never>, "kick" | "start" | "stop">;
 
@@ -111,6 +107,29 @@ export function OutboxMixin(): Partial<ServiceSchema> {
 				void this.auditRelay.kick();
 				// Sent before the request answers: in one process every copy is fresh when the client reads again.
 				await broadcastEvents(this.broker, events);
+				const outbox = this.collections?.changeOutbox;
+				if (!outbox || !this.deliverChange) return;
+				const delivered: string[] = [];
+				for (const op of ops) {
+					if (op.kind !== "insert" || op.collection !== outbox.spec.collection) continue;
+					try {
+						await this.deliverChange((op.doc as ChangeOutboxDoc).change);
+						delivered.push(op.doc.identifier);
+					} catch (error) {
+						// Committed already: not the request's failure. The relay delivers what stays in the outbox.
+						this.logger.warn(
+							`${this.name}: change ${op.doc.identifier} not delivered yet (the relay retries):`,
+							String(error),
+						);
+					}
+				}
+				// Left behind, a delivered entry is only delivered again by the relay (receivers are idempotent).
+				if (delivered.length > 0)
+					await outbox
+						.deleteWhere({ identifier: { in: delivered } })
+						.catch((error) =>
+							this.logger.warn(`${this.name}: delivered changes stay in the outbox:`, String(error)),
+						);
 			},
 			relayAuditNow(this: Lifecycle): Promise<number> {
 				return this.auditRelay.drain();
@@ -131,7 +150,8 @@ export function OutboxMixin(): Partial<ServiceSchema> {
 					// quietly for the next run instead of a "not registered" warning per write.
 					if (!isActionAvailable(self.broker, "audit.record"))
 						throw new Error("audit.record is not available");
-					await self.broker.call("audit.record", { records: records.map(recordOf) });
+					// As stored here: `audit` keeps a record's own fields only (not the outbox's `version`).
+					await self.broker.call("audit.record", { records });
 				},
 				batchSize: self.settings.auditRelayBatchSize,
 				logger: self.logger,

@@ -223,7 +223,7 @@ const AuditServiceSchema: ServiceSchema<Record<string, never>, AuditService> = {
 			events: auditEvents,
 			counter: feedCounter,
 			heads: feedHeads,
-			batch: (ops) => this.store.batch(ops),
+			store: this.store,
 		});
 		this.feedRelay.start(OUTBOX_RELAY_INTERVAL_MS);
 	},

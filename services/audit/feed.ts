@@ -13,7 +13,7 @@ import type { Change, ChangePage, ChangedResource } from "../../src/contract/cha
 import type { Caller } from "../../src/contract/model";
 import type { AuditRecord, FeedChange } from "../../src/platform/audit";
 import type { OutboxMessage } from "../../src/platform/outbox-relay";
-import type { Collection, Filter, ModelSpec, StoredDoc, WriteOp } from "../../src/store/types";
+import type { Collection, Filter, ModelSpec, Store, StoredDoc, WriteOp } from "../../src/store/types";
 import { eventScope } from "./audit-query";
 import { isDuplicateKey, isStaleVersion } from "../../src/store/errors";
 
@@ -55,7 +55,8 @@ export interface FeedParts {
 	events: Collection<StoredDoc & { sequence?: number | null }>;
 	counter: Collection<CounterDoc>;
 	heads: Collection<HeadDoc>;
-	batch(ops: WriteOp[]): Promise<void>;
+	/** The audit store: its batch writes a recording. */
+	store: Pick<Store, "batch">;
 }
 
 /** The stored form of an event: the record itself and its sequence (null: not in the feed). */
@@ -168,7 +169,7 @@ export class ChangeFeed {
 			);
 		}
 		if (numbered.length === 0) {
-			await this.parts.batch(ops);
+			await this.parts.store.batch(ops);
 			return [];
 		}
 		const counterDoc: CounterDoc = { identifier: COUNTER_ID, next };
@@ -191,7 +192,7 @@ export class ChangeFeed {
 				changes: numbered,
 			} as FeedOutboxDoc,
 		});
-		await this.parts.batch(ops);
+		await this.parts.store.batch(ops);
 		return numbered;
 	}
 

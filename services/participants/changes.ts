@@ -26,12 +26,9 @@ import {
 import { participantReference } from "./answers";
 import { processChanges } from "./rules";
 
-/** One participant change: the writes of its batch, and what is delivered once it committed. */
+/** One participant change: the writes of its batch (its outbox entry is delivered once they commit). */
 export interface PlannedChange {
 	ops: WriteOp[];
-	change: ParticipantChange;
-	/** The change's outbox document, removed once delivered. */
-	outboxId: string;
 	before: ParticipantDoc | null;
 	/** The participant as stored after the change (its new version), null for a removal. */
 	after: ParticipantDoc | null;
@@ -113,7 +110,7 @@ export function planChange(
 		change,
 	};
 	ops.push({ kind: "insert", collection: CHANGE_OUTBOX_MODEL.collection, doc: outbox });
-	return { ops, before, after: image, change, outboxId: outbox.identifier };
+	return { ops, before, after: image };
 }
 
 /** The 409 a refused batch answers: which rule its unique key stands for (a read after the refusal, for the message only). */

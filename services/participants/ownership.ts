@@ -11,13 +11,8 @@ import type { ParticipantDoc } from "./model";
 
 /** The caller, who must be a service provider linked to its provider: it owns what it adds. */
 export function requireServiceProvider(caller: Caller | null | undefined): Caller & { serviceProvider: string } {
-	if (serviceProviderOf(caller) === null) throw new AccessDenied();
+	if (caller?.role !== "SERVICE_PROVIDER" || !caller.serviceProvider) throw new AccessDenied();
 	return caller as Caller & { serviceProvider: string };
-}
-
-/** The service provider a caller acts for: a service provider's account's, else null. */
-export function serviceProviderOf(caller: Caller | null | undefined): string | null {
-	return caller && caller.role === "SERVICE_PROVIDER" && caller.serviceProvider ? caller.serviceProvider : null;
 }
 
 /** The store filter that limits what a caller reads: its provider's participants, or all. */

@@ -35,7 +35,6 @@ import { KeyedMutex } from "../../src/platform/keyed-mutex";
 import { copyMaxAgeMs, EVENTS } from "../../src/platform/events";
 import { PeriodicTask } from "../../src/platform/periodic-task";
 import type { Collection, Filter, Store } from "../../src/store/types";
-import type { PlannedChange } from "./changes";
 import { exportPage, exportStream, importRecords, IMPORT_RECORDS_PARAMS, type ImportResult } from "./export-import";
 import {
 	PARTICIPANT_MODELS,
@@ -417,19 +416,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 			processes: this.processResolver,
 			providers: this.providerResolver,
 			mutex: new KeyedMutex(),
-			write: (ops) => this.writeAudited(ops),
-			deliver: async (planned: PlannedChange) => {
-				try {
-					await this.deliverChange(planned.change);
-					await this.collections.changeOutbox.delete(planned.outboxId);
-				} catch (error) {
-					// Committed already: not the request's failure. The relay delivers what stayed in the outbox.
-					this.logger.warn(
-						`participant change ${planned.change.participant} v${planned.change.version} not delivered yet (the relay retries):`,
-						String(error),
-					);
-				}
-			},
+			writer: this,
 			serviceProvider: (identifier) =>
 				this.broker.call<ServiceProvider | null, { identifier: string }>("accounts.getServiceProvider", {
 					identifier,

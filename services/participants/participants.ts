@@ -2,7 +2,7 @@
  * Participants (spec "Participants", decisions §4–§7): an organization's customer relation with
  * one service provider. The reads and changes the participants service offers, over its store;
  * the service (participants.service.ts) adapts actions to these methods. Every change is one
- * batch (services/participants/changes.ts), delivered once committed (`deliver`).
+ * batch (services/participants/changes.ts), delivered once committed (`writeAudited`).
  */
 import { Readable } from "node:stream";
 import { instantBound } from "../../src/contract/dates";
@@ -25,6 +25,7 @@ import type { Caller, Contact, Participant, Process, Reference, ServiceProvider 
 import { pageOf, type Page, type PageRequest } from "../../src/contract/paging";
 import type { KeyedMutex } from "../../src/platform/keyed-mutex";
 import { newRecordIdentifier } from "../../src/platform/record-identifier";
+import type { OutboxThis } from "../../mixins/outbox.mixin";
 import { isDuplicateKey, isStaleVersion } from "../../src/store/errors";
 import type { Collection, Filter, Query, WriteOp } from "../../src/store/types";
 import { participantAnswer, processesOf } from "./answers";
@@ -32,14 +33,7 @@ import { conflictOf, planChange, type PlannedChange } from "./changes";
 import type { ParticipantDoc, ProcessClaimDoc } from "./model";
 import { canDelete, canRead, readScope, requireServiceProvider } from "./ownership";
 import type { CachedResolver } from "./resolver";
-import {
-	deleteDateViolations,
-	isDue,
-	organizationViolations,
-	processViolations,
-	readParticipantQuery,
-	type ProcessFacts,
-} from "./rules";
+import { deleteDateViolations, isDue, organizationViolations, processViolations, readParticipantQuery } from "./rules";
 
 export interface AddForm {
 	icd: string;
@@ -99,10 +93,8 @@ export interface ParticipantsParts {
 	providers: CachedResolver<ServiceProvider>;
 	/** Changes to one participant queue here (in this process). */
 	mutex: KeyedMutex;
-	/** The one atomic batch of a change (mixins/outbox.mixin.ts `writeAudited`). */
-	write(ops: WriteOp[]): Promise<void>;
-	/** After its commit: the change to the lookup and the other processes. */
-	deliver(planned: PlannedChange): Promise<void>;
+	/** The service: `writeAudited` commits a change's one batch, then delivers it (mixins/outbox.mixin.ts). */
+	writer: Pick<OutboxThis, "writeAudited">;
 	serviceProvider(identifier: string): Promise<ServiceProvider | null>;
 	/** Attempts of a change that lost an optimistic version race before it answers 409. */
 	maxWriteAttempts: number;
@@ -112,15 +104,6 @@ export function requestedIdentifiers(processes: Reference[]): string[] {
 	const identifiers: string[] = [];
 	for (const process of processes) identifiers.push(process.identifier.toLowerCase());
 	return identifiers;
-}
-
-function factsOf(process: Process): ProcessFacts {
-	return {
-		identifier: process.identifier,
-		restricted: process.restricted === true,
-		requiredICDs: process.requiredICDs ?? [],
-		dependencies: process.dependencies ?? [],
-	};
 }
 
 /** Participants per chunk of the array form. */
@@ -334,16 +317,15 @@ export class Participants {
 		return removed;
 	}
 
-	/** One batch for all planned changes (and `alongside`: writes that must commit with them); a unique key that refuses it becomes a 409. Then each is delivered. */
+	/** One batch for all planned changes (and `alongside`: writes that must commit with them), delivered once committed; a unique key that refuses it becomes a 409. */
 	async commit(changes: PlannedChange[], alongside: WriteOp[] = []): Promise<void> {
 		const ops: WriteOp[] = [];
 		for (const planned of changes) ops.push(...planned.ops);
 		try {
-			await this.parts.write([...ops, ...alongside]);
+			await this.parts.writer.writeAudited([...ops, ...alongside]);
 		} catch (error) {
 			throw isDuplicateKey(error) ? await conflictOf(error, changes, this.parts.claims) : error;
 		}
-		for (const planned of changes) await this.parts.deliver(planned);
 	}
 
 	async withRetries<T>(attempt: () => Promise<T>): Promise<T> {
@@ -379,12 +361,10 @@ export class Participants {
 				? Promise.resolve(input.heldElsewhere)
 				: this.heldByOthers(input.organizationKey, input.self),
 		]);
-		const facts = new Map<string, ProcessFacts>();
-		for (const [id, process] of known) facts.set(id, factsOf(process));
 		return processViolations({
 			icd: input.icd,
 			requested: input.requested,
-			known: facts,
+			known,
 			current: input.current,
 			heldByOthers,
 		});

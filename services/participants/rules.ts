@@ -9,12 +9,12 @@ import { organizationIdentifierFault, organizationKey } from "../../src/contract
 import { DEFAULT_MESSAGES } from "../../src/contract/validation";
 import { searchWords } from "../../src/contract/search";
 
-/** What the rules need to know about a process (a subset of the catalog's Process). */
+/** What the rules need to know about a process: the catalog's Process is one (absent fields: none). */
 export interface ProcessFacts {
 	identifier: string;
-	restricted: boolean;
-	requiredICDs: string[];
-	dependencies: { identifier: string; qualifiedIdentifier?: string }[];
+	restricted?: boolean;
+	requiredICDs?: string[];
+	dependencies?: { identifier: string; qualifiedIdentifier?: string }[];
 }
 
 export interface ProcessRuleInput {
@@ -41,8 +41,6 @@ function violation(field: string, code: string, rejectedValue: unknown, detail?:
 	};
 }
 
-const processField = (index: number) => `processes[${index}].identifier`;
-
 /**
  * Violations of the process list, in request order (decisions §6). A repeated identifier is
  * `Unique`; an unknown one `Exists`. `RequiredICD` and `Restricted` apply to processes the
@@ -57,7 +55,7 @@ export function processViolations(input: ProcessRuleInput): Violation[] {
 	const seen = new Set<string>();
 	const violations: Violation[] = [];
 	for (const [index, identifier] of requested.entries()) {
-		const field = processField(index);
+		const field = `processes[${index}].identifier`;
 		if (seen.has(identifier)) {
 			violations.push(violation(field, "Unique", identifier));
 			continue;
@@ -69,18 +67,14 @@ export function processViolations(input: ProcessRuleInput): Violation[] {
 			continue;
 		}
 		const isNew = !current.has(identifier);
-		if (isNew && facts.requiredICDs.length > 0 && !facts.requiredICDs.includes(icd)) {
+		const requiredICDs = facts.requiredICDs ?? [];
+		if (isNew && requiredICDs.length > 0 && !requiredICDs.includes(icd)) {
 			violations.push(
-				violation(
-					field,
-					"RequiredICD",
-					identifier,
-					`ICD ${icd} is not one of ${facts.requiredICDs.join(", ")}`,
-				),
+				violation(field, "RequiredICD", identifier, `ICD ${icd} is not one of ${requiredICDs.join(", ")}`),
 			);
 		}
-		if (isNew && facts.restricted) violations.push(violation(field, "Restricted", identifier));
-		for (const dependency of facts.dependencies) {
+		if (isNew && facts.restricted === true) violations.push(violation(field, "Restricted", identifier));
+		for (const dependency of facts.dependencies ?? []) {
 			if (!wanted.has(dependency.identifier) && !heldByOthers.has(dependency.identifier)) {
 				violations.push(
 					violation(field, "Dependency", identifier, dependency.qualifiedIdentifier ?? dependency.identifier),

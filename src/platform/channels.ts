@@ -2,6 +2,7 @@
  * Durable channels (@moleculer/channels; docs/internals.md "Events and channels"): NATS JetStream with
  * TRANSPORTER=nats://…, else the in-process Fake adapter.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { Middleware } from "@moleculer/channels";
 import type { Middleware as BrokerMiddleware, ServiceBroker } from "moleculer";
 import { env } from "../config/settings";
@@ -92,6 +93,7 @@ interface ChannelAdapter {
 
 /** How long a publish in one process waits for its consumer before the outbox's relay is left to publish again. */
 const IN_PROCESS_WAIT_MS = 2000;
+const LATE = Symbol("late");
 
 /**
  * Nothing redelivers in one process, so the in-process publish waits (bounded) for its consumer: else an
@@ -104,17 +106,12 @@ function awaitInProcessConsumers(broker: ServiceBroker, adapter: ChannelAdapter)
 			{ payload, headers: opts.headers },
 			{},
 		);
-		let timer: NodeJS.Timeout | undefined;
-		const late = new Promise<never>((_, reject) => {
-			timer = setTimeout(
-				() => reject(new Error(`${channelName}: the consumer did not finish in time`)),
-				IN_PROCESS_WAIT_MS,
-			);
-		});
+		const timer = new AbortController();
 		try {
-			await Promise.race([delivered, late]);
+			const late = await Promise.race([delivered, sleep(IN_PROCESS_WAIT_MS, LATE, { signal: timer.signal })]);
+			if (late === LATE) throw new Error(`${channelName}: the consumer did not finish in time`);
 		} finally {
-			clearTimeout(timer);
+			timer.abort();
 		}
 	};
 }

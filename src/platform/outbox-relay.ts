@@ -87,12 +87,8 @@ export class OutboxRelay<T extends OutboxMessage> {
 			this.again = true;
 			return this.running;
 		}
-		const run = this.runUntilQuiet();
-		this.running = run;
-		void run.finally(() => {
-			if (this.running === run) this.running = null;
-		});
-		return run;
+		this.running = this.runUntilQuiet();
+		return this.running;
 	}
 
 	/** The current background run, if any (tests and shutdown wait for it). */
@@ -136,6 +132,8 @@ export class OutboxRelay<T extends OutboxMessage> {
 				);
 			this.failing = true;
 		}
+		// Nothing awaited since the last look at `again`: a later kick starts a new run.
+		this.running = null;
 		// Not awaited: a write waiting for this run must not wait for the measuring too.
 		void this.measure();
 		return delivered;

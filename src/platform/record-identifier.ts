@@ -1,2 +1,3 @@
-/** UUID version 7: time-ordered, so inserts land on the last index page (docs/internals.md "Storage"). */
-export { v7 as newRecordIdentifier } from "uuid";
+import { v7 } from "uuid";
+/** UUID version 7, time-ordered (docs/internals.md "Storage"); a constant: a re-export compiles to a getter per call. */
+export const newRecordIdentifier = v7;

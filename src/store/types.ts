@@ -112,9 +112,10 @@ export interface Store {
 	/**
 	 * Applies every write or none (SQLite transaction; MongoDB transaction when the server
 	 * supports it). Throws DuplicateKey / StaleVersion like the single-document calls.
-	 * Versions: insert sets 1, replace/upsert increment, as in the single calls.
+	 * Versions: insert sets 1, replace/upsert increment, as in the single calls. Resolves once
+	 * committed (to what the store's own single calls need: SQLite answers each write's result).
 	 */
-	batch(ops: WriteOp[]): Promise<void>;
+	batch(ops: WriteOp[]): Promise<unknown>;
 	/** Is the store reachable (readiness)? */
 	ping(): Promise<boolean>;
 	/** How big it is and how much room is left where it lives (the store metrics); null when unknown. */

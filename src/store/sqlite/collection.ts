@@ -166,31 +166,31 @@ export class SqliteCollection<T extends StoredDoc> implements Collection<T> {
 	}
 
 	async insert(doc: T): Promise<T> {
-		const [stored] = this.store.write([{ kind: "insert", collection: this.spec.collection, doc }]);
+		const [stored] = await this.store.batch([{ kind: "insert", collection: this.spec.collection, doc }]);
 		return stored as T;
 	}
 
 	async replace(doc: T, expectedVersion?: number): Promise<T> {
-		const [stored] = this.store.write([
+		const [stored] = await this.store.batch([
 			{ kind: "replace", collection: this.spec.collection, doc, expectedVersion },
 		]);
 		return stored as T;
 	}
 
 	async upsert(doc: T): Promise<T> {
-		const [stored] = this.store.write([{ kind: "upsert", collection: this.spec.collection, doc }]);
+		const [stored] = await this.store.batch([{ kind: "upsert", collection: this.spec.collection, doc }]);
 		return stored as T;
 	}
 
 	async delete(identifier: string, expectedVersion?: number): Promise<boolean> {
-		const [deleted] = this.store.write([
+		const [deleted] = await this.store.batch([
 			{ kind: "delete", collection: this.spec.collection, identifier, expectedVersion },
 		]);
 		return deleted as boolean;
 	}
 
 	async deleteWhere(filter: Filter): Promise<number> {
-		const [count] = this.store.write([{ kind: "deleteWhere", collection: this.spec.collection, filter }]);
+		const [count] = await this.store.batch([{ kind: "deleteWhere", collection: this.spec.collection, filter }]);
 		return count as number;
 	}
 

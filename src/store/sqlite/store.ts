@@ -95,17 +95,13 @@ export class SqliteStore implements Store {
 		return collection as unknown as Collection<T>;
 	}
 
-	async batch(ops: WriteOp[]): Promise<void> {
-		this.write(ops);
-	}
-
 	/**
-	 * @internal Every write of the store runs here (a single-document write is a batch of one):
-	 * all of `ops` in one transaction, committed before this returns, so a write that was
-	 * answered survives the process being killed, and one that failed left nothing. Answers
-	 * what each write answered (SqliteCollection.apply).
+	 * Every write of the store runs here (a single-document write is a batch of one): all of `ops`
+	 * in one transaction, committed before it resolves, so a write that was answered survives the
+	 * process being killed, and one that failed left nothing. Resolves to what each write
+	 * answered (SqliteCollection.apply).
 	 */
-	write(ops: WriteOp[]): unknown[] {
+	async batch(ops: WriteOp[]): Promise<unknown[]> {
 		return this.transaction(() => {
 			const answers: unknown[] = [];
 			for (const op of ops) {
