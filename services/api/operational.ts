@@ -51,7 +51,7 @@ export function operationalAnswers(
 		if (answered !== false) return answered;
 		if (!webConsole || (req.method !== "GET" && req.method !== "HEAD")) return false;
 		if (path === "/docs" || path.startsWith("/docs/")) setCommonHeaders(res);
-		if (serveApiDocs(req, res, path)) return true;
+		if (serveApiDocs(res, path)) return true;
 		if (webConsole.serve(req, res, path)) return true;
 		if (path === openApiPath) {
 			setCommonHeaders(res);
