@@ -3,8 +3,8 @@
  * in memory; gateways share what was spent through Redis in the background, so the limit across gateways
  * is approximate by one sync round each (docs/operations.md "Rate limit").
  */
-import { createHash } from "node:crypto";
 import type Redis from "ioredis";
+import { digest } from "./counters";
 
 interface Bucket {
 	tokens: number;
@@ -130,9 +130,4 @@ export class RateLimiter {
 		}
 		return bucket;
 	}
-}
-
-/** Counter keys never hold a raw username or address. */
-function digest(value: string): string {
-	return createHash("sha256").update(value).digest("base64url").slice(0, 22);
 }
