@@ -118,9 +118,3 @@ export function countMetric(broker: ServiceBroker, definition: Definition, label
 export function setMetric(broker: ServiceBroker, definition: Definition, value: number, labels: Labels = {}): void {
 	registryOf(broker, definition)?.set(definition.name, value, labels);
 }
-
-/** Counts a lockout by its key, `user:<digest>` or `addr:<digest>` (services/api/login-throttle.ts). */
-export function countLockout(broker: ServiceBroker, key: unknown): void {
-	if (typeof key !== "string") return;
-	countMetric(broker, REGISTRY_METRICS.loginLockouts, { scope: key.startsWith("addr:") ? "address" : "user" });
-}
