@@ -136,26 +136,17 @@ function serveOperation(
 	this.operationCalls.serve(req, res, req.$ctx.locals.request!).catch(next);
 }
 
-/** moleculer-web's own refusals in the contract's terms: no alias took it, or a path value is badly encoded. */
+/** moleculer-web's own refusals in the contract's terms: a path value badly encoded, or no alias took it (405 with
+ * Allow when the path has other methods here, else 404). */
 function fromMoleculerWeb(req: GatewayRequest, error: unknown, routes: GatewayRoutes): unknown {
-	if (error instanceof ApiGateway.Errors.NotFoundError && !stateOf(req)) return notRouted(req, routes);
 	if ((error as { type?: unknown } | null)?.type === "UNABLE_DECODE_PARAM")
 		return new TypeMismatch("A path parameter is not validly percent-encoded");
-	return error;
-}
-
-/** A request no alias matched: 405 with Allow when the path has other methods here, else 404. */
-function notRouted(req: GatewayRequest, routes: GatewayRoutes): RegistryError {
+	if (!(error instanceof ApiGateway.Errors.NotFoundError) || stateOf(req)) return error;
 	const path = pathOf(req);
-	const allowed = routes.methodsOf(path);
-	if (allowed.length > 0)
-		return new RegistryError(
-			405,
-			"HttpRequestMethodNotSupportedException",
-			`Request method '${req.method}' is not supported`,
-			{ allow: allowed },
-		);
-	return new RegistryError(404, "NotFoundException", `No endpoint ${req.method} ${path}`);
+	const allow = routes.methodsOf(path);
+	if (allow.length === 0) return new RegistryError(404, "NotFoundException", `No endpoint ${req.method} ${path}`);
+	const message = `Request method '${req.method}' is not supported`;
+	return new RegistryError(405, "HttpRequestMethodNotSupportedException", message, { allow });
 }
 
 /** The gateway service; `serves` chooses its routes (services/index.ts: from SERVICES). */
@@ -277,14 +268,8 @@ export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettin
 					throw new AccessDenied("Cross-site requests may not change the registry");
 				const caller = (state.caller = ctx.meta.user ?? null);
 				if (!caller && !state.group.anonymous) throw new Unauthenticated();
-				const accept = req.headers.accept;
-				const { operation, mediaType, contentType } = selectByAccept(
-					selectByPathForm(state.group.operations, state.path.participant),
-					accept,
-				);
-				state.operation = operation;
-				state.mediaType = mediaType;
-				state.contentType = contentType;
+				const forms = selectByPathForm(state.group.operations, state.path.participant);
+				const { operation } = Object.assign(state, selectByAccept(forms, req.headers.accept));
 				if (operation.body) checkContentType(operation, req.headers["content-type"]);
 				if (!caller && !operation.roles.includes("ANONYMOUS")) throw new Unauthenticated();
 				if (caller && !operation.roles.includes(caller.role)) throw new AccessDenied();
@@ -320,15 +305,13 @@ export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettin
 		},
 
 		async started(this: GatewayThis) {
-			const operational = operationalAnswers(this.broker, REGISTRY_VERSION, this.served, {
-				documents: serves === "api",
-				operations: !env("OPERATIONS_PORT"),
-			});
-			// Without `next`: moleculer-web answers a request no route took through `onError` (its NotFoundError).
-			const gateway = this.express() as (req: IncomingMessage, res: ServerResponse) => void;
 			this.server = new GatewayServer({
-				operational,
-				api: gateway,
+				operational: operationalAnswers(this.broker, REGISTRY_VERSION, this.served, {
+					documents: serves === "api",
+					operations: !env("OPERATIONS_PORT"),
+				}),
+				// Without `next`: moleculer-web answers a request no route took through `onError` (its NotFoundError).
+				api: this.express() as (req: IncomingMessage, res: ServerResponse) => void,
 				failed: (req, res, error) => {
 					if (writeError(req, res, error) >= 500)
 						this.logger.error(`${req.method} ${req.url} failed:`, error);
