@@ -136,8 +136,7 @@ function serveOperation(
 	this.operationCalls.serve(req, res, req.$ctx.locals.request!).catch(next);
 }
 
-/** moleculer-web's own refusals in the contract's terms: a path value badly encoded, or no alias took it (405 with
- * Allow when the path has other methods here, else 404). */
+/** moleculer-web's refusals in the contract's terms: a badly encoded path value; no alias (405 with Allow, or 404). */
 function fromMoleculerWeb(req: GatewayRequest, error: unknown, routes: GatewayRoutes): unknown {
 	if ((error as { type?: unknown } | null)?.type === "UNABLE_DECODE_PARAM")
 		return new TypeMismatch("A path parameter is not validly percent-encoded");

@@ -56,6 +56,6 @@ export class OperationCalls {
 		);
 		if (run.replayed)
 			countMetric(this.parts.broker, REGISTRY_METRICS.idempotentReplays, { action: operation.action });
-		writeRecorded(req, res, run.answer, run.replayed ? ["idempotent-replayed", "true"] : []);
+		writeRecorded(res, run.answer, run.replayed ? ["idempotent-replayed", "true"] : []);
 	}
 }
