@@ -1,8 +1,4 @@
-/**
- * The gateway: a moleculer-web ApiGateway in front of the domain services, serving the operations
- * table (`SERVICES=api`) or a lookup node's rows (`SERVICES=lookup`, decisions §12). It holds no
- * business rules; its steps in order: docs/internals.md "Follow a request".
- */
+/** The gateway: moleculer-web in front of the services, no business rules (docs/internals.md "Follow a request"). */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Readable } from "node:stream";
 import ApiGateway from "moleculer-web";

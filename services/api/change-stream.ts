@@ -1,7 +1,4 @@
-/**
- * GET /rest/api/changes as Server-Sent Events (decisions "Change feed"): pages of `audit.changes` in the
- * caller's name, woken by `changes.recorded`, with the sequence as event id so an EventSource resumes.
- */
+/** GET /rest/api/changes as Server-Sent Events, resumable by event id (docs/decisions.md "Change feed"). */
 import { PassThrough, type Readable } from "node:stream";
 import type { ChangePage } from "../../src/contract/changes";
 import type { Caller } from "../../src/contract/model";

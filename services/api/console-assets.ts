@@ -1,7 +1,4 @@
-/**
- * The web console at /console (docs/console.md) from dist/console: hashed assets cached for a year,
- * index.html never; a CSP that allows the console's own scripts, styles and origin only.
- */
+/** The web console at /console from dist/console: its caching and CSP are in docs/console.md. */
 import fs from "node:fs";
 import type http from "node:http";
 import path from "node:path";

@@ -1,7 +1,4 @@
-/**
- * Expiring counters the gateways share (login throttle): Redis when CACHER is set, else memory.
- * Redis errors fail open (counted as 0), so a Redis outage never fails a request.
- */
+/** Expiring counters the gateways share: Redis when CACHER is set, else memory; a Redis error counts as 0. */
 import { createHash } from "node:crypto";
 import type Redis from "ioredis";
 

@@ -1,7 +1,4 @@
-/**
- * Idempotent adds (docs/decisions.md "Idempotent adds"): a POST with an `Idempotency-Key` runs once per
- * caller and key, a retry gets the first answer again; keys live in Redis (CACHER) or this process's memory.
- */
+/** Idempotent adds (docs/decisions.md "Idempotent adds"), keyed in Redis (CACHER) or in memory. */
 import { createHash } from "node:crypto";
 import type Redis from "ioredis";
 import { Conflict, RegistryError, TypeMismatch } from "../../src/contract/errors";

@@ -1,8 +1,4 @@
-/**
- * Brute-force protection for Basic auth that no client can turn against another (decisions §3;
- * docs/security.md): locks per username and address, and per address sparing usernames that logged in
- * from there. Counted in the shared counters; locks are also known in memory (`knownWait`, `auth.locked`).
- */
+/** Failed-login locks no client can turn against another (docs/decisions.md "Failed logins", docs/security.md). */
 import { digest, type Counters } from "./counters";
 
 export interface ThrottleSettings {

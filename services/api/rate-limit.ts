@@ -1,8 +1,4 @@
-/**
- * The per-caller rate limit (decisions §3): a token bucket per account (or anonymous address), decided
- * in memory; gateways share what was spent through Redis in the background, so the limit across gateways
- * is approximate by one sync round each (docs/operations.md "Rate limit").
- */
+/** The per-caller rate limit: token buckets, shared between gateways through Redis (docs/internals.md "Rate limit"). */
 import type Redis from "ioredis";
 import { digest } from "./counters";
 

@@ -1,8 +1,4 @@
-/**
- * How the gateway writes an answer (spec rule 4, decisions §2 and §8): the operation's status and media
- * type, Location, ETag and 304, errors in the spec's body, always the common headers. Not moleculer-web's
- * `sendResponse`: it tags lists too.
- */
+/** How the gateway writes an answer (docs/decisions.md "The gateway"); not moleculer-web's, which tags lists too. */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline, Readable } from "node:stream";
 import { entityTagOf, isNotModified } from "../../src/contract/entity-tags";

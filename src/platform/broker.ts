@@ -1,7 +1,4 @@
-/**
- * Builds a registry broker: moleculer.config.ts with the registry's middlewares (start checks, sealed
- * packets, durable channels, the role check), all keyed by its environment's cluster key.
- */
+/** A registry broker: moleculer.config.ts with the registry's middlewares, keyed by its cluster key. */
 import { ServiceBroker, type BrokerOptions } from "moleculer";
 import { checkCredentials } from "./connections";
 import { brokerOptions } from "../../moleculer.config";

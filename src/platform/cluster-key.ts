@@ -1,8 +1,4 @@
-/**
- * The cluster key (docs/operations.md "The cluster key", docs/security.md): from CLUSTER_KEY each process
- * derives one key per use (HKDF, namespace as salt); CLUSTER_KEY_PREVIOUS is for a rotation. Without a
- * TRANSPORTER and CLUSTER_KEY, a process makes a random key at its start.
- */
+/** The cluster key and the keys each process derives from it (docs/operations.md "The cluster key"). */
 import { hkdfSync, randomBytes } from "node:crypto";
 import type { ServiceBroker } from "moleculer";
 import { env, SECRET_PLACEHOLDER } from "../config/settings";

@@ -1,7 +1,4 @@
-/**
- * Every connection to NATS and Redis takes its options and credentials from here (docs/operations.md
- * "Credentials"); no secret is ever part of a log line (`redact`).
- */
+/** NATS and Redis options and credentials (docs/operations.md "Credentials"); no secret in a log line. */
 import fs from "node:fs";
 import { connect, credsAuthenticator, nkeyAuthenticator, type ConnectionOptions } from "nats";
 import Redis from "ioredis";

@@ -1,7 +1,4 @@
-/**
- * Readiness (decisions §1): the transporter, the services this process runs (a gateway also needs
- * `accounts`) and their stores. Other services are not required: their operations answer 503 meanwhile.
- */
+/** Readiness: what this process needs itself (docs/operations.md "Health and metrics"). */
 import type { ServiceBroker } from "moleculer";
 import type { Store } from "../store/types";
 

@@ -1,7 +1,4 @@
-/**
- * Health and metrics on PORT for every process (decisions §1): the gateway answers them before its API;
- * a process without one (e.g. SERVICES=lookup) starts this small server, as Kubernetes probes every pod.
- */
+/** Health and metrics where no gateway answers them (docs/operations.md "Health and metrics"). */
 import http from "node:http";
 import type { ServiceBroker } from "moleculer";
 import { readiness } from "./health";

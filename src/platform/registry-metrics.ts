@@ -1,7 +1,4 @@
-/**
- * The registry's own metrics beside Moleculer's (docs/operations.md "Monitoring"; k8s/monitoring/ reads
- * them), each registered on first use.
- */
+/** The registry's own metrics beside Moleculer's (docs/operations.md "Monitoring"), registered on first use. */
 import type { ServiceBroker } from "moleculer";
 
 interface Definition {

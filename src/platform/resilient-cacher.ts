@@ -1,8 +1,4 @@
-/**
- * Moleculer's Redis cacher, degrading instead of failing (docs/operations.md "When Redis, NATS or a node
- * goes away"): errors are misses, nothing waits for an absent Redis, and missed invalidations are replayed
- * before a cached answer is trusted again.
- */
+/** The Redis cacher, degrading instead of failing (docs/operations.md "When Redis, NATS or a node goes away"). */
 import type Redis from "ioredis";
 import { Cachers, type LoggerInstance, type ServiceBroker } from "moleculer";
 import { isRedisAuthError, redisConnectionOptions } from "./connections";

@@ -1,8 +1,4 @@
-/**
- * The `RetryReads` middleware: a remote call refused before it ran, or lost with its node, is tried on
- * another node when trying twice cannot change the outcome (docs/operations.md "When Redis, NATS or a
- * node goes away"). Not Moleculer's `retryPolicy`, which would run a local action again whole.
- */
+/** The `RetryReads` middleware (docs/operations.md "When Redis, NATS or a node goes away"). */
 import type { Context, Middleware } from "moleculer";
 import { OPERATIONS } from "../contract/operations";
 

@@ -1,7 +1,4 @@
-/**
- * Every transporter packet sealed with AES-256-GCM (docs/internals.md "Events and channels"): a node without
- * the cluster key reads nothing and is never heard. A packet that does not open is dropped.
- */
+/** Every transporter packet sealed with AES-256-GCM (docs/internals.md "Events and channels"). */
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import type { LoggerInstance, Middleware as BrokerMiddleware, ServiceBroker } from "moleculer";
 import type { ClusterKeys, DerivedKeys } from "./cluster-key";
