@@ -1,7 +1,4 @@
-/**
- * The alias handler's work once the hooks passed: bind the params, run an add with an Idempotency-Key
- * once, call the action through the request's `api.rest` context (its metrics and tracing), answer.
- */
+/** The alias handler's work: bind, call through the request's `api.rest` context (metrics, tracing), answer. */
 import type { ServerResponse } from "node:http";
 import type { Caller } from "../../src/contract/model";
 import type { Operation } from "../../src/contract/operations";

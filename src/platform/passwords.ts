@@ -1,7 +1,4 @@
-/**
- * Password hashing (decisions §3): scrypt with a random salt, stored with its parameters so they can grow
- * (`scrypt$<N>$<r>$<p>$<salt>$<hash>`); an unknown username spends the time of a real check.
- */
+/** Password hashes: scrypt with a random salt, `scrypt$<N>$<r>$<p>$<salt>$<hash>` so that the parameters can grow. */
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from "node:crypto";
 
 /** N = 2^15, r = 8: 32 MiB and tens of milliseconds per check; the gateway caches verified credentials. */
