@@ -3,7 +3,7 @@ import { ServiceBroker, type BrokerOptions } from "moleculer";
 import { checkCredentials } from "./connections";
 import { brokerOptions } from "../../moleculer.config";
 import { channelsMiddleware } from "./channels";
-import { bindClusterKeys, lazyClusterKeys, type ClusterKeys } from "./cluster-key";
+import { brokerKeys, lazyClusterKeys, type ClusterKeys } from "./cluster-key";
 import { permissionsMiddleware } from "./permissions";
 import { sealedPacketsMiddleware } from "./sealed-packets";
 
@@ -54,7 +54,7 @@ export function createBroker(options: BrokerBuildOptions = {}): ServiceBroker {
 		internalMiddlewares: overrides.internalMiddlewares ?? false,
 	});
 	brokerEnvironments.set(broker, source);
-	bindClusterKeys(broker, keys);
+	brokerKeys.set(broker, keys);
 	return broker;
 }
 

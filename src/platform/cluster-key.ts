@@ -86,12 +86,8 @@ export function lazyClusterKeys(source: NodeJS.ProcessEnv): () => ClusterKeys {
 	return () => (keys ??= clusterKeys(source));
 }
 
-const brokerKeys = new WeakMap<ServiceBroker, () => ClusterKeys>();
-
-/** src/platform/broker.ts: the keys a registry broker's middlewares use. */
-export function bindClusterKeys(broker: ServiceBroker, keys: () => ClusterKeys): void {
-	brokerKeys.set(broker, keys);
-}
+/** The keys a registry broker's middlewares use (set by src/platform/broker.ts). */
+export const brokerKeys = new WeakMap<ServiceBroker, () => ClusterKeys>();
 
 /** A broker's keys; a broker not built by createBroker (a test's) has the process's. */
 export function keysOf(broker: ServiceBroker): ClusterKeys {

@@ -65,20 +65,14 @@ export async function hashPassword(password: string): Promise<string> {
 
 let dummyHash: Promise<string> | undefined;
 
-/** A hash of a random secret nobody knows, made once per process. */
-function dummy(): Promise<string> {
-	dummyHash ??= hashPassword(randomBytes(32).toString("base64url"));
-	return dummyHash;
-}
-
-/** Makes the dummy hash now, so that the first unknown-username check is not slower than the rest. */
-export async function prepareDummyHash(): Promise<void> {
-	await dummy();
+/** The hash of a random secret nobody knows, made once (at start: the first unknown-username check is not slower). */
+export function prepareDummyHash(): Promise<string> {
+	return (dummyHash ??= hashPassword(randomBytes(32).toString("base64url")));
 }
 
 /** Verifies against a hash nobody matches: spends a real check's time, always false. */
 export async function spendVerificationTime(password: string): Promise<false> {
-	await verifyPassword(password, await dummy());
+	await verifyPassword(password, await prepareDummyHash());
 	return false;
 }
 
