@@ -22,7 +22,7 @@ export function operationalAnswers(
 ): RequestHandlers["operational"] {
 	const prometheus = prometheusFormatter(broker);
 	let openApiText: string | undefined;
-	const webConsole = documents ? consoleAssets() : null;
+	const serveConsole = documents ? consoleAssets() : null;
 	const apiPrefix = `${API_BASE}/`;
 	const openApiPath = `${API_BASE}/openapi.json`;
 	return (req, res, path) => {
@@ -39,10 +39,10 @@ export function operationalAnswers(
 		}
 		const answered = operations && answerOperational(broker, prometheus, req, res, path);
 		if (answered !== false) return answered;
-		if (!webConsole || (req.method !== "GET" && req.method !== "HEAD")) return false;
+		if (!serveConsole || (req.method !== "GET" && req.method !== "HEAD")) return false;
 		if (path === "/docs" || path.startsWith("/docs/")) setCommonHeaders(res);
 		if (serveApiDocs(res, path)) return true;
-		if (webConsole.serve(req, res, path)) return true;
+		if (serveConsole(req, res, path)) return true;
 		if (path === openApiPath) {
 			setCommonHeaders(res);
 			openApiText ??= JSON.stringify(openApiDocument(registryVersion));
