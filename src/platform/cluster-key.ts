@@ -34,10 +34,7 @@ export function clusterKeyProblem(source: NodeJS.ProcessEnv = process.env): stri
 	if (!key && env("TRANSPORTER", source))
 		return `CLUSTER_KEY is not set: every process of a cluster (TRANSPORTER is set) needs the key the cluster shares; ${HOW_TO_MAKE}`;
 	if (!key && previous) return "CLUSTER_KEY_PREVIOUS is set without CLUSTER_KEY: a rotation names both keys";
-	for (const [name, value] of [
-		["CLUSTER_KEY", key],
-		["CLUSTER_KEY_PREVIOUS", previous],
-	]) {
+	for (const [name, value] of Object.entries({ CLUSTER_KEY: key, CLUSTER_KEY_PREVIOUS: previous })) {
 		if (value.toUpperCase().includes(SECRET_PLACEHOLDER))
 			return `${name} still holds the placeholder ${SECRET_PLACEHOLDER} of k8s/secret.yaml; ${HOW_TO_MAKE}`;
 		if (value && value.length < MIN_CLUSTER_KEY_LENGTH)

@@ -24,13 +24,8 @@ const IDEMPOTENT_ACTIONS: ReadonlySet<string> = new Set([
 	...INTERNAL_IDEMPOTENT,
 ]);
 
-interface CallError {
-	type?: unknown;
-	data?: { action?: unknown; nodeID?: unknown } | null;
-}
-
 function shouldRetry(error: unknown): boolean {
-	const { type, data } = (error ?? {}) as CallError;
+	const { type, data } = (error ?? {}) as { type?: unknown; data?: { action?: unknown } | null };
 	if (type === "SERVICE_NOT_AVAILABLE") return true;
 	if (type === "REQUEST_REJECTED") return typeof data?.action === "string" && IDEMPOTENT_ACTIONS.has(data.action);
 	return false;
