@@ -42,12 +42,9 @@ import { gatewayRoutes, type GatewayRoutes } from "./routes";
 interface GatewaySettings {
 	/** The port listened on, known once started (PORT; 0 picks a free port, as tests do). */
 	port: number | undefined;
-	/** What this gateway serves: the whole API, or what a lookup node answers. */
-	serves: GatewayKind;
+	/** What this gateway serves: the whole API, or what a lookup node answers (decisions §12). */
+	serves: "api" | "lookup";
 }
-
-/** The full gateway, or a lookup node's (decisions §12). */
-export type GatewayKind = "api" | "lookup";
 
 interface GatewayThis extends Service<GatewaySettings>, GatewayParts {
 	server: GatewayServer;
@@ -115,7 +112,6 @@ function gatewayParts(broker: ServiceBroker, logger: LoggerInstance) {
 			onReadError: warn("change stream: reading the feed failed (retrying):"),
 		}),
 		operationCalls: new OperationCalls({
-			broker,
 			idempotency: new Idempotency(keyEntries, warn("idempotency keys unavailable (adds run without them):")),
 			onServerError: (req, error) => logger.error(`${req.method} ${req.originalUrl ?? req.url} failed:`, error),
 		}),
@@ -145,7 +141,7 @@ function fromMoleculerWeb(req: GatewayRequest, error: unknown, routes: GatewayRo
 }
 
 /** The gateway service; `serves` chooses its routes (services/index.ts: from SERVICES). */
-export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettings, GatewayThis> {
+export function gatewayService(serves: GatewaySettings["serves"]): ServiceSchema<GatewaySettings, GatewayThis> {
 	const operations = serves === "api" ? OPERATIONS : OPERATIONS.filter((operation) => operation.lookupNode);
 	const routes = gatewayRoutes(operations);
 	return {
