@@ -62,16 +62,10 @@ export class LoginThrottle {
 				pair,
 				Math.min(settings.lockoutSeconds * 2 ** Math.max(0, level - 1), settings.maxLockoutSeconds),
 			);
-			await this.counters.remove(`fail:${pair}`);
 		}
 		const addressLock = addressKey(address);
-		if (
-			(await this.counters.increment(`fail:${addressLock}`, settings.windowSeconds)) >=
-			settings.addressMaxFailures
-		) {
-			await this.lock(addressLock, settings.lockoutSeconds);
-			await this.counters.remove(`fail:${addressLock}`);
-		}
+		const addressFailures = await this.counters.increment(`fail:${addressLock}`, settings.windowSeconds);
+		if (addressFailures >= settings.addressMaxFailures) await this.lock(addressLock, settings.lockoutSeconds);
 	}
 
 	async recordSuccess(username: string, address: string): Promise<void> {
@@ -82,10 +76,12 @@ export class LoginThrottle {
 		]);
 	}
 
+	/** Locks `key` for `seconds`; its failures count from 0 again. */
 	private async lock(key: string, seconds: number): Promise<void> {
 		await this.counters.mark(`lock:${key}`, seconds);
 		this.heard(key, seconds);
 		this.announce(key, seconds);
+		await this.counters.remove(`fail:${key}`);
 	}
 
 	private knownLock(key: string, now: number): number {
