@@ -53,10 +53,7 @@ const cache = new Map<string, Buffer>();
 
 function asset(name: string): Buffer {
 	let content = cache.get(name);
-	if (!content) {
-		content = fs.readFileSync(path.join(ASSET_DIR, name));
-		cache.set(name, content);
-	}
+	if (!content) cache.set(name, (content = fs.readFileSync(path.join(ASSET_DIR, name))));
 	return content;
 }
 
