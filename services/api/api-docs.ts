@@ -3,6 +3,7 @@ import fs from "node:fs";
 import type http from "node:http";
 import path from "node:path";
 import { API_BASE } from "../../src/contract/operations";
+import { send } from "../../src/platform/operational-server";
 
 const ASSET_DIR = path.dirname(require.resolve("swagger-ui-dist/package.json"));
 
@@ -52,33 +53,18 @@ const cache = new Map<string, Buffer>();
 
 function asset(name: string): Buffer {
 	let content = cache.get(name);
-	if (!content) {
-		content = fs.readFileSync(path.join(ASSET_DIR, name));
-		cache.set(name, content);
-	}
+	if (!content) cache.set(name, (content = fs.readFileSync(path.join(ASSET_DIR, name))));
 	return content;
 }
 
 /** Answers GET /docs and its assets; false for any other path. */
-export function serveApiDocs(req: http.IncomingMessage, res: http.ServerResponse, urlPath: string): boolean {
+export function serveApiDocs(res: http.ServerResponse, urlPath: string): boolean {
 	if (urlPath !== "/docs" && !urlPath.startsWith("/docs/")) return false;
 	const name = urlPath.slice("/docs/".length);
-	const send = (type: string, body: string | Buffer) => {
-		res.statusCode = 200;
-		res.setHeader("content-type", type);
-		res.setHeader("content-length", Buffer.byteLength(body));
-		res.end(req.method === "HEAD" ? undefined : body);
-	};
-	if (urlPath === "/docs" || name === "" || name === "index.html") {
-		send("text/html; charset=utf-8", INDEX_HTML);
-		return true;
-	}
-	if (name === "initializer.js") {
-		send("application/javascript; charset=utf-8", INITIALIZER_JS);
-		return true;
-	}
+	if (urlPath === "/docs" || name === "" || name === "index.html")
+		return send(res, 200, "text/html; charset=utf-8", INDEX_HTML);
+	if (name === "initializer.js") return send(res, 200, "application/javascript; charset=utf-8", INITIALIZER_JS);
 	const type = Object.prototype.hasOwnProperty.call(ASSETS, name) ? ASSETS[name] : undefined;
 	if (!type) return false;
-	send(type, asset(name));
-	return true;
+	return send(res, 200, type, asset(name));
 }

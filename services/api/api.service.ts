@@ -1,12 +1,9 @@
-/**
- * The gateway: a moleculer-web ApiGateway in front of the domain services, serving the operations
- * table (`SERVICES=api`) or a lookup node's rows (`SERVICES=lookup`, decisions §12). It holds no
- * business rules; its steps in order: docs/internals.md "Follow a request".
- */
+/** The gateway: moleculer-web in front of the services, no business rules (docs/internals.md "Follow a request"). */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Readable } from "node:stream";
 import ApiGateway from "moleculer-web";
-import type { Service, ServiceBroker, ServiceSchema } from "moleculer";
+import type Redis from "ioredis";
+import type { LoggerInstance, Service, ServiceBroker, ServiceSchema } from "moleculer";
 import { REGISTRY_VERSION, SHUTDOWN_TIMEOUT_MS } from "../../src/config/runtime";
 import { envNumber, env } from "../../src/config/settings";
 import { parseCursor, type ChangePage } from "../../src/contract/changes";
@@ -17,11 +14,11 @@ import { API_BASE, OPERATIONS } from "../../src/contract/operations";
 import { signAuthentication } from "../../src/platform/caller-signature";
 import type { RegistryContext } from "../../src/platform/context";
 import { broadcastEvents, EVENTS } from "../../src/platform/events";
-import { countLockout, countMetric, REGISTRY_METRICS } from "../../src/platform/registry-metrics";
+import { countMetric, REGISTRY_METRICS } from "../../src/platform/registry-metrics";
 import { Authenticator, tooManyRequests, type VerifiedCredential } from "./authenticate";
 import { QUERY_OPTIONS } from "./bind";
-import { clientAddress, trustedProxies, type TrustedProxies } from "./client-address";
-import { MemoryCounters, RedisCounters, type Counters } from "./counters";
+import { clientAddress, trustedProxies } from "./client-address";
+import { MemoryCounters, RedisCounters } from "./counters";
 import { CredentialCache } from "./credential-cache";
 import { isCrossSiteChange } from "./cross-site";
 import { GatewayServer } from "./http-server";
@@ -45,36 +42,80 @@ import { gatewayRoutes, type GatewayRoutes } from "./routes";
 interface GatewaySettings {
 	/** The port listened on, known once started (PORT; 0 picks a free port, as tests do). */
 	port: number | undefined;
-	/** What this gateway serves: the whole API, or what a lookup node answers. */
-	serves: GatewayKind;
+	/** What this gateway serves: the whole API, or what a lookup node answers (decisions §12). */
+	serves: "api" | "lookup";
 }
 
-/** The full gateway, or a lookup node's (decisions §12). */
-export type GatewayKind = "api" | "lookup";
-
-interface GatewayThis extends Service<GatewaySettings> {
+interface GatewayThis extends Service<GatewaySettings>, GatewayParts {
 	server: GatewayServer;
 	/** The routes of the operations it serves (not moleculer-web's own `routes`). */
 	served: GatewayRoutes;
-	credentials: CredentialCache<VerifiedCredential>;
-	throttle: LoginThrottle;
-	authenticator: Authenticator;
-	trusted: TrustedProxies;
-	rateLimiter: RateLimiter;
-	operationCalls: OperationCalls;
-	changeStreams: ChangeStreams;
 	drain(timeoutMs: number): Promise<void>;
 	/** moleculer-web's middleware-mode handler. */
 	express(): (req: GatewayRequest, res: ServerResponse, next?: (error?: unknown) => void) => void;
 }
 
-/** A change stream reads the feed this often when no `changes.recorded` event woke it. */
-const CHANGE_STREAM_POLL_MS = 5000;
-/** Proxies commonly close a connection quiet for 30-60 s. */
-const CHANGE_STREAM_KEEP_ALIVE_MS = 15_000;
+type GatewayParts = ReturnType<typeof gatewayParts>;
 
-function redisOf(broker: ServiceBroker): import("ioredis").default | null {
-	return (broker.cacher as unknown as { client?: import("ioredis").default } | null)?.client ?? null;
+/** What a gateway keeps from request to request, built once from the environment (`created`). */
+function gatewayParts(broker: ServiceBroker, logger: LoggerInstance) {
+	const redis = (broker.cacher as unknown as { client?: Redis } | null)?.client ?? null;
+	const prefix = `registry-${env("NAMESPACE") || "default"}-`;
+	const warn = (what: string) => (error: unknown) => logger.warn(what, String(error));
+	const counters = redis
+		? new RedisCounters(redis, `${prefix}counters:`, warn("counter store unavailable:"))
+		: new MemoryCounters();
+	const credentials = new CredentialCache<VerifiedCredential>(() => envNumber("AUTH_CACHE_SECONDS") * 1000);
+	const throttleSettings = {
+		userMaxFailures: envNumber("AUTH_USER_MAX_FAILURES"),
+		addressMaxFailures: envNumber("AUTH_ADDRESS_MAX_FAILURES"),
+		windowSeconds: envNumber("AUTH_WINDOW_SECONDS"),
+		lockoutSeconds: envNumber("AUTH_LOCKOUT_SECONDS"),
+		maxLockoutSeconds: envNumber("AUTH_MAX_LOCKOUT_SECONDS"),
+	};
+	const throttle = new LoginThrottle(counters, throttleSettings, (key, seconds) => {
+		// A lock key is `user:<digest>` or `addr:<digest>` (login-throttle.ts).
+		countMetric(broker, REGISTRY_METRICS.loginLockouts, { scope: key.startsWith("addr:") ? "address" : "user" });
+		void broadcastEvents(broker, [{ name: EVENTS.loginLocked, payload: { key, seconds } }]);
+	});
+	const keyBounds = { perCaller: envNumber("IDEMPOTENCY_KEYS_PER_CALLER") };
+	const keyEntries = redis
+		? new RedisKeyEntries(redis, `${prefix}idempotency:`, keyBounds)
+		: new MemoryKeyEntries(keyBounds);
+	return {
+		credentials,
+		throttle,
+		trusted: trustedProxies(env("TRUST_PROXY")),
+		authenticator: new Authenticator(credentials, throttle, (username, password) =>
+			broker.call<Caller | null, { username: string; password: string }>(
+				"accounts.authenticate",
+				{ username, password },
+				// Only a gateway asks whether a password is right (src/platform/caller-signature.ts).
+				{ caller: "api", meta: { authenticationSignature: signAuthentication(broker, username) } } as never,
+			),
+		),
+		rateLimiter: new RateLimiter({
+			perMinute: Number(env("RATE_LIMIT")) || 0,
+			redis,
+			prefix: `${prefix}counters:`,
+			syncIntervalMs: envNumber("RATE_LIMIT_SYNC_MS"),
+			onSyncError: warn("rate limit: sharing with the other gateways failed:"),
+			onSynced: () => countMetric(broker, REGISTRY_METRICS.rateLimitSyncRounds),
+		}),
+		changeStreams: new ChangeStreams({
+			read: (caller, after, limit) =>
+				broker.call<ChangePage, { after: string; limit: number }>(
+					"audit.changes",
+					{ after: String(after), limit },
+					{ meta: { user: caller }, caller: "api" } as never,
+				),
+			onReadError: warn("change stream: reading the feed failed (retrying):"),
+		}),
+		operationCalls: new OperationCalls({
+			idempotency: new Idempotency(keyEntries, warn("idempotency keys unavailable (adds run without them):")),
+			onServerError: (req, error) => logger.error(`${req.method} ${req.originalUrl ?? req.url} failed:`, error),
+		}),
+	};
 }
 
 /** The alias handler of every operation. It never calls `next()` without an error: moleculer-web would answer 500. */
@@ -87,30 +128,20 @@ function serveOperation(
 	this.operationCalls.serve(req, res, req.$ctx.locals.request!).catch(next);
 }
 
-/** moleculer-web's own refusals in the contract's terms: no alias took it, or a path value is badly encoded. */
+/** moleculer-web's refusals in the contract's terms: a badly encoded path value; no alias (405 with Allow, or 404). */
 function fromMoleculerWeb(req: GatewayRequest, error: unknown, routes: GatewayRoutes): unknown {
-	if (error instanceof ApiGateway.Errors.NotFoundError && !stateOf(req)) return notRouted(req, routes);
 	if ((error as { type?: unknown } | null)?.type === "UNABLE_DECODE_PARAM")
 		return new TypeMismatch("A path parameter is not validly percent-encoded");
-	return error;
-}
-
-/** A request no alias matched: 405 with Allow when the path has other methods here, else 404. */
-function notRouted(req: GatewayRequest, routes: GatewayRoutes): RegistryError {
+	if (!(error instanceof ApiGateway.Errors.NotFoundError) || stateOf(req)) return error;
 	const path = pathOf(req);
-	const allowed = routes.methodsOf(path);
-	if (allowed.length > 0)
-		return new RegistryError(
-			405,
-			"HttpRequestMethodNotSupportedException",
-			`Request method '${req.method}' is not supported`,
-			{ allow: allowed },
-		);
-	return new RegistryError(404, "NotFoundException", `No endpoint ${req.method} ${path}`);
+	const allow = routes.methodsOf(path);
+	if (allow.length === 0) return new RegistryError(404, "NotFoundException", `No endpoint ${req.method} ${path}`);
+	const message = `Request method '${req.method}' is not supported`;
+	return new RegistryError(405, "HttpRequestMethodNotSupportedException", message, { allow });
 }
 
 /** The gateway service; `serves` chooses its routes (services/index.ts: from SERVICES). */
-export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettings, GatewayThis> {
+export function gatewayService(serves: GatewaySettings["serves"]): ServiceSchema<GatewaySettings, GatewayThis> {
 	const operations = serves === "api" ? OPERATIONS : OPERATIONS.filter((operation) => operation.lookupNode);
 	const routes = gatewayRoutes(operations);
 	return {
@@ -228,14 +259,8 @@ export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettin
 					throw new AccessDenied("Cross-site requests may not change the registry");
 				const caller = (state.caller = ctx.meta.user ?? null);
 				if (!caller && !state.group.anonymous) throw new Unauthenticated();
-				const accept = req.headers.accept;
-				const { operation, mediaType, contentType } = selectByAccept(
-					selectByPathForm(state.group.operations, state.path.participant),
-					accept,
-				);
-				state.operation = operation;
-				state.mediaType = mediaType;
-				state.contentType = contentType;
+				const forms = selectByPathForm(state.group.operations, state.path.participant);
+				const { operation } = Object.assign(state, selectByAccept(forms, req.headers.accept));
 				if (operation.body) checkContentType(operation, req.headers["content-type"]);
 				if (!caller && !operation.roles.includes("ANONYMOUS")) throw new Unauthenticated();
 				if (caller && !operation.roles.includes(caller.role)) throw new AccessDenied();
@@ -267,85 +292,17 @@ export function gatewayService(serves: GatewayKind): ServiceSchema<GatewaySettin
 
 		created(this: GatewayThis) {
 			this.served = routes;
-			const redis = redisOf(this.broker);
-			const namespace = env("NAMESPACE") || "default";
-			const counters: Counters = redis
-				? new RedisCounters(redis, `registry-${namespace}-counters:`, (error) =>
-						this.logger.warn("counter store unavailable:", String(error)),
-					)
-				: new MemoryCounters();
-			this.credentials = new CredentialCache<VerifiedCredential>(() => envNumber("AUTH_CACHE_SECONDS") * 1000);
-			this.throttle = new LoginThrottle(
-				counters,
-				{
-					userMaxFailures: envNumber("AUTH_USER_MAX_FAILURES"),
-					addressMaxFailures: envNumber("AUTH_ADDRESS_MAX_FAILURES"),
-					windowSeconds: envNumber("AUTH_WINDOW_SECONDS"),
-					lockoutSeconds: envNumber("AUTH_LOCKOUT_SECONDS"),
-					maxLockoutSeconds: envNumber("AUTH_MAX_LOCKOUT_SECONDS"),
-				},
-				(key, seconds) => {
-					countLockout(this.broker, key);
-					void broadcastEvents(this.broker, [{ name: EVENTS.loginLocked, payload: { key, seconds } }]);
-				},
-			);
-			this.rateLimiter = new RateLimiter({
-				perMinute: Number(env("RATE_LIMIT")) || 0,
-				redis,
-				prefix: `registry-${namespace}-counters:`,
-				syncIntervalMs: envNumber("RATE_LIMIT_SYNC_MS"),
-				onSyncError: (error) =>
-					this.logger.warn("rate limit: sharing with the other gateways failed:", String(error)),
-				onSynced: () => countMetric(this.broker, REGISTRY_METRICS.rateLimitSyncRounds),
-			});
-			this.trusted = trustedProxies(env("TRUST_PROXY"));
-			this.authenticator = new Authenticator(this.credentials, this.throttle, (username, password) =>
-				this.broker.call<Caller | null, { username: string; password: string }>(
-					"accounts.authenticate",
-					{ username, password },
-					// Only a gateway asks whether a password is right (src/platform/caller-signature.ts).
-					{
-						caller: "api",
-						meta: { authenticationSignature: signAuthentication(this.broker, username) },
-					} as never,
-				),
-			);
-			this.changeStreams = new ChangeStreams({
-				read: (caller, after, limit) =>
-					this.broker.call<ChangePage, { after: string; limit: number }>(
-						"audit.changes",
-						{ after: String(after), limit },
-						{ meta: { user: caller }, caller: "api" } as never,
-					),
-				pollMs: CHANGE_STREAM_POLL_MS,
-				keepAliveMs: CHANGE_STREAM_KEEP_ALIVE_MS,
-				onReadError: (error) =>
-					this.logger.warn("change stream: reading the feed failed (retrying):", String(error)),
-			});
-			const keyBounds = { perCaller: envNumber("IDEMPOTENCY_KEYS_PER_CALLER") };
-			const keyEntries = redis
-				? new RedisKeyEntries(redis, `registry-${namespace}-idempotency:`, keyBounds)
-				: new MemoryKeyEntries(keyBounds);
-			this.operationCalls = new OperationCalls({
-				broker: this.broker,
-				idempotency: new Idempotency(keyEntries, (error) =>
-					this.logger.warn("idempotency keys unavailable (adds run without them):", String(error)),
-				),
-				onServerError: (req, error) =>
-					this.logger.error(`${req.method} ${req.originalUrl ?? req.url} failed:`, error),
-			});
+			Object.assign(this, gatewayParts(this.broker, this.logger));
 		},
 
 		async started(this: GatewayThis) {
-			const operational = operationalAnswers(this.broker, REGISTRY_VERSION, this.served, {
-				documents: serves === "api",
-				operations: !env("OPERATIONS_PORT"),
-			});
-			// Without `next`: moleculer-web answers a request no route took through `onError` (its NotFoundError).
-			const gateway = this.express() as (req: IncomingMessage, res: ServerResponse) => void;
 			this.server = new GatewayServer({
-				operational,
-				api: gateway,
+				operational: operationalAnswers(this.broker, REGISTRY_VERSION, this.served, {
+					documents: serves === "api",
+					operations: !env("OPERATIONS_PORT"),
+				}),
+				// Without `next`: moleculer-web answers a request no route took through `onError` (its NotFoundError).
+				api: this.express() as (req: IncomingMessage, res: ServerResponse) => void,
 				failed: (req, res, error) => {
 					if (writeError(req, res, error) >= 500)
 						this.logger.error(`${req.method} ${req.url} failed:`, error);

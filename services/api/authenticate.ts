@@ -1,8 +1,4 @@
-/**
- * Who is calling (decisions §3): HTTP Basic behind the login throttle; a verified credential is cached
- * with the addresses it came from, so a caller's next requests derive no password and wait for no store
- * (docs/internals.md "Credentials and the login throttle").
- */
+/** Who is calling: HTTP Basic behind the login throttle (docs/internals.md "Credentials and the login throttle"). */
 import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { RegistryError, Unauthenticated } from "../../src/contract/errors";

@@ -1,7 +1,4 @@
-/**
- * The action's params from the path, query string, headers and body (docs/internals.md "Parameters every
- * action receives from the gateway"). The body is read only now, so a 401 or 403 never depends on it.
- */
+/** The action's params from the request (docs/internals.md "Parameters every action receives from the gateway"). */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import bodyParser from "body-parser";
 import { bodyError } from "../../src/contract/error-body";

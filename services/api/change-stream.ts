@@ -1,7 +1,4 @@
-/**
- * GET /rest/api/changes as Server-Sent Events (decisions "Change feed"): pages of `audit.changes` in the
- * caller's name, woken by `changes.recorded`, with the sequence as event id so an EventSource resumes.
- */
+/** GET /rest/api/changes as Server-Sent Events, resumable by event id (docs/decisions.md "Change feed"). */
 import { PassThrough, type Readable } from "node:stream";
 import type { ChangePage } from "../../src/contract/changes";
 import type { Caller } from "../../src/contract/model";
@@ -9,14 +6,14 @@ import type { Caller } from "../../src/contract/model";
 export interface ChangeStreamOptions {
 	/** Reads one page of the caller's changes after a cursor. */
 	read(caller: Caller, after: number, limit: number): Promise<ChangePage>;
-	/** A stream reads again after this long without a wake-up (a missed notice, no notices). */
-	pollMs: number;
-	/** A comment line this often keeps proxies from closing a quiet stream. */
-	keepAliveMs: number;
 	onReadError(error: unknown): void;
 }
 
 const PAGE = 500;
+/** A stream reads again after this long without a `changes.recorded` wake-up (a missed notice, no notices). */
+const POLL_MS = 5000;
+/** A comment line this often keeps proxies, which commonly close a connection quiet for 30-60 s, from closing it. */
+const KEEP_ALIVE_MS = 15_000;
 /** What a reconnecting EventSource waits before it tries again (ms). */
 const RETRY_MS = 2000;
 
@@ -110,13 +107,13 @@ class ChangeStream {
 	/** Waits for a wake-up or the poll interval; a keep-alive comment when nothing was written for a while. */
 	private async quiet(): Promise<void> {
 		await new Promise<void>((resolve) => {
-			const timer = setTimeout(resolve, Math.min(this.options.pollMs, this.options.keepAliveMs));
+			const timer = setTimeout(resolve, Math.min(POLL_MS, KEEP_ALIVE_MS));
 			this.woken = () => {
 				clearTimeout(timer);
 				resolve();
 			};
 		});
 		this.woken = null;
-		if (!this.ended && Date.now() - this.lastWrite >= this.options.keepAliveMs) this.write(": keep-alive\n\n");
+		if (!this.ended && Date.now() - this.lastWrite >= KEEP_ALIVE_MS) this.write(": keep-alive\n\n");
 	}
 }

@@ -1,7 +1,4 @@
-/**
- * The client address throttling and rate limits count by (decisions §3): the socket's peer, or behind
- * TRUST_PROXY proxies the right-most X-Forwarded-For hop that is not one of them.
- */
+/** The address throttling and rate limits count by: the peer, or behind TRUST_PROXY its right-most untrusted hop. */
 import net from "node:net";
 
 /** Is an address one of TRUST_PROXY's proxies? null when none is trusted. */

@@ -1,7 +1,4 @@
-/**
- * What node's HTTP parser refuses before the gateway sees it, answered in the spec's error shape with the
- * common headers (decisions §2, §8) instead of node's bare 400, straight to the socket, which then closes.
- */
+/** What node's HTTP parser refuses, answered in the spec's error shape with the common headers, then closed. */
 import type { Duplex } from "node:stream";
 import { errorBody } from "../../src/contract/error-body";
 import { COMMON_HEADERS, ERROR_CONTENT_TYPE } from "../../src/contract/response-headers";

@@ -1,11 +1,9 @@
-/**
- * The web console at /console (docs/console.md) from dist/console: hashed assets cached for a year,
- * index.html never; a CSP that allows the console's own scripts, styles and origin only.
- */
+/** The web console at /console from dist/console: its caching and CSP are in docs/console.md. */
 import fs from "node:fs";
 import type http from "node:http";
 import path from "node:path";
 import { setCommonHeaders } from "../../src/contract/response-headers";
+import { send } from "../../src/platform/operational-server";
 
 const CONSOLE_PATH = "/console";
 
@@ -44,12 +42,8 @@ function consoleDirectory(): string {
 	}
 }
 
-export interface ConsoleAssets {
-	/** Answers GET/HEAD under /console; false for any other path. */
-	serve(req: http.IncomingMessage, res: http.ServerResponse, urlPath: string): boolean;
-}
-
-export function consoleAssets(directory = consoleDirectory()): ConsoleAssets {
+/** What answers GET/HEAD under /console (false for any other path). */
+export function consoleAssets(directory = consoleDirectory()) {
 	const root = path.resolve(directory);
 	const files = new Map<string, Buffer>();
 	const read = (file: string): Buffer | null => {
@@ -64,53 +58,34 @@ export function consoleAssets(directory = consoleDirectory()): ConsoleAssets {
 		return content;
 	};
 
-	return {
-		serve(req, res, urlPath) {
-			if (urlPath !== CONSOLE_PATH && !urlPath.startsWith(`${CONSOLE_PATH}/`)) return false;
-			if (req.method !== "GET" && req.method !== "HEAD") return false;
-			setCommonHeaders(res);
-			res.setHeader("content-security-policy", CONSOLE_CSP);
-			res.setHeader("referrer-policy", "no-referrer");
-			const send = (status: number, type: string, body: Buffer | string) => {
-				res.statusCode = status;
-				res.setHeader("content-type", type);
-				res.setHeader("content-length", Buffer.byteLength(body));
-				res.end(req.method === "HEAD" ? undefined : body);
-			};
-			let relative: string;
-			try {
-				relative = decodeURIComponent(urlPath.slice(CONSOLE_PATH.length)).replace(/^\/+/, "");
-			} catch {
-				send(400, "text/plain; charset=utf-8", "Bad path\n");
-				return true;
-			}
-			const file = path.resolve(root, relative);
-			// A hashed asset: the file itself, or 404 (never index.html in its place: a stale page would run a missing script).
-			if (relative.startsWith("assets/")) {
-				const content = file.startsWith(root + path.sep) ? read(file) : null;
-				const type = TYPES[path.extname(file)];
-				if (!content || !type) {
-					send(404, "text/plain; charset=utf-8", "Not found\n");
-					return true;
-				}
-				res.setHeader("cache-control", IMMUTABLE);
-				res.removeHeader("Pragma");
-				res.removeHeader("Expires");
-				send(200, type, content);
-				return true;
-			}
-			// Any other path is a route of the console's own (client-side routing): its page.
-			const index = read(path.join(root, "index.html"));
-			if (!index) {
-				send(
-					404,
-					"text/plain; charset=utf-8",
-					"The console is not built in this installation: run `npm run build:console` (npm ci does it).\n",
-				);
-				return true;
-			}
-			send(200, TYPES[".html"], index);
-			return true;
-		},
+	return (req: http.IncomingMessage, res: http.ServerResponse, urlPath: string): boolean => {
+		if (urlPath !== CONSOLE_PATH && !urlPath.startsWith(`${CONSOLE_PATH}/`)) return false;
+		if (req.method !== "GET" && req.method !== "HEAD") return false;
+		setCommonHeaders(res);
+		res.setHeader("content-security-policy", CONSOLE_CSP);
+		res.setHeader("referrer-policy", "no-referrer");
+		let relative: string;
+		try {
+			relative = decodeURIComponent(urlPath.slice(CONSOLE_PATH.length)).replace(/^\/+/, "");
+		} catch {
+			return send(res, 400, "text/plain; charset=utf-8", "Bad path\n");
+		}
+		const file = path.resolve(root, relative);
+		// A hashed asset: the file itself, or 404 (never index.html in its place: a stale page would run a missing script).
+		if (relative.startsWith("assets/")) {
+			const content = file.startsWith(root + path.sep) ? read(file) : null;
+			const type = TYPES[path.extname(file)];
+			if (!content || !type) return send(res, 404, "text/plain; charset=utf-8", "Not found\n");
+			res.setHeader("cache-control", IMMUTABLE);
+			res.removeHeader("Pragma");
+			res.removeHeader("Expires");
+			return send(res, 200, type, content);
+		}
+		// Any other path is a route of the console's own (client-side routing): its page.
+		const index = read(path.join(root, "index.html"));
+		if (index) return send(res, 200, TYPES[".html"], index);
+		const unbuilt =
+			"The console is not built in this installation: run `npm run build:console` (npm ci does it).\n";
+		return send(res, 404, "text/plain; charset=utf-8", unbuilt);
 	};
 }

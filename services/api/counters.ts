@@ -1,18 +1,20 @@
-/**
- * Expiring counters the gateways share (login throttle): Redis when CACHER is set, else memory.
- * Redis errors fail open (counted as 0), so a Redis outage never fails a request.
- */
+/** Expiring counters the gateways share: Redis when CACHER is set, else memory; a Redis error counts as 0. */
+import { createHash } from "node:crypto";
 import type Redis from "ioredis";
 
 export interface Counters {
 	/** Adds one and returns the count; the key expires ttlSeconds after its first (or `"latest"`) increment. */
 	increment(key: string, ttlSeconds: number, expiresAfter?: "first" | "latest"): Promise<number>;
-	/** Value (a number) or null. */
-	read(key: string): Promise<number | null>;
-	/** Seconds until the key expires, or 0. */
+	/** Seconds until the key expires, or 0 (absent). */
 	ttl(key: string): Promise<number>;
-	write(key: string, value: number, ttlSeconds: number): Promise<void>;
+	/** Sets the key (to 1) for ttlSeconds. */
+	mark(key: string, ttlSeconds: number): Promise<void>;
 	remove(key: string): Promise<void>;
+}
+
+/** Counter keys never hold a raw username (it may be a mistyped password) or address. */
+export function digest(value: string): string {
+	return createHash("sha256").update(value).digest("base64url").slice(0, 22);
 }
 
 interface Entry {
@@ -42,18 +44,11 @@ export class MemoryCounters implements Counters {
 
 	async increment(key: string, ttlSeconds: number, expiresAfter: "first" | "latest" = "first"): Promise<number> {
 		this.sweep();
-		const entry = this.live(key);
-		if (entry) {
-			entry.value += 1;
-			if (expiresAfter === "latest") entry.expiresAt = Date.now() + ttlSeconds * 1000;
-			return entry.value;
-		}
-		this.entries.set(key, { value: 1, expiresAt: Date.now() + ttlSeconds * 1000 });
-		return 1;
-	}
-
-	async read(key: string): Promise<number | null> {
-		return this.live(key)?.value ?? null;
+		const entry = this.live(key) ?? { value: 0, expiresAt: 0 };
+		if (entry.value === 0 || expiresAfter === "latest") entry.expiresAt = Date.now() + ttlSeconds * 1000;
+		entry.value += 1;
+		this.entries.set(key, entry);
+		return entry.value;
 	}
 
 	async ttl(key: string): Promise<number> {
@@ -61,9 +56,9 @@ export class MemoryCounters implements Counters {
 		return entry ? Math.ceil((entry.expiresAt - Date.now()) / 1000) : 0;
 	}
 
-	async write(key: string, value: number, ttlSeconds: number): Promise<void> {
+	async mark(key: string, ttlSeconds: number): Promise<void> {
 		this.sweep();
-		this.entries.set(key, { value, expiresAt: Date.now() + ttlSeconds * 1000 });
+		this.entries.set(key, { value: 1, expiresAt: Date.now() + ttlSeconds * 1000 });
 	}
 
 	async remove(key: string): Promise<void> {
@@ -100,26 +95,15 @@ export class RedisCounters implements Counters {
 		});
 	}
 
-	read(key: string): Promise<number | null> {
-		return this.guard(null, async () => {
-			const value = await this.redis.get(this.prefix + key);
-			return value === null ? null : Number(value);
-		});
-	}
-
 	ttl(key: string): Promise<number> {
 		return this.guard(0, async () => Math.max(0, await this.redis.ttl(this.prefix + key)));
 	}
 
-	write(key: string, value: number, ttlSeconds: number): Promise<void> {
-		return this.guard(undefined, async () => {
-			await this.redis.set(this.prefix + key, String(value), "EX", ttlSeconds);
-		});
+	mark(key: string, ttlSeconds: number): Promise<void> {
+		return this.guard(undefined, async () => void (await this.redis.set(this.prefix + key, "1", "EX", ttlSeconds)));
 	}
 
 	remove(key: string): Promise<void> {
-		return this.guard(undefined, async () => {
-			await this.redis.del(this.prefix + key);
-		});
+		return this.guard(undefined, async () => void (await this.redis.del(this.prefix + key)));
 	}
 }

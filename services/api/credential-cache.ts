@@ -1,8 +1,4 @@
-/**
- * Verified Basic credentials one gateway remembers (decisions §3), so scrypt is paid once per credential
- * and TTL: concurrent requests share one verification, only successes are kept, and a credential in use
- * is verified again in the background before it expires (docs/reliability.md "A change as Redis returns").
- */
+/** Verified credentials a gateway remembers (docs/internals.md "Credentials and the login throttle"). */
 import { LRUCache } from "lru-cache";
 
 /** The part of a remembered credential's life after which a request starts its re-verification. */

@@ -1,7 +1,4 @@
-/**
- * A state-changing request a browser says came from another site (`Sec-Fetch-Site`, `Origin`) is refused,
- * so no page elsewhere can use the Basic credentials a browser keeps (decisions §3; docs/security.md).
- */
+/** A change a browser says came from another site is refused (docs/security.md "Cross-site request forgery"). */
 import type { IncomingMessage } from "node:http";
 
 const READS = new Set(["GET", "HEAD", "OPTIONS"]);

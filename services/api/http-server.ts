@@ -1,7 +1,4 @@
-/**
- * The gateway's node:http server: operational answers first (operational.ts), the rest to moleculer-web
- * in middleware mode; it tracks connections for the graceful drain (docs/operations.md "Upgrades").
- */
+/** The gateway's node:http server and its graceful drain (docs/operations.md "Upgrades"). */
 import http from "node:http";
 import net, { type AddressInfo } from "node:net";
 import { answerClientError } from "./client-error";

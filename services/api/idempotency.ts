@@ -1,7 +1,4 @@
-/**
- * Idempotent adds (docs/decisions.md "Idempotent adds"): a POST with an `Idempotency-Key` runs once per
- * caller and key, a retry gets the first answer again; keys live in Redis (CACHER) or this process's memory.
- */
+/** Idempotent adds (docs/decisions.md "Idempotent adds"), keyed in Redis (CACHER) or in memory. */
 import { createHash } from "node:crypto";
 import type Redis from "ioredis";
 import { Conflict, RegistryError, TypeMismatch } from "../../src/contract/errors";
@@ -32,36 +29,25 @@ export interface KeyEntries {
 	release(caller: string, key: string): Promise<void>;
 }
 
-export interface KeyBounds {
-	/** Live keys per caller (IDEMPOTENCY_KEYS_PER_CALLER). */
-	perCaller?: number;
-	ttlMs?: number;
-}
-
-interface HeldEntry {
-	entry: KeyEntry;
-	expiresAt: number;
-}
-
 export class MemoryKeyEntries implements KeyEntries {
 	/** Each caller's keys in the order they were claimed (a Map iterates in insertion order): the first is the oldest. */
-	private readonly callers = new Map<string, Map<string, HeldEntry>>();
+	private readonly callers = new Map<string, Map<string, { entry: KeyEntry; expiresAt: number }>>();
 	private readonly perCaller: number;
-	private readonly ttlMs: number;
+	private claims = 0;
 
-	constructor(bounds: KeyBounds = {}) {
+	constructor(bounds: { perCaller?: number } = {}) {
 		this.perCaller = bounds.perCaller ?? DEFAULT_KEYS_PER_CALLER;
-		this.ttlMs = bounds.ttlMs ?? IDEMPOTENCY_TTL_SECONDS * 1000;
 	}
 
 	// Look and take in one synchronous step: no other request's claim can come in between.
 	async claim(caller: string, key: string, entry: KeyEntry): Promise<KeyEntry | null> {
 		const found = this.live(caller, key);
 		if (found) return found;
-		this.sweep();
+		// Expired keys go on every thousandth claim, so many callers' keys cannot grow memory forever.
+		if (++this.claims % 1000 === 0) this.sweep();
 		let keys = this.callers.get(caller);
 		if (!keys) this.callers.set(caller, (keys = new Map()));
-		keys.set(key, { entry, expiresAt: Date.now() + this.ttlMs });
+		keys.set(key, { entry, expiresAt: Date.now() + IDEMPOTENCY_TTL_SECONDS * 1000 });
 		while (keys.size > this.perCaller) keys.delete(keys.keys().next().value as string);
 		return null;
 	}
@@ -71,11 +57,9 @@ export class MemoryKeyEntries implements KeyEntries {
 	}
 
 	private live(caller: string, key: string): KeyEntry | null {
-		const keys = this.callers.get(caller);
-		const found = keys?.get(key);
-		if (!keys || !found) return null;
-		if (found.expiresAt > Date.now()) return found.entry;
-		this.drop(caller, keys, key);
+		const held = this.callers.get(caller)?.get(key);
+		if (held && held.expiresAt > Date.now()) return held.entry;
+		if (held) this.drop(caller, key);
 		return null;
 	}
 
@@ -86,8 +70,7 @@ export class MemoryKeyEntries implements KeyEntries {
 	}
 
 	async release(caller: string, key: string): Promise<void> {
-		const keys = this.callers.get(caller);
-		if (keys) this.drop(caller, keys, key);
+		this.drop(caller, key);
 	}
 
 	/** How many keys a caller holds now (tests, metrics). */
@@ -95,18 +78,16 @@ export class MemoryKeyEntries implements KeyEntries {
 		return this.callers.get(caller)?.size ?? 0;
 	}
 
-	private drop(caller: string, keys: Map<string, HeldEntry>, key: string): void {
-		keys.delete(key);
-		if (keys.size === 0) this.callers.delete(caller);
+	private drop(caller: string, key: string): void {
+		const keys = this.callers.get(caller);
+		keys?.delete(key);
+		if (keys?.size === 0) this.callers.delete(caller);
 	}
 
-	/** Expired keys go on every thousandth claim, so many callers' keys cannot grow memory forever. */
-	private claims = 0;
 	private sweep(): void {
-		if (++this.claims % 1000 !== 0) return;
 		const now = Date.now();
 		for (const [caller, keys] of this.callers)
-			for (const [key, { expiresAt }] of keys) if (expiresAt <= now) this.drop(caller, keys, key);
+			for (const [key, { expiresAt }] of keys) if (expiresAt <= now) this.drop(caller, key);
 	}
 }
 
@@ -143,7 +124,7 @@ export class RedisKeyEntries implements KeyEntries {
 	constructor(
 		private readonly redis: Redis,
 		private readonly prefix: string,
-		bounds: Pick<KeyBounds, "perCaller"> = {},
+		bounds: { perCaller?: number } = {},
 	) {
 		this.perCaller = bounds.perCaller ?? DEFAULT_KEYS_PER_CALLER;
 	}
@@ -200,11 +181,6 @@ export function idempotencyKeyOf(header: string | string[] | undefined): string 
 	return header;
 }
 
-export interface IdempotentRun {
-	answer: RecordedAnswer;
-	replayed: boolean;
-}
-
 export class Idempotency {
 	constructor(
 		private readonly entries: KeyEntries,
@@ -217,7 +193,7 @@ export class Idempotency {
 		key: string,
 		fingerprint: string,
 		execute: () => Promise<RecordedAnswer>,
-	): Promise<IdempotentRun> {
+	): Promise<{ answer: RecordedAnswer; replayed: boolean }> {
 		const deadline = Date.now() + WAIT_FOR_FIRST_MS;
 		for (;;) {
 			let found: KeyEntry | null;

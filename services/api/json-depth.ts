@@ -1,7 +1,4 @@
-/**
- * Body shapes refused before validation: fastest-validator recurses into deep nesting (a stack overflow)
- * and checks every item of a long array (docs/reliability.md "What the fuzzing found").
- */
+/** Body shapes refused before validation (docs/reliability.md "What the fuzzing found"). */
 import { RegistryError, ValidationFailed } from "../../src/contract/errors";
 
 const MAX_JSON_DEPTH = 64;

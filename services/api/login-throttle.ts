@@ -1,10 +1,5 @@
-/**
- * Brute-force protection for Basic auth that no client can turn against another (decisions §3;
- * docs/security.md): locks per username and address, and per address sparing usernames that logged in
- * from there. Counted in the shared counters; locks are also known in memory (`knownWait`, `auth.locked`).
- */
-import { createHash } from "node:crypto";
-import type { Counters } from "./counters";
+/** Failed-login locks no client can turn against another (docs/decisions.md "Failed logins", docs/security.md). */
+import { digest, type Counters } from "./counters";
 
 export interface ThrottleSettings {
 	userMaxFailures: number;
@@ -12,11 +7,6 @@ export interface ThrottleSettings {
 	windowSeconds: number;
 	lockoutSeconds: number;
 	maxLockoutSeconds: number;
-}
-
-/** Keys never hold a raw username (it may be a mistyped password) or address. */
-function digest(value: string): string {
-	return createHash("sha256").update(value).digest("base64url").slice(0, 22);
 }
 
 /** The lock key of a username at an address, and of an address. */
@@ -51,7 +41,7 @@ export class LoginThrottle {
 		const [pairWait, addressWait] = await Promise.all(keys.map((key) => this.counters.ttl(`lock:${key}`)));
 		this.heard(keys[0], pairWait);
 		this.heard(keys[1], addressWait);
-		if (addressWait === 0 || (await this.counters.read(`used:${pair}`)) === null)
+		if (addressWait === 0 || (await this.counters.ttl(`used:${pair}`)) === 0)
 			return Math.max(pairWait, addressWait);
 		return pairWait;
 	}
@@ -72,30 +62,26 @@ export class LoginThrottle {
 				pair,
 				Math.min(settings.lockoutSeconds * 2 ** Math.max(0, level - 1), settings.maxLockoutSeconds),
 			);
-			await this.counters.remove(`fail:${pair}`);
 		}
 		const addressLock = addressKey(address);
-		if (
-			(await this.counters.increment(`fail:${addressLock}`, settings.windowSeconds)) >=
-			settings.addressMaxFailures
-		) {
-			await this.lock(addressLock, settings.lockoutSeconds);
-			await this.counters.remove(`fail:${addressLock}`);
-		}
+		const addressFailures = await this.counters.increment(`fail:${addressLock}`, settings.windowSeconds);
+		if (addressFailures >= settings.addressMaxFailures) await this.lock(addressLock, settings.lockoutSeconds);
 	}
 
 	async recordSuccess(username: string, address: string): Promise<void> {
 		const pair = pairKey(username, address);
 		await Promise.all([
 			this.counters.remove(`fail:${pair}`),
-			this.counters.write(`used:${pair}`, 1, USED_MEMORY_SECONDS),
+			this.counters.mark(`used:${pair}`, USED_MEMORY_SECONDS),
 		]);
 	}
 
+	/** Locks `key` for `seconds`; its failures count from 0 again. */
 	private async lock(key: string, seconds: number): Promise<void> {
-		await this.counters.write(`lock:${key}`, 1, seconds);
+		await this.counters.mark(`lock:${key}`, seconds);
 		this.heard(key, seconds);
 		this.announce(key, seconds);
+		await this.counters.remove(`fail:${key}`);
 	}
 
 	private knownLock(key: string, now: number): number {

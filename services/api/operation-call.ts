@@ -1,19 +1,14 @@
-/**
- * The alias handler's work once the hooks passed: bind the params, run an add with an Idempotency-Key
- * once, call the action through the request's `api.rest` context (its metrics and tracing), answer.
- */
+/** The alias handler's work: bind, call through the request's `api.rest` context (metrics, tracing), answer. */
 import type { ServerResponse } from "node:http";
 import type { Caller } from "../../src/contract/model";
 import type { Operation } from "../../src/contract/operations";
 import { countMetric, REGISTRY_METRICS } from "../../src/platform/registry-metrics";
-import type { ServiceBroker } from "moleculer";
 import { bindParams } from "./bind";
 import { fingerprintOf, idempotencyKeyOf, type Idempotency } from "./idempotency";
 import type { GatewayRequest, RequestState } from "./request-state";
 import { recordError, recordSuccess, writeAnswer, writeRecorded } from "./respond";
 
 export interface OperationCallParts {
-	broker: ServiceBroker;
 	idempotency: Idempotency;
 	onServerError(req: GatewayRequest, error: unknown): void;
 }
@@ -55,7 +50,7 @@ export class OperationCalls {
 			},
 		);
 		if (run.replayed)
-			countMetric(this.parts.broker, REGISTRY_METRICS.idempotentReplays, { action: operation.action });
-		writeRecorded(req, res, run.answer, run.replayed ? ["idempotent-replayed", "true"] : []);
+			countMetric(req.$ctx.broker, REGISTRY_METRICS.idempotentReplays, { action: operation.action });
+		writeRecorded(res, run.answer, run.replayed ? ["idempotent-replayed", "true"] : []);
 	}
 }

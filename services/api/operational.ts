@@ -1,9 +1,4 @@
-/**
- * What a gateway answers without credentials and outside the operations table: OPTIONS, health and
- * metrics, and on the full gateway the API docs, the OpenAPI document and the console. Before
- * moleculer-web, which would take an OPTIONS as its Access-Control-Request-Method.
- */
-import type http from "node:http";
+/** What a gateway answers before moleculer-web, outside the operations table (docs/internals.md "Follow a request"). */
 import type { ServiceBroker } from "moleculer";
 import { openApiDocument } from "../../src/contract/openapi";
 import { API_BASE } from "../../src/contract/operations";
@@ -12,13 +7,8 @@ import { prometheusFormatter } from "../../src/platform/metrics";
 import { answerOperational } from "../../src/platform/operational-server";
 import { serveApiDocs } from "./api-docs";
 import { consoleAssets } from "./console-assets";
+import type { RequestHandlers } from "./http-server";
 import type { GatewayRoutes } from "./routes";
-
-export type OperationalAnswer = (
-	req: http.IncomingMessage,
-	res: http.ServerResponse,
-	path: string,
-) => boolean | Promise<void>;
 
 /**
  * `documents`: the docs, the OpenAPI document and the console too (the full gateway, not a lookup
@@ -29,10 +19,10 @@ export function operationalAnswers(
 	registryVersion: string,
 	routes: GatewayRoutes,
 	{ documents, operations }: { documents: boolean; operations: boolean },
-): OperationalAnswer {
+): RequestHandlers["operational"] {
 	const prometheus = prometheusFormatter(broker);
 	let openApiText: string | undefined;
-	const webConsole = documents ? consoleAssets() : null;
+	const serveConsole = documents ? consoleAssets() : null;
 	const apiPrefix = `${API_BASE}/`;
 	const openApiPath = `${API_BASE}/openapi.json`;
 	return (req, res, path) => {
@@ -49,10 +39,10 @@ export function operationalAnswers(
 		}
 		const answered = operations && answerOperational(broker, prometheus, req, res, path);
 		if (answered !== false) return answered;
-		if (!webConsole || (req.method !== "GET" && req.method !== "HEAD")) return false;
+		if (!serveConsole || (req.method !== "GET" && req.method !== "HEAD")) return false;
 		if (path === "/docs" || path.startsWith("/docs/")) setCommonHeaders(res);
-		if (serveApiDocs(req, res, path)) return true;
-		if (webConsole.serve(req, res, path)) return true;
+		if (serveApiDocs(res, path)) return true;
+		if (serveConsole(req, res, path)) return true;
 		if (path === openApiPath) {
 			setCommonHeaders(res);
 			openApiText ??= JSON.stringify(openApiDocument(registryVersion));

@@ -1,10 +1,6 @@
-/**
- * The per-caller rate limit (decisions §3): a token bucket per account (or anonymous address), decided
- * in memory; gateways share what was spent through Redis in the background, so the limit across gateways
- * is approximate by one sync round each (docs/operations.md "Rate limit").
- */
-import { createHash } from "node:crypto";
+/** The per-caller rate limit: token buckets, shared between gateways through Redis (docs/internals.md "Rate limit"). */
 import type Redis from "ioredis";
+import { digest } from "./counters";
 
 interface Bucket {
 	tokens: number;
@@ -130,9 +126,4 @@ export class RateLimiter {
 		}
 		return bucket;
 	}
-}
-
-/** Counter keys never hold a raw username or address. */
-function digest(value: string): string {
-	return createHash("sha256").update(value).digest("base64url").slice(0, 22);
 }

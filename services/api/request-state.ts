@@ -1,7 +1,4 @@
-/**
- * What the gateway's steps learn about one request, carried from hook to hook in its `api.rest`
- * context's `locals` (docs/internals.md "Follow a request").
- */
+/** What the gateway's steps learn about a request, carried in its `api.rest` context's `locals`. */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Context } from "moleculer";
 import type { RegistryMeta } from "../../src/platform/context";

@@ -1,8 +1,4 @@
-/**
- * How the gateway writes an answer (spec rule 4, decisions §2 and §8): the operation's status and media
- * type, Location, ETag and 304, errors in the spec's body, always the common headers. Not moleculer-web's
- * `sendResponse`: it tags lists too.
- */
+/** How the gateway writes an answer (docs/decisions.md "The gateway"); not moleculer-web's, which tags lists too. */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline, Readable } from "node:stream";
 import { entityTagOf, isNotModified } from "../../src/contract/entity-tags";
@@ -17,9 +13,11 @@ function locationOf(operation: Operation, answer: unknown): string | undefined {
 	return typeof identifier === "string" ? `${fullPathOf(operation)}/${identifier}` : undefined;
 }
 
-/** The head of an answer: the common headers, then `more` (name, value, …); moleculer-web has set X-Request-ID. */
-function writeHead(res: ServerResponse, status: number, more: string[]): void {
-	res.writeHead(status, [...COMMON_HEADER_LIST, ...more]);
+/** A whole answer: the common headers, `head` (name, value, …), Content-Length with a body (none to a HEAD request). */
+function end(res: ServerResponse, status: number, head: string[], body: string | null = null): void {
+	const length = body === null ? [] : ["content-length", String(Buffer.byteLength(body))];
+	res.writeHead(status, [...COMMON_HEADER_LIST, ...head, ...length]);
+	res.end(body ?? undefined);
 }
 
 /** A successful answer of the request's operation. */
@@ -27,14 +25,10 @@ export function writeAnswer(req: IncomingMessage, res: ServerResponse, state: Re
 	const operation = state.operation as Operation;
 	const location = operation.status === 200 ? undefined : locationOf(operation, answer);
 	const more = location ? ["location", location] : [];
-	if (operation.status === 204 || answer === null || answer === undefined) {
-		writeHead(res, operation.status, more);
-		res.end();
-		return;
-	}
+	if (operation.status === 204 || answer === null || answer === undefined) return end(res, operation.status, more);
 	more.push("content-type", state.contentType);
 	if (answer instanceof Readable) {
-		writeHead(res, operation.status, more);
+		res.writeHead(operation.status, [...COMMON_HEADER_LIST, ...more]);
 		if (req.method === "HEAD") {
 			answer.destroy(); // nobody reads it: a stream that would run on (the change stream) ends now
 			return void res.end();
@@ -45,14 +39,10 @@ export function writeAnswer(req: IncomingMessage, res: ServerResponse, state: Re
 	const body = operation.response?.xml ? String(answer) : JSON.stringify(answer);
 	if (operation.entityTag) {
 		const tag = entityTagOf(body);
-		if (notModified(req, tag)) {
-			writeHead(res, 304, ["etag", tag]);
-			return void res.end();
-		}
+		if (notModified(req, tag)) return end(res, 304, ["etag", tag]);
 		more.push("etag", tag);
 	}
-	writeHead(res, operation.status, [...more, "content-length", String(Buffer.byteLength(body))]);
-	res.end(body);
+	end(res, operation.status, more, body);
 }
 
 /** A GET or HEAD whose If-None-Match names the answer's tag. */
@@ -97,26 +87,14 @@ export function recordError(req: IncomingMessage, error: unknown, state?: Reques
 	};
 }
 
-/** Writes a recorded answer (without its body to a HEAD request); `more` are headers of this request only. */
-export function writeRecorded(
-	req: IncomingMessage,
-	res: ServerResponse,
-	answer: RecordedAnswer,
-	more: string[] = [],
-): void {
-	if (answer.body === null) {
-		writeHead(res, answer.status, [...answer.head, ...more]);
-		res.end();
-		return;
-	}
-	// Node sends no body to a HEAD request, and keeps the GET's Content-Length.
-	writeHead(res, answer.status, [...answer.head, ...more, "content-length", String(Buffer.byteLength(answer.body))]);
-	res.end(answer.body);
+/** Writes a recorded answer; `more` are headers of this request only. */
+export function writeRecorded(res: ServerResponse, answer: RecordedAnswer, more: string[] = []): void {
+	end(res, answer.status, [...answer.head, ...more], answer.body);
 }
 
 /** An error in the spec's body; returns its status. */
 export function writeError(req: IncomingMessage, res: ServerResponse, error: unknown, state?: RequestState): number {
 	const answer = recordError(req, error, state);
-	if (!res.headersSent) writeRecorded(req, res, answer);
+	if (!res.headersSent) writeRecorded(res, answer);
 	return answer.status;
 }

@@ -1,7 +1,4 @@
-/**
- * A gateway's aliases from the operations it serves: one per method and path carrying the operations
- * that share it (the Accept chooses in the `authorization` hook), and HEAD beside every GET (decisions §2).
- */
+/** A gateway's aliases: one per method and path, carrying the operations that share it, and HEAD beside every GET. */
 import { groupOperations } from "../../src/contract/negotiation";
 import { fullPathOf, type Operation } from "../../src/contract/operations";
 import type { OperationAlias } from "./request-state";

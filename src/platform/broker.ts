@@ -1,12 +1,9 @@
-/**
- * Builds a registry broker: moleculer.config.ts with the registry's middlewares (start checks, sealed
- * packets, durable channels, the role check), all keyed by its environment's cluster key.
- */
+/** A registry broker: moleculer.config.ts with the registry's middlewares, keyed by its cluster key. */
 import { ServiceBroker, type BrokerOptions } from "moleculer";
 import { checkCredentials } from "./connections";
 import { brokerOptions } from "../../moleculer.config";
 import { channelsMiddleware } from "./channels";
-import { bindClusterKeys, lazyClusterKeys, type ClusterKeys } from "./cluster-key";
+import { brokerKeys, lazyClusterKeys, type ClusterKeys } from "./cluster-key";
 import { permissionsMiddleware } from "./permissions";
 import { sealedPacketsMiddleware } from "./sealed-packets";
 
@@ -57,7 +54,7 @@ export function createBroker(options: BrokerBuildOptions = {}): ServiceBroker {
 		internalMiddlewares: overrides.internalMiddlewares ?? false,
 	});
 	brokerEnvironments.set(broker, source);
-	bindClusterKeys(broker, keys);
+	brokerKeys.set(broker, keys);
 	return broker;
 }
 

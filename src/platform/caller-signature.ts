@@ -1,8 +1,4 @@
-/**
- * The caller carried between services, signed (docs/internals.md "Roles on every call"): the gateway's
- * callers are marked, and signed only when a call takes them onto the transporter; `meta.userSignature`
- * is "<expires at, ms>.<HMAC-SHA256, base64url>" with the callers' key (cluster-key.ts).
- */
+/** The caller carried between services, signed (docs/internals.md "Roles on every call"). */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { ServiceBroker } from "moleculer";
 import type { Caller } from "../contract/model";

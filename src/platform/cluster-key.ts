@@ -1,8 +1,4 @@
-/**
- * The cluster key (docs/operations.md "The cluster key", docs/security.md): from CLUSTER_KEY each process
- * derives one key per use (HKDF, namespace as salt); CLUSTER_KEY_PREVIOUS is for a rotation. Without a
- * TRANSPORTER and CLUSTER_KEY, a process makes a random key at its start.
- */
+/** The cluster key and the keys each process derives from it (docs/operations.md "The cluster key"). */
 import { hkdfSync, randomBytes } from "node:crypto";
 import type { ServiceBroker } from "moleculer";
 import { env, SECRET_PLACEHOLDER } from "../config/settings";
@@ -38,10 +34,7 @@ export function clusterKeyProblem(source: NodeJS.ProcessEnv = process.env): stri
 	if (!key && env("TRANSPORTER", source))
 		return `CLUSTER_KEY is not set: every process of a cluster (TRANSPORTER is set) needs the key the cluster shares; ${HOW_TO_MAKE}`;
 	if (!key && previous) return "CLUSTER_KEY_PREVIOUS is set without CLUSTER_KEY: a rotation names both keys";
-	for (const [name, value] of [
-		["CLUSTER_KEY", key],
-		["CLUSTER_KEY_PREVIOUS", previous],
-	]) {
+	for (const [name, value] of Object.entries({ CLUSTER_KEY: key, CLUSTER_KEY_PREVIOUS: previous })) {
 		if (value.toUpperCase().includes(SECRET_PLACEHOLDER))
 			return `${name} still holds the placeholder ${SECRET_PLACEHOLDER} of k8s/secret.yaml; ${HOW_TO_MAKE}`;
 		if (value && value.length < MIN_CLUSTER_KEY_LENGTH)
@@ -90,12 +83,8 @@ export function lazyClusterKeys(source: NodeJS.ProcessEnv): () => ClusterKeys {
 	return () => (keys ??= clusterKeys(source));
 }
 
-const brokerKeys = new WeakMap<ServiceBroker, () => ClusterKeys>();
-
-/** src/platform/broker.ts: the keys a registry broker's middlewares use. */
-export function bindClusterKeys(broker: ServiceBroker, keys: () => ClusterKeys): void {
-	brokerKeys.set(broker, keys);
-}
+/** The keys a registry broker's middlewares use (set by src/platform/broker.ts). */
+export const brokerKeys = new WeakMap<ServiceBroker, () => ClusterKeys>();
 
 /** A broker's keys; a broker not built by createBroker (a test's) has the process's. */
 export function keysOf(broker: ServiceBroker): ClusterKeys {

@@ -1,7 +1,4 @@
-/**
- * Every connection to NATS and Redis takes its options and credentials from here (docs/operations.md
- * "Credentials"); no secret is ever part of a log line (`redact`).
- */
+/** NATS and Redis options and credentials (docs/operations.md "Credentials"); no secret in a log line. */
 import fs from "node:fs";
 import { connect, credsAuthenticator, nkeyAuthenticator, type ConnectionOptions } from "nats";
 import Redis from "ioredis";
@@ -165,69 +162,57 @@ export async function checkCredentials(source: NodeJS.ProcessEnv = process.env):
 	refuseClusterKeyProblems(source);
 	const transporter = env("TRANSPORTER", source);
 	const cacher = env("CACHER", source);
-	const checks: Promise<void>[] = [];
-	if (isNatsTransporter(transporter)) {
-		checks.push(
-			(async () => {
-				const connection = await connect({
-					...natsConnectionOptions(source),
-					name: "registry-credentials-check",
-					reconnect: false,
-					timeout: 5000,
-				}).catch((error: unknown) => {
-					const reason =
-						String((error as { code?: string })?.code ?? "") +
-						" " +
-						String((error as Error)?.message ?? error);
-					if (NATS_REFUSED.test(reason)) {
-						throw new CredentialsRefused(
-							`NATS at ${redact(transporter)} refused the registry's credentials (authentication failed: ${(error as Error).message}); check NATS_USER/NATS_PASSWORD, NATS_TOKEN, NATS_CREDS_FILE or NATS_NKEY_SEED_FILE`,
-						);
-					}
-					return null;
-				});
-				await connection?.close();
-			})(),
-		);
+	const results = await Promise.allSettled([
+		isNatsTransporter(transporter) && checkNats(transporter, source),
+		cacher && checkRedis(cacher, source),
+	]);
+	const refused = results.flatMap((result) => (result.status === "rejected" ? [result.reason as Error] : []));
+	if (refused.length === 1) throw refused[0];
+	if (refused.length) throw new CredentialsRefused(refused.map((error) => error.message).join("; "));
+}
+
+async function checkNats(transporter: string, source: NodeJS.ProcessEnv): Promise<void> {
+	const options = {
+		...natsConnectionOptions(source),
+		name: "registry-credentials-check",
+		reconnect: false,
+		timeout: 5000,
+	};
+	const connection = await connect(options).catch((error: unknown) => {
+		const reason = `${(error as { code?: string })?.code ?? ""} ${(error as Error)?.message ?? error}`;
+		if (NATS_REFUSED.test(reason))
+			throw new CredentialsRefused(
+				`NATS at ${redact(transporter)} refused the registry's credentials (authentication failed: ${(error as Error).message}); check NATS_USER/NATS_PASSWORD, NATS_TOKEN, NATS_CREDS_FILE or NATS_NKEY_SEED_FILE`,
+			);
+		return null;
+	});
+	await connection?.close();
+}
+
+async function checkRedis(cacher: string, source: NodeJS.ProcessEnv): Promise<void> {
+	const client = new Redis({
+		...redisConnectionOptions(cacher, source),
+		lazyConnect: true,
+		enableOfflineQueue: false,
+		maxRetriesPerRequest: 0,
+		connectTimeout: 3000,
+		retryStrategy: () => null,
+	});
+	// A refusal during the connection's ready check arrives as an error event; the call then only says "Connection is closed".
+	let refusal: unknown = null;
+	client.on("error", (error) => {
+		if (isRedisAuthError(error)) refusal = error;
+	});
+	try {
+		await client.connect();
+		await client.ping();
+	} catch (failure) {
+		const error = isRedisAuthError(failure) ? failure : refusal;
+		if (error)
+			throw new CredentialsRefused(
+				`Redis at ${redact(cacher)} refused the registry's credentials (authentication failed: ${String((error as Error).message).split("\n")[0]}); check REDIS_USERNAME/REDIS_PASSWORD`,
+			);
+	} finally {
+		client.disconnect();
 	}
-	if (cacher) {
-		checks.push(
-			(async () => {
-				const client = new Redis({
-					...redisConnectionOptions(cacher, source),
-					lazyConnect: true,
-					enableOfflineQueue: false,
-					maxRetriesPerRequest: 0,
-					connectTimeout: 3000,
-					retryStrategy: () => null,
-				});
-				// A refusal during the connection's ready check arrives as an error event; the call then only says "Connection is closed".
-				let refusal: unknown = null;
-				client.on("error", (error) => {
-					if (isRedisAuthError(error)) refusal = error;
-				});
-				try {
-					await client.connect();
-					await client.ping();
-				} catch (failure) {
-					const error = isRedisAuthError(failure) ? failure : refusal;
-					if (error) {
-						throw new CredentialsRefused(
-							`Redis at ${redact(cacher)} refused the registry's credentials (authentication failed: ${String((error as Error).message).split("\n")[0]}); check REDIS_USERNAME/REDIS_PASSWORD`,
-						);
-					}
-				} finally {
-					client.disconnect();
-				}
-			})(),
-		);
-	}
-	const results = await Promise.allSettled(checks);
-	const refused = results
-		.filter((result): result is PromiseRejectedResult => result.status === "rejected")
-		.map((result) => result.reason as Error);
-	if (refused.length)
-		throw refused.length === 1
-			? refused[0]
-			: new CredentialsRefused(refused.map((error) => error.message).join("; "));
 }

@@ -1,7 +1,4 @@
-/**
- * Readiness (decisions §1): the transporter, the services this process runs (a gateway also needs
- * `accounts`) and their stores. Other services are not required: their operations answer 503 meanwhile.
- */
+/** Readiness: what this process needs itself (docs/operations.md "Health and metrics"). */
 import type { ServiceBroker } from "moleculer";
 import type { Store } from "../store/types";
 
@@ -19,14 +16,14 @@ export interface Readiness {
 
 export async function readiness(broker: ServiceBroker): Promise<Readiness> {
 	const checks: Record<string, "UP" | "DOWN"> = { startup: startupPending ? "DOWN" : "UP" };
-	const transit = (broker as unknown as { transit?: { connected: boolean } }).transit;
-	checks.transporter = !transit || transit.connected ? "UP" : "DOWN";
+	checks.transporter = !broker.transit || broker.transit.connected ? "UP" : "DOWN";
 	// A Redis that is away only costs cache misses; one that refuses our credentials is a misconfiguration.
 	const cacher = broker.cacher as unknown as { credentialsRefused?: string | null } | null;
 	if (cacher && "credentialsRefused" in cacher) checks.cache = cacher.credentialsRefused ? "DOWN" : "UP";
 	const list = broker.registry.getServiceList({ onlyAvailable: true, skipInternal: true }) as { name: string }[];
 	const available = new Set(list.map((service) => service.name));
 	const local = broker.services.map((service) => service.name).filter((name) => !name.startsWith("$"));
+	// A gateway authenticates through accounts; other services' operations answer 503 meanwhile.
 	const required = local.includes("api") ? [...local, "accounts"] : local;
 	for (const name of required) checks[`service:${name}`] = available.has(name) ? "UP" : "DOWN";
 	for (const service of broker.services) {

@@ -1,21 +1,22 @@
-/**
- * Health and metrics on PORT for every process (decisions §1): the gateway answers them before its API;
- * a process without one (e.g. SERVICES=lookup) starts this small server, as Kubernetes probes every pod.
- */
+/** Health and metrics where no gateway answers them (docs/operations.md "Health and metrics"). */
 import http from "node:http";
 import type { ServiceBroker } from "moleculer";
 import { readiness } from "./health";
 import { prometheusFormatter } from "./metrics";
 import { setCommonHeaders } from "../contract/response-headers";
 
-const JSON_TYPE = "application/json;charset=UTF-8";
-
-function send(res: http.ServerResponse, status: number, type: string, body: string): void {
-	setCommonHeaders(res);
+/** Answers with a whole body and its length (node sends no body to a HEAD request); the caller sets the common headers. */
+export function send(res: http.ServerResponse, status: number, type: string, body: string | Buffer): true {
 	res.statusCode = status;
 	res.setHeader("content-type", type);
 	res.setHeader("content-length", Buffer.byteLength(body));
 	res.end(body);
+	return true;
+}
+
+function sendJson(res: http.ServerResponse, status: number, value: unknown): true {
+	setCommonHeaders(res);
+	return send(res, status, "application/json;charset=UTF-8", JSON.stringify(value));
 }
 
 /** Answers a GET or HEAD of health or metrics: true, or a promise for readiness; false for any other request. */
@@ -27,21 +28,15 @@ export function answerOperational(
 	path: string,
 ): boolean | Promise<void> {
 	if (req.method !== "GET" && req.method !== "HEAD") return false;
-	if (path === "/health/live") {
-		send(res, 200, JSON_TYPE, JSON.stringify({ status: "UP" }));
-		return true;
-	}
-	if (path === "/health/ready") {
+	if (path === "/health/live") return sendJson(res, 200, { status: "UP" });
+	if (path === "/health/ready")
 		return readiness(broker).then(
-			(result) => send(res, result.status === "UP" ? 200 : 503, JSON_TYPE, JSON.stringify(result)),
-			() => send(res, 503, JSON_TYPE, JSON.stringify({ status: "DOWN" })),
+			(result) => void sendJson(res, result.status === "UP" ? 200 : 503, result),
+			() => void sendJson(res, 503, { status: "DOWN" }),
 		);
-	}
-	if (path === "/metrics" && prometheus) {
-		send(res, 200, "text/plain; version=0.0.4; charset=utf-8", prometheus());
-		return true;
-	}
-	return false;
+	if (path !== "/metrics" || !prometheus) return false;
+	setCommonHeaders(res);
+	return send(res, 200, "text/plain; version=0.0.4; charset=utf-8", prometheus());
 }
 
 export function startOperationalServer(broker: ServiceBroker, port: number): Promise<http.Server> {
@@ -49,7 +44,7 @@ export function startOperationalServer(broker: ServiceBroker, port: number): Pro
 	const server = http.createServer((req, res) => {
 		const path = (req.url ?? "").split("?")[0];
 		if (answerOperational(broker, prometheus, req, res, path) === false)
-			send(res, 404, JSON_TYPE, JSON.stringify({ status: 404, error: "Not Found", path }));
+			sendJson(res, 404, { status: 404, error: "Not Found", path });
 	});
 	return new Promise((resolve, reject) => {
 		server.once("error", reject);

@@ -1,7 +1,4 @@
-/**
- * Password hashing (decisions §3): scrypt with a random salt, stored with its parameters so they can grow
- * (`scrypt$<N>$<r>$<p>$<salt>$<hash>`); an unknown username spends the time of a real check.
- */
+/** Password hashes: scrypt with a random salt, `scrypt$<N>$<r>$<p>$<salt>$<hash>` so that the parameters can grow. */
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from "node:crypto";
 
 /** N = 2^15, r = 8: 32 MiB and tens of milliseconds per check; the gateway caches verified credentials. */
@@ -68,20 +65,14 @@ export async function hashPassword(password: string): Promise<string> {
 
 let dummyHash: Promise<string> | undefined;
 
-/** A hash of a random secret nobody knows, made once per process. */
-function dummy(): Promise<string> {
-	dummyHash ??= hashPassword(randomBytes(32).toString("base64url"));
-	return dummyHash;
-}
-
-/** Makes the dummy hash now, so that the first unknown-username check is not slower than the rest. */
-export async function prepareDummyHash(): Promise<void> {
-	await dummy();
+/** The hash of a random secret nobody knows, made once (at start: the first unknown-username check is not slower). */
+export function prepareDummyHash(): Promise<string> {
+	return (dummyHash ??= hashPassword(randomBytes(32).toString("base64url")));
 }
 
 /** Verifies against a hash nobody matches: spends a real check's time, always false. */
 export async function spendVerificationTime(password: string): Promise<false> {
-	await verifyPassword(password, await dummy());
+	await verifyPassword(password, await prepareDummyHash());
 	return false;
 }
 

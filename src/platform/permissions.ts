@@ -1,7 +1,4 @@
-/**
- * Who may call an action, checked on the node that runs it, whoever called (docs/internals.md "Roles on
- * every call"): signed or locally authenticated callers only, then the operations table's roles.
- */
+/** Who may call an action, checked where it runs (docs/internals.md "Roles on every call"). */
 import type { Middleware as BrokerMiddleware, ServiceBroker } from "moleculer";
 import type { RegistryContext } from "./context";
 import type { ClusterKeys } from "./cluster-key";

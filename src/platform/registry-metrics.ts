@@ -1,15 +1,7 @@
-/**
- * The registry's own metrics beside Moleculer's (docs/operations.md "Monitoring"; k8s/monitoring/ reads
- * them), each registered on first use.
- */
+/** The registry's own metrics beside Moleculer's (docs/operations.md "Monitoring"), registered on first use. */
 import type { ServiceBroker } from "moleculer";
 
-interface Definition {
-	type: "counter" | "gauge";
-	name: string;
-	labelNames: string[];
-	description: string;
-}
+type Definition = { type: "counter" | "gauge"; name: string; labelNames: string[]; description: string };
 
 export const REGISTRY_METRICS = {
 	outboxBacklog: {
@@ -97,18 +89,10 @@ export const REGISTRY_METRICS = {
 
 type Labels = Record<string, string | number>;
 
-interface MetricsRegistry {
-	getMetric(name: string): unknown;
-	register(definition: object): unknown;
-	increment(name: string, labels?: Labels | null, value?: number): void;
-	set(name: string, value: number, labels?: Labels | null): void;
-}
-
-function registryOf(broker: ServiceBroker, definition: Definition): MetricsRegistry | null {
+function registryOf(broker: ServiceBroker, definition: Definition): ServiceBroker["metrics"] | null {
 	if (!broker.isMetricsEnabled()) return null;
-	const registry = (broker as unknown as { metrics: MetricsRegistry }).metrics;
-	if (!registry.getMetric(definition.name)) registry.register(definition);
-	return registry;
+	if (!broker.metrics.getMetric(definition.name)) broker.metrics.register(definition);
+	return broker.metrics;
 }
 
 export function countMetric(broker: ServiceBroker, definition: Definition, labels: Labels = {}, value = 1): void {
@@ -117,10 +101,4 @@ export function countMetric(broker: ServiceBroker, definition: Definition, label
 
 export function setMetric(broker: ServiceBroker, definition: Definition, value: number, labels: Labels = {}): void {
 	registryOf(broker, definition)?.set(definition.name, value, labels);
-}
-
-/** Counts a lockout by its key, `user:<digest>` or `addr:<digest>` (services/api/login-throttle.ts). */
-export function countLockout(broker: ServiceBroker, key: unknown): void {
-	if (typeof key !== "string") return;
-	countMetric(broker, REGISTRY_METRICS.loginLockouts, { scope: key.startsWith("addr:") ? "address" : "user" });
 }

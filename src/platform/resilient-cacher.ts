@@ -1,9 +1,6 @@
-/**
- * Moleculer's Redis cacher, degrading instead of failing (docs/operations.md "When Redis, NATS or a node
- * goes away"): errors are misses, nothing waits for an absent Redis, and missed invalidations are replayed
- * before a cached answer is trusted again.
- */
-import { Cachers, type ServiceBroker } from "moleculer";
+/** The Redis cacher, degrading instead of failing (docs/operations.md "When Redis, NATS or a node goes away"). */
+import type Redis from "ioredis";
+import { Cachers, type LoggerInstance, type ServiceBroker } from "moleculer";
 import { isRedisAuthError, redisConnectionOptions } from "./connections";
 
 /** Longest a single Redis command may take before it counts as failed (a miss). */
@@ -28,42 +25,33 @@ export function redisClientOptions(url: string, source: NodeJS.ProcessEnv = proc
 	};
 }
 
-interface RedisClient {
-	del(keys: string[]): Promise<number>;
-	on(event: string, listener: (...args: unknown[]) => void): unknown;
-	removeAllListeners(event: string): unknown;
-	disconnect(): void;
-	status: string;
-}
-
-export class ResilientRedisCacher extends Cachers.Redis<RedisClient> {
+export class ResilientRedisCacher extends Cachers.Redis<Redis> {
+	/** Set by moleculer's cacher, which does not type them. */
+	declare logger: LoggerInstance;
+	declare connected: boolean;
 	private outageSince: number | null = null;
 	private failures = 0;
 	private readonly missedKeys = new Set<string>();
 	private readonly missedPatterns = new Set<string>();
 	private replaying: Promise<void> | null = null;
-	private cacherLogger!: ServiceBroker["logger"];
 	/** Why Redis refused our credentials (authentication failed), or null: readiness is DOWN meanwhile (src/platform/health.ts). */
 	credentialsRefused: string | null = null;
-	private connectedFlag!: { connected: boolean };
 
 	init(broker: ServiceBroker): void {
 		super.init(broker);
-		this.cacherLogger = (this as unknown as { logger: ServiceBroker["logger"] }).logger;
-		this.connectedFlag = this as unknown as { connected: boolean };
 		// RedisCacher logs every reconnection failure as an error; one warning per outage is enough.
 		this.client.removeAllListeners("error");
 		this.client.on("error", (error) => {
-			this.connectedFlag.connected = false;
+			this.connected = false;
 			if (isRedisAuthError(error)) this.refused(error);
 			this.unavailable(error);
 		});
 		this.client.on("ready", () => {
 			if (this.credentialsRefused !== null)
-				this.cacherLogger.info("Redis cache accepts the registry's credentials again");
+				this.logger.info("Redis cache accepts the registry's credentials again");
 			this.credentialsRefused = null;
 			if (this.outageSince !== null) {
-				this.cacherLogger.info(
+				this.logger.info(
 					`Redis cache is back after ${Date.now() - this.outageSince} ms (${this.failures} cache operation(s) answered as misses meanwhile)`,
 				);
 				this.outageSince = null;
@@ -76,10 +64,10 @@ export class ResilientRedisCacher extends Cachers.Redis<RedisClient> {
 	/** Redis refused the credentials (e.g. rotated in Redis, not here): said once, loudly; the process is not ready until it accepts them. */
 	private refused(error: unknown): void {
 		if (this.credentialsRefused !== null) return;
-		const options = (this as unknown as { opts: { redis: { host?: string; port?: number } } }).opts.redis;
+		const { host, port } = this.opts.redis as { host?: string; port?: number };
 		this.credentialsRefused = String((error as Error)?.message ?? error).split("\n")[0];
-		this.cacherLogger.error(
-			`Redis at ${options.host}:${options.port} refused the registry's credentials (authentication failed: ${this.credentialsRefused}); check REDIS_USERNAME/REDIS_PASSWORD. Not ready until it accepts them`,
+		this.logger.error(
+			`Redis at ${host}:${port} refused the registry's credentials (authentication failed: ${this.credentialsRefused}); check REDIS_USERNAME/REDIS_PASSWORD. Not ready until it accepts them`,
 		);
 	}
 
@@ -88,7 +76,7 @@ export class ResilientRedisCacher extends Cachers.Redis<RedisClient> {
 		this.failures++;
 		if (this.outageSince !== null) return;
 		this.outageSince = Date.now();
-		this.cacherLogger.warn(
+		this.logger.warn(
 			`Redis cache unavailable (${String((error as Error)?.message ?? error)}): cache operations answer as misses and requests answer from the stores until it is back`,
 		);
 	}
@@ -118,7 +106,7 @@ export class ResilientRedisCacher extends Cachers.Redis<RedisClient> {
 					await super.clean(pattern);
 					this.missedPatterns.delete(pattern);
 				}
-				this.cacherLogger.info(
+				this.logger.info(
 					`Redis cache: replayed ${keys.length} key invalidation(s) missed while it was unavailable`,
 				);
 			} catch (error) {
@@ -130,18 +118,22 @@ export class ResilientRedisCacher extends Cachers.Redis<RedisClient> {
 		return this.replaying;
 	}
 
-	/** A cache read: a miss while invalidations wait for their replay or Redis errs. */
-	private async read<T>(miss: T, read: () => Promise<T>): Promise<T> {
-		if (this.pendingInvalidations) {
-			void this.replay();
-			return miss;
-		}
+	/** A cache operation that fails soft: `fallback` when Redis errs, once `failed` has kept what was not done. */
+	private async soft<T>(fallback: T, work: () => Promise<T>, failed?: () => void): Promise<T> {
 		try {
-			return await read();
+			return await work();
 		} catch (error) {
 			this.unavailable(error);
-			return miss;
+			failed?.();
+			return fallback;
 		}
+	}
+
+	/** A cache read: a miss while invalidations wait for their replay or Redis errs. */
+	private async read<T>(miss: T, read: () => Promise<T>): Promise<T> {
+		if (!this.pendingInvalidations) return this.soft(miss, read);
+		void this.replay();
+		return miss;
 	}
 
 	get(key: string): Promise<null | Record<string, unknown>> {
@@ -153,45 +145,36 @@ export class ResilientRedisCacher extends Cachers.Redis<RedisClient> {
 	}
 
 	// Moleculer's cacher middleware does not await `set`: a rejection would be unhandled and end the process.
-	async set(key: string, data: unknown, ttl?: number): Promise<unknown> {
-		try {
-			return await super.set(key, data, ttl);
-		} catch (error) {
-			this.unavailable(error);
-			return null;
-		}
+	set(key: string, data: unknown, ttl?: number): Promise<unknown> {
+		return this.soft(null, () => super.set(key, data, ttl));
 	}
 
-	async del(key: string | string[]): Promise<unknown> {
+	del(key: string | string[]): Promise<unknown> {
 		const keys = Array.isArray(key) ? key : [key];
-		try {
-			return await this.client.del(keys.map((one) => `${this.prefix ?? ""}${one}`));
-		} catch (error) {
-			this.unavailable(error);
-			this.rememberKeys(keys);
-			return 0;
-		}
+		const prefixed = keys.map((one) => `${this.prefix ?? ""}${one}`);
+		return this.soft(
+			0,
+			() => this.client.del(prefixed),
+			() => this.rememberKeys(keys),
+		);
 	}
 
-	async clean(match: string | string[] = "*"): Promise<unknown> {
-		try {
-			return await super.clean(match);
-		} catch (error) {
-			this.unavailable(error);
-			for (const pattern of Array.isArray(match) ? match : [match]) this.missedPatterns.add(pattern);
-			return null;
-		}
+	clean(match: string | string[] = "*"): Promise<unknown> {
+		return this.soft(
+			null,
+			() => super.clean(match),
+			() => [match].flat().forEach((one) => this.missedPatterns.add(one)),
+		);
 	}
 
 	/** Never waits for an absent Redis: QUIT when connected, else just drop the connection. */
 	async close(): Promise<unknown> {
 		try {
-			if (this.client?.status === "ready") {
+			if (this.client?.status === "ready")
 				await Promise.race([
 					super.close(),
 					new Promise((resolve) => setTimeout(resolve, REDIS_COMMAND_TIMEOUT_MS).unref()),
 				]);
-			}
 		} catch {
 			// Closing anyway.
 		} finally {

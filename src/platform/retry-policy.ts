@@ -1,8 +1,4 @@
-/**
- * The `RetryReads` middleware: a remote call refused before it ran, or lost with its node, is tried on
- * another node when trying twice cannot change the outcome (docs/operations.md "When Redis, NATS or a
- * node goes away"). Not Moleculer's `retryPolicy`, which would run a local action again whole.
- */
+/** The `RetryReads` middleware (docs/operations.md "When Redis, NATS or a node goes away"). */
 import type { Context, Middleware } from "moleculer";
 import { OPERATIONS } from "../contract/operations";
 
@@ -28,13 +24,8 @@ const IDEMPOTENT_ACTIONS: ReadonlySet<string> = new Set([
 	...INTERNAL_IDEMPOTENT,
 ]);
 
-interface CallError {
-	type?: unknown;
-	data?: { action?: unknown; nodeID?: unknown } | null;
-}
-
 function shouldRetry(error: unknown): boolean {
-	const { type, data } = (error ?? {}) as CallError;
+	const { type, data } = (error ?? {}) as { type?: unknown; data?: { action?: unknown } | null };
 	if (type === "SERVICE_NOT_AVAILABLE") return true;
 	if (type === "REQUEST_REJECTED") return typeof data?.action === "string" && IDEMPOTENT_ACTIONS.has(data.action);
 	return false;

@@ -1,7 +1,4 @@
-/**
- * Channel messages sealed (docs/internals.md "Events and channels"): @moleculer/channels has its own NATS
- * connection, so its adapter takes this serializer; a message that does not open ends in the dead letters.
- */
+/** Channel messages sealed with the cluster key (docs/internals.md "Events and channels"). */
 import { Serializers, type LoggerInstance, type ServiceBroker } from "moleculer";
 import type { ClusterKeys } from "./cluster-key";
 import { openWith, sealWith } from "./sealed-packets";

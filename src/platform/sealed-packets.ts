@@ -1,7 +1,4 @@
-/**
- * Every transporter packet sealed with AES-256-GCM (docs/internals.md "Events and channels"): a node without
- * the cluster key reads nothing and is never heard. A packet that does not open is dropped.
- */
+/** Every transporter packet sealed with AES-256-GCM (docs/internals.md "Events and channels"). */
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import type { LoggerInstance, Middleware as BrokerMiddleware, ServiceBroker } from "moleculer";
 import type { ClusterKeys, DerivedKeys } from "./cluster-key";
@@ -81,28 +78,22 @@ function claimedSender(packet: Buffer): string {
 	return match ? match[1] : "(unknown)";
 }
 
-/** Senders whose refusals have been logged; a flood of invented names stops being logged after this many. */
+/** Senders whose refusals are logged; a flood of invented names stops being logged after this many. */
 const LOGGED_SENDERS_MAX = 1000;
 
 /** Logs a refused packet once per sender it claims. */
-class RefusalLog {
-	private readonly logged = new Set<string>();
-	private full = false;
-
-	constructor(private readonly logger: LoggerInstance) {}
-
-	refused(type: string, sender: string, reason: string): void {
-		if (this.logged.has(sender) || this.full) return;
-		if (this.logged.size >= LOGGED_SENDERS_MAX) {
-			this.full = true;
-			this.logger.warn("transporter packets keep failing to open, from ever new senders: no more are logged");
-			return;
-		}
-		this.logged.add(sender);
-		this.logger.warn(
-			`dropped a ${type} packet from node ${JSON.stringify(sender)}: ${reason} (its next ones are dropped without a log line)`,
-		);
-	}
+function refusalLog(logger: LoggerInstance): (type: string, sender: string, reason: string) => void {
+	const logged = new Set<string>();
+	return (type, sender, reason) => {
+		if (logged.has(sender) || logged.size > LOGGED_SENDERS_MAX) return;
+		logged.add(sender);
+		if (logged.size > LOGGED_SENDERS_MAX)
+			logger.warn("transporter packets keep failing to open, from ever new senders: no more are logged");
+		else
+			logger.warn(
+				`dropped a ${type} packet from node ${JSON.stringify(sender)}: ${reason} (its next ones are dropped without a log line)`,
+			);
+	};
 }
 
 type Send = (topic: string, data: Buffer, meta: { packet?: { type?: string } }) => Promise<void>;
@@ -112,12 +103,12 @@ type Receive = (type: string, data: Buffer, socket?: unknown) => unknown;
 export function sealedPacketsMiddleware(keysOf: () => ClusterKeys): BrokerMiddleware {
 	let keys: ClusterKeys;
 	let nodeID: string;
-	let refusals: RefusalLog;
+	let refused: ReturnType<typeof refusalLog>;
 	return {
 		name: "SealedPackets",
 		created(broker: ServiceBroker) {
 			nodeID = broker.nodeID;
-			refusals = new RefusalLog(broker.getLogger("sealed-packets"));
+			refused = refusalLog(broker.getLogger("sealed-packets"));
 		},
 		starting() {
 			keys = keysOf();
@@ -130,7 +121,7 @@ export function sealedPacketsMiddleware(keysOf: () => ClusterKeys): BrokerMiddle
 			return (type, data, socket) => {
 				const opened = openPacket(keys, type, data);
 				if ("data" in opened) return next(type, opened.data, socket);
-				refusals.refused(type, opened.sender, opened.refused);
+				refused(type, opened.sender, opened.refused);
 			};
 		},
 	} as unknown as BrokerMiddleware;
