@@ -48,12 +48,13 @@ export class Authenticator {
 		if (header === undefined) return null;
 		const { username, password } = parseBasic(header);
 		const key = credentialKey(username, password);
-		const known = this.credentials.get(key, now);
-		if (!known) return this.verified(username, password, key, address);
+		const remembered = this.credentials.get(key, now);
+		if (!remembered) return this.verified(username, password, key, address);
+		const known = remembered.caller;
 		if (!known.addresses.has(address)) return this.fromAnotherAddress(known, username, address);
 		const wait = this.throttle.knownWait(username, address, true, now);
 		if (wait > 0) throw tooManyRequests(wait, "Too many failed logins; try again later");
-		if (this.credentials.refreshDue(key, now)) this.refresh(username, password, key, known);
+		if (remembered.refreshAt <= now) this.refresh(username, password, key, known); // one verification at a time (verify)
 		return known.caller;
 	}
 

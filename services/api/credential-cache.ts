@@ -6,29 +6,28 @@ const REFRESH_AFTER = 0.8;
 /** Credentials remembered at most; the least recently used goes first (a credential costs one derivation to verify again). */
 const MAX_CREDENTIALS = 10_000;
 
+export interface Remembered<Caller> {
+	caller: Caller;
+	/** From then on a request that uses it starts its verification again, in the background. */
+	refreshAt: number;
+	expiresAt: number;
+}
+
 export class CredentialCache<Caller extends NonNullable<unknown>> {
-	private readonly verified = new LRUCache<string, { caller: Caller; refreshAt: number; expiresAt: number }>({
-		max: MAX_CREDENTIALS,
-	});
+	private readonly verified = new LRUCache<string, Remembered<Caller>>({ max: MAX_CREDENTIALS });
 	private readonly pending = new Map<string, Promise<Caller | null>>();
 	/** Bumped by clear(): a verification still in flight answers its request but is not remembered. */
 	private generation = 0;
 
 	constructor(private readonly ttlMs: () => number) {}
 
-	/** The caller a header was verified as, while its TTL lasts. */
-	get(key: string, now = Date.now()): Caller | undefined {
+	/** The caller a header was verified as and when it is due to be verified again, while its TTL lasts. */
+	get(key: string, now = Date.now()): Remembered<Caller> | undefined {
 		const entry = this.verified.get(key);
 		if (!entry) return undefined;
-		if (entry.expiresAt > now) return entry.caller;
+		if (entry.expiresAt > now) return entry;
 		this.verified.delete(key);
 		return undefined;
-	}
-
-	/** Is the remembered credential of `key` near its end, with no verification of it running? */
-	refreshDue(key: string, now = Date.now()): boolean {
-		const entry = this.verified.get(key);
-		return entry !== undefined && entry.refreshAt <= now && !this.pending.has(key);
 	}
 
 	/** Runs `verify` once for all concurrent callers of the same key; remembers a non-null answer and forgets the key on a null one. */

@@ -24,7 +24,7 @@ describe("CredentialCache", () => {
 		expect(verifier.calls()).toBe(1);
 		verifier.settle("sp1");
 		expect(await Promise.all(answers)).toEqual(Array(64).fill("sp1"));
-		expect(cache.get("key")).toBe("sp1");
+		expect(cache.get("key")?.caller).toBe("sp1");
 	});
 
 	test("a failed verification is shared by the requests that waited for it but never remembered", async () => {
@@ -41,7 +41,7 @@ describe("CredentialCache", () => {
 	test("a remembered credential expires after its TTL", async () => {
 		const cache = new CredentialCache<string>(() => 1000);
 		await cache.verify("key", async () => "sp1");
-		expect(cache.get("key", Date.now() + 500)).toBe("sp1");
+		expect(cache.get("key", Date.now() + 500)?.caller).toBe("sp1");
 		expect(cache.get("key", Date.now() + 1500)).toBeUndefined();
 		expect(cache.size).toBe(0);
 	});
@@ -62,7 +62,7 @@ describe("CredentialCache", () => {
 		expect(cache.get("key")).toBeUndefined();
 		fresh.settle("sp1");
 		expect(await after).toBe("sp1");
-		expect(cache.get("key")).toBe("sp1");
+		expect(cache.get("key")?.caller).toBe("sp1");
 	});
 
 	test("a verification that throws reaches every waiting request and leaves nothing behind", async () => {
@@ -75,23 +75,28 @@ describe("CredentialCache", () => {
 		expect(await cache.verify("key", async () => "sp1")).toBe("sp1");
 	});
 
-	test("in the last fifth of its TTL a remembered credential is due for re-verification; a successful one renews it", async () => {
+	test("in the last fifth of its TTL a remembered credential is due for re-verification; one runs at a time; a successful one renews it", async () => {
 		let ttl = 1000;
 		const cache = new CredentialCache<string>(() => ttl);
+		const before = Date.now();
 		await cache.verify("key", async () => "sp1");
 		const start = Date.now();
-		expect(cache.refreshDue("key", start + 500)).toBe(false);
-		expect(cache.refreshDue("key", start + 850)).toBe(true);
+		const refreshAt = cache.get("key", start)!.refreshAt;
+		expect(refreshAt).toBeGreaterThanOrEqual(before + 800);
+		expect(refreshAt).toBeLessThanOrEqual(start + 800);
 		const verifier = manualVerifier<string>();
 		const renewal = cache.verify("key", verifier.verify);
-		// Still answered while the re-verification runs, and not due twice.
-		expect(cache.get("key", start + 850)).toBe("sp1");
-		expect(cache.refreshDue("key", start + 850)).toBe(false);
+		// Still answered while the re-verification runs, and a second one joins it instead of starting.
+		expect(cache.get("key", start + 850)?.caller).toBe("sp1");
+		const second = jest.fn(async () => "sp1");
+		expect(cache.verify("key", second)).toBe(renewal);
+		expect(second).not.toHaveBeenCalled();
 		ttl = 60_000;
 		verifier.settle("sp1");
 		await renewal;
-		expect(cache.get("key", start + 5000)).toBe("sp1");
-		expect(cache.refreshDue("key", start + 5000)).toBe(false);
+		const renewed = cache.get("key", start + 5000);
+		expect(renewed?.caller).toBe("sp1");
+		expect(renewed!.refreshAt).toBeGreaterThan(start + 5000);
 	});
 
 	test("a re-verification that refuses forgets the credential", async () => {
