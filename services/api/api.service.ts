@@ -73,9 +73,8 @@ function gatewayParts(broker: ServiceBroker, logger: LoggerInstance) {
 		lockoutSeconds: envNumber("AUTH_LOCKOUT_SECONDS"),
 		maxLockoutSeconds: envNumber("AUTH_MAX_LOCKOUT_SECONDS"),
 	};
-	const throttle = new LoginThrottle(counters, throttleSettings, (key, seconds) => {
-		// A lock key is `user:<digest>` or `addr:<digest>` (login-throttle.ts).
-		countMetric(broker, REGISTRY_METRICS.loginLockouts, { scope: key.startsWith("addr:") ? "address" : "user" });
+	const throttle = new LoginThrottle(counters, throttleSettings, (key, seconds, scope) => {
+		countMetric(broker, REGISTRY_METRICS.loginLockouts, { scope });
 		void broadcastEvents(broker, [{ name: EVENTS.loginLocked, payload: { key, seconds } }]);
 	});
 	const keyBounds = { perCaller: envNumber("IDEMPOTENCY_KEYS_PER_CALLER") };

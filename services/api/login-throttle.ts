@@ -23,8 +23,8 @@ export class LoginThrottle {
 	constructor(
 		private readonly counters: Counters,
 		private readonly settings: ThrottleSettings,
-		/** Tells the other gateways of a lock this one set. */
-		private readonly announce: (key: string, seconds: number) => void = () => undefined,
+		/** Tells the other gateways (and the metrics) of a lock this one set. */
+		private readonly announce: (key: string, seconds: number, scope: "user" | "address") => void = () => undefined,
 	) {}
 
 	/** Seconds to wait, from this gateway's memory, for a credential verified before (its addresses skip that lock). */
@@ -61,11 +61,13 @@ export class LoginThrottle {
 			await this.lock(
 				pair,
 				Math.min(settings.lockoutSeconds * 2 ** Math.max(0, level - 1), settings.maxLockoutSeconds),
+				"user",
 			);
 		}
 		const addressLock = addressKey(address);
 		const addressFailures = await this.counters.increment(`fail:${addressLock}`, settings.windowSeconds);
-		if (addressFailures >= settings.addressMaxFailures) await this.lock(addressLock, settings.lockoutSeconds);
+		if (addressFailures >= settings.addressMaxFailures)
+			await this.lock(addressLock, settings.lockoutSeconds, "address");
 	}
 
 	async recordSuccess(username: string, address: string): Promise<void> {
@@ -77,10 +79,10 @@ export class LoginThrottle {
 	}
 
 	/** Locks `key` for `seconds`; its failures count from 0 again. */
-	private async lock(key: string, seconds: number): Promise<void> {
+	private async lock(key: string, seconds: number, scope: "user" | "address"): Promise<void> {
 		await this.counters.mark(`lock:${key}`, seconds);
 		this.heard(key, seconds);
-		this.announce(key, seconds);
+		this.announce(key, seconds, scope);
 		await this.counters.remove(`fail:${key}`);
 	}
 
