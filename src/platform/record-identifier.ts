@@ -1,3 +1,3 @@
 import { v7 } from "uuid";
-/** UUID version 7, time-ordered (docs/internals.md "Storage"); a constant: a re-export compiles to a getter per call. */
+/** Identifiers of new records: UUID version 7, time-ordered, so inserts land on an index's last page (docs/performance.md "Store"). */
 export const newRecordIdentifier = v7;
