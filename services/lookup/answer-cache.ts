@@ -44,9 +44,10 @@ export interface Built<T> {
 	answer: T;
 }
 
+/** An organization's answers as JSON text: one string per answer is all the collector has to keep (docs/performance.md). */
 interface LocalEntry {
 	version: number;
-	answers: Map<string, unknown>;
+	answers: Map<string, string>;
 }
 
 export interface AnswerCacheOptions {
@@ -64,12 +65,15 @@ export class AnswerCache {
 	private readonly local: LRUCache<string, LocalEntry>;
 	private readonly redis: AnswerRedis | null;
 	/** Builds in flight, so concurrent misses of one answer read the store once. */
-	private readonly building = new Map<string, Promise<unknown>>();
+	private readonly building = new Map<string, Promise<string>>();
 	/** Marks Redis refused: written again before Redis is trusted again. */
 	private readonly unmarked = new Map<string, number>();
+	/** Expired copies go at once, not when the LRU's bound pushes them out: what the collector keeps stays small. */
+	private readonly purge?: NodeJS.Timeout;
 
 	constructor(private readonly options: AnswerCacheOptions) {
 		this.local = new LRUCache({ max: options.maxLocalOrganizations, ttl: options.localTtlMs || undefined });
+		if (options.localTtlMs > 0) this.purge = setInterval(() => this.local.purgeStale(), options.localTtlMs).unref();
 		this.redis = options.redis as AnswerRedis | null;
 		if (this.redis && !this.redis.lookupWrite)
 			this.redis.defineCommand("lookupWrite", { numberOfKeys: 1, lua: CONDITIONAL_WRITE });
@@ -80,15 +84,9 @@ export class AnswerCache {
 	/** The answer `name` (built from the catalog copy `digest`) of an organization, from the cache or `build`. */
 	async get<T>(organizationKey: string, name: string, digest: string, build: () => Promise<Built<T>>): Promise<T> {
 		const field = `${digest}|${name}`;
-		const entry = this.local.get(organizationKey);
-		if (entry?.answers.has(field)) return entry.answers.get(field) as T;
-		const key = `${organizationKey}\u0000${field}`;
-		let pending = this.building.get(key) as Promise<T> | undefined;
-		if (!pending) {
-			pending = this.fetch(organizationKey, field, build).finally(() => this.building.delete(key));
-			this.building.set(key, pending);
-		}
-		return pending;
+		const text =
+			this.local.get(organizationKey)?.answers.get(field) ?? (await this.textOf(organizationKey, field, build));
+		return JSON.parse(text) as T;
 	}
 
 	/** After a change of the organization's read model (version `version`): the mark in Redis, then this node's copy goes. */
@@ -98,38 +96,54 @@ export class AnswerCache {
 			this.unmarked.set(organizationKey, version);
 	}
 
+	stop(): void {
+		clearInterval(this.purge);
+	}
+
 	/** Another node changed the organization (every organization when none is named). */
 	forget(organizationKey?: string): void {
 		if (organizationKey === undefined) this.local.clear();
 		else this.local.delete(organizationKey);
 	}
 
-	private async fetch<T>(organizationKey: string, field: string, build: () => Promise<Built<T>>): Promise<T> {
-		const shared = await this.read<T>(organizationKey, field);
+	/** The answer's JSON text from Redis or `build`; concurrent misses of one answer read the store once. */
+	private textOf<T>(organizationKey: string, field: string, build: () => Promise<Built<T>>): Promise<string> {
+		const key = `${organizationKey}\u0000${field}`;
+		let pending = this.building.get(key);
+		if (!pending) {
+			pending = this.fetch(organizationKey, field, build).finally(() => this.building.delete(key));
+			this.building.set(key, pending);
+		}
+		return pending;
+	}
+
+	private async fetch<T>(organizationKey: string, field: string, build: () => Promise<Built<T>>): Promise<string> {
+		const shared = await this.read(organizationKey, field);
 		// Older than what this node answered for another name of the organization: the store, not Redis.
 		if (shared && shared.version >= (this.local.get(organizationKey)?.version ?? 0)) {
-			this.remember(organizationKey, field, shared);
-			return shared.answer;
+			this.remember(organizationKey, field, shared.version, shared.text);
+			return shared.text;
 		}
 		const built = await build();
-		if (this.redis) await this.write(organizationKey, built.version, field, JSON.stringify(built.answer));
-		this.remember(organizationKey, field, built);
-		return built.answer;
+		const text = JSON.stringify(built.answer);
+		if (this.redis) await this.write(organizationKey, built.version, field, text);
+		this.remember(organizationKey, field, built.version, text);
+		return text;
 	}
 
-	private remember(organizationKey: string, field: string, built: Built<unknown>): void {
+	private remember(organizationKey: string, field: string, version: number, text: string): void {
 		const entry = this.local.get(organizationKey);
-		if (entry && entry.version > built.version) return;
-		if (entry && entry.version === built.version) entry.answers.set(field, built.answer);
-		else this.local.set(organizationKey, { version: built.version, answers: new Map([[field, built.answer]]) });
+		if (entry && entry.version > version) return;
+		if (entry && entry.version === version) entry.answers.set(field, text);
+		else this.local.set(organizationKey, { version, answers: new Map([[field, text]]) });
 	}
 
-	private async read<T>(organizationKey: string, field: string): Promise<Built<T> | null> {
+	private async read(organizationKey: string, field: string): Promise<{ version: number; text: string } | null> {
 		if (!this.redis || !(await this.marksWritten())) return null;
 		try {
-			const [version, value] = await this.redis.hmget(this.keyOf(organizationKey), "v", field);
-			if (version === null || value === null) return null;
-			return { version: Number(version), answer: JSON.parse(value) as T };
+			const [version, text] = await this.redis.hmget(this.keyOf(organizationKey), "v", field);
+			if (version === null || text === null) return null;
+			return { version: Number(version), text };
 		} catch (error) {
 			this.options.onRedisError(error);
 			return null;

@@ -533,6 +533,7 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 		await this.catalog.stop();
 		await this.directory.stop();
 		await this.parkedCount.stop();
+		this.answers.stop();
 	},
 };
 
