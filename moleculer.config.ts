@@ -69,7 +69,9 @@ export function brokerOptions(source: NodeJS.ProcessEnv = process.env): BrokerOp
 			options: { useNewCustomCheckerFunction: true, haltOnFirstError: false },
 		} as never,
 		// GET /metrics renders this registry in Prometheus text (services/api/api.service.ts).
-		metrics: { enabled: metrics },
+		// Percentiles come from the histograms' buckets in Prometheus (k8s/monitoring). Moleculer's own quantile
+		// windows (null: none) would keep every request time for a minute and sort them all at each scrape.
+		metrics: { enabled: metrics, defaultQuantiles: null as unknown as number[] },
 		tracing: { enabled: false },
 		errorHandler(error) {
 			throw error;

@@ -355,4 +355,16 @@ describe("operational endpoints (decisions §1)", () => {
 		const authenticated = await request(registry.url).get("/metrics").set("Authorization", admin);
 		expect(authenticated.status).toBe(200);
 	});
+
+	test("request times are histograms Prometheus aggregates: buckets, and no per-process quantiles kept", async () => {
+		await request(registry.url)
+			.get("/rest/api/processes")
+			.set("Accept", FIND_PROCESSES)
+			.set("Authorization", admin);
+		const metrics = (await request(registry.url).get("/metrics")).text;
+		expect(metrics).toMatch(
+			/^moleculer_request_time_bucket\{[^}]*action="catalog\.findProcesses"[^}]*le="1"\} \d+$/m,
+		);
+		expect(metrics).not.toMatch(/quantile="/);
+	});
 });
