@@ -4,7 +4,7 @@ import { openApiDocument } from "../../src/contract/openapi";
 import { API_BASE } from "../../src/contract/operations";
 import { setCommonHeaders } from "../../src/contract/response-headers";
 import { prometheusFormatter } from "../../src/platform/metrics";
-import { answerOperational } from "../../src/platform/operational-server";
+import { answerOperational, send } from "../../src/platform/operational-server";
 import { serveApiDocs } from "./api-docs";
 import { consoleAssets } from "./console-assets";
 import type { RequestHandlers } from "./http-server";
@@ -46,10 +46,7 @@ export function operationalAnswers(
 		if (path === openApiPath) {
 			setCommonHeaders(res);
 			openApiText ??= JSON.stringify(openApiDocument(registryVersion));
-			res.statusCode = 200;
-			res.setHeader("content-type", "application/json;charset=UTF-8");
-			res.end(openApiText);
-			return true;
+			return send(res, 200, "application/json;charset=UTF-8", openApiText);
 		}
 		return false;
 	};

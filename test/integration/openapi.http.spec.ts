@@ -570,6 +570,16 @@ describe("the served document", () => {
 		).toThrow(/does not describe/);
 	});
 
+	test("HEAD answers the GET's headers, its length included, without the body", async () => {
+		const get = await fetch(`${registry.url}${API_BASE}/openapi.json`);
+		const body = await get.arrayBuffer();
+		const head = await fetch(`${registry.url}${API_BASE}/openapi.json`, { method: "HEAD" });
+		expect(head.status).toBe(200);
+		expect(head.headers.get("content-type")).toBe(get.headers.get("content-type"));
+		expect(head.headers.get("content-length")).toBe(String(body.byteLength));
+		expect((await head.arrayBuffer()).byteLength).toBe(0);
+	});
+
 	test("every operation of the table has a request case here, and nothing else", () => {
 		expect(CASES.map((entry) => entry.id).sort()).toEqual(OPERATIONS.map((operation) => operation.id).sort());
 	});
