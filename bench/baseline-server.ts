@@ -10,6 +10,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { ServiceBroker, type Context } from "moleculer";
 import ApiGateway from "moleculer-web";
+import { brokerOptions } from "../moleculer.config";
 
 interface Answer {
 	status: number;
@@ -35,7 +36,7 @@ function nodeHttp(answer: Answer, headers: [string, string][], body: Buffer): Pr
 }
 
 async function moleculerWeb(answer: Answer, headers: [string, string][], body: Buffer): Promise<number> {
-	const broker = new ServiceBroker({ logger: false, metrics: { enabled: true } });
+	const broker = new ServiceBroker({ logger: false, metrics: brokerOptions({ METRICS: "true" }).metrics });
 	broker.createService({
 		name: "answer",
 		actions: {
