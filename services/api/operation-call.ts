@@ -53,7 +53,7 @@ async function callOnce(
 		fingerprintOf(operation.id, params),
 		async () => {
 			try {
-				return recordSuccess(operation, state.mediaType, await req.$ctx.call(operation.action, params));
+				return recordSuccess(operation, state.contentType, await req.$ctx.call(operation.action, params));
 			} catch (error) {
 				const recorded = recordError(req, error, state);
 				if (recorded.status >= 500) parts.onServerError(req, error);
