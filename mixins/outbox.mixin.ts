@@ -86,9 +86,10 @@ function outboxReport(service: Service, outbox: "audit" | "changes"): OutboxRepo
 	};
 }
 
+/** The service's relays: none before it started. */
 function relays(service: Lifecycle): AnyRelay[] {
-	const all: (AnyRelay | null)[] = [service.auditRelay, service.changeRelay];
-	return all.filter((relay): relay is AnyRelay => relay !== null);
+	const all: (AnyRelay | null | undefined)[] = [service.auditRelay, service.changeRelay];
+	return all.filter((relay): relay is AnyRelay => relay !== null && relay !== undefined);
 }
 
 export function OutboxMixin(): Partial<ServiceSchema> {
@@ -139,12 +140,18 @@ export function OutboxMixin(): Partial<ServiceSchema> {
 			},
 		},
 
-		// Lifecycle hooks are typed `this: Service` by moleculer.
-		created(this: Service) {
+		// Lifecycle hooks are typed `this: Service` by moleculer. The relays are made once the store is open.
+		started(this: Service) {
 			const self = this as unknown as Lifecycle;
+			const { auditOutbox, changeOutbox } = self.collections ?? {};
+			if (auditOutbox?.spec.collection !== AUDIT_OUTBOX_MODEL.collection) {
+				throw new Error(
+					`${self.name}: OutboxMixin needs DbMixin with an auditOutbox collection, listed after it (mixins: [OutboxMixin(), DbMixin(...)])`,
+				);
+			}
 			self.auditRelay = new OutboxRelay<OutboxRecord>({
 				name: `${self.name} audit`,
-				outbox: () => self.collections?.auditOutbox,
+				outbox: auditOutbox,
 				deliver: async (records) => {
 					// Not known anywhere yet (starting, or this process runs without it): wait
 					// quietly for the next run instead of a "not registered" warning per write.
@@ -158,21 +165,12 @@ export function OutboxMixin(): Partial<ServiceSchema> {
 				report: outboxReport(this, "audit"),
 			});
 			self.changeRelay = null;
-		},
-
-		started(this: Service) {
-			const self = this as unknown as Lifecycle;
-			if (self.collections?.auditOutbox?.spec.collection !== AUDIT_OUTBOX_MODEL.collection) {
-				throw new Error(
-					`${self.name}: OutboxMixin needs DbMixin with an auditOutbox collection, listed after it (mixins: [OutboxMixin(), DbMixin(...)])`,
-				);
-			}
-			if (self.collections.changeOutbox) {
+			if (changeOutbox) {
 				const deliverChange = self.deliverChange;
 				if (!deliverChange) throw new Error(`${self.name}: a changeOutbox needs a deliverChange method`);
 				self.changeRelay = new OutboxRelay<ChangeOutboxDoc>({
 					name: `${self.name} changes`,
-					outbox: () => self.collections?.changeOutbox,
+					outbox: changeOutbox,
 					deliver: async (entries) => {
 						for (const entry of entries) await deliverChange.call(self, entry.change);
 					},

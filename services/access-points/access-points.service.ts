@@ -13,7 +13,7 @@ import type { Service, ServiceSchema } from "moleculer";
 import type { RegistryContext } from "../../src/platform/context";
 import { OutboxMixin, type OutboxThis } from "../../mixins/outbox.mixin";
 import { DbMixin } from "../../mixins/db.mixin";
-import { AUDIT_OUTBOX_MODEL, auditRecord, auditWrite } from "../../src/platform/audit";
+import { AUDIT_OUTBOX_MODEL, auditWrite } from "../../src/platform/audit";
 import { Conflict, NotFound, ValidationFailed } from "../../src/contract/errors";
 import { EVENTS, type RegistryEvent } from "../../src/platform/events";
 import {
@@ -285,7 +285,7 @@ const AccessPointsServiceSchema: ServiceSchema = {
 						...withoutVersion(before),
 						endpoints: ctx.params.body.endpoints.map(storedEndpoint),
 					};
-					const audit = auditRecord(caller, {
+					const audit = auditWrite(caller, {
 						operation: "setAccessPointEndpoints",
 						resource: "accessPoint",
 						resourceId: identifier,
@@ -301,7 +301,7 @@ const AccessPointsServiceSchema: ServiceSchema = {
 									doc: after,
 									expectedVersion: before.version,
 								},
-								auditWrite(audit),
+								audit,
 							],
 							changedEvents([identifier]),
 						);
@@ -535,7 +535,7 @@ async function insertAudited(
 	collection: string,
 	record: StoredDoc,
 ): Promise<void> {
-	const audit = auditRecord(caller, {
+	const audit = auditWrite(caller, {
 		operation,
 		resource,
 		resourceId: record.identifier,
@@ -544,7 +544,7 @@ async function insertAudited(
 	});
 	try {
 		await service.writeAudited(
-			[{ kind: "insert", collection, doc: record }, auditWrite(audit)],
+			[{ kind: "insert", collection, doc: record }, audit],
 			resource === "accessPoint" ? changedEvents([record.identifier]) : changedEvents([], [record.identifier]),
 		);
 	} catch (error) {
@@ -563,14 +563,14 @@ function upsertWithAudit(
 	before: StoredDoc | null,
 	after: StoredDoc,
 ): WriteOp[] {
-	const audit = auditRecord(caller, {
+	const audit = auditWrite(caller, {
 		operation: "seed",
 		resource,
 		resourceId: after.identifier,
 		before: before ? { ...before, version: undefined } : null,
 		after,
 	});
-	return [{ kind: "upsert", collection, doc: after }, auditWrite(audit)];
+	return [{ kind: "upsert", collection, doc: after }, audit];
 }
 
 export default AccessPointsServiceSchema;

@@ -14,7 +14,7 @@ import type { Service, ServiceSchema } from "moleculer";
 import type { RegistryContext } from "../../src/platform/context";
 import { OutboxMixin, type OutboxThis } from "../../mixins/outbox.mixin";
 import { DbMixin } from "../../mixins/db.mixin";
-import { AUDIT_OUTBOX_MODEL, auditRecord, auditWrite, type AuditRecord } from "../../src/platform/audit";
+import { AUDIT_OUTBOX_MODEL, auditWrite, type AuditRecord } from "../../src/platform/audit";
 import { EVENTS } from "../../src/platform/events";
 import {
 	AccessDenied,
@@ -196,15 +196,13 @@ function audited(
 	after: StoredDoc | null,
 ): WriteOp {
 	const image = (record: StoredDoc | null) => (record ? withoutVersion(record) : null);
-	return auditWrite(
-		auditRecord(caller, {
-			operation,
-			resource,
-			resourceId: (after ?? before)?.identifier ?? "",
-			before: image(before),
-			after: image(after),
-		}),
-	);
+	return auditWrite(caller, {
+		operation,
+		resource,
+		resourceId: (after ?? before)?.identifier ?? "",
+		before: image(before),
+		after: image(after),
+	});
 }
 
 /** A paged find's `pageRequest` (the gateway parsed it; the CLI may leave it out). */

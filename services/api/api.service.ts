@@ -26,7 +26,7 @@ import { ChangeStreams } from "./change-stream";
 import { Idempotency, MemoryKeyEntries, RedisKeyEntries } from "./idempotency";
 import { LoginThrottle } from "./login-throttle";
 import { operationalAnswers } from "./operational";
-import { OperationCalls } from "./operation-call";
+import { serveOperation, type OperationCallParts } from "./operation-call";
 import { RateLimiter } from "./rate-limit";
 import {
 	CLIENT_REQUEST_ID,
@@ -110,21 +110,11 @@ function gatewayParts(broker: ServiceBroker, logger: LoggerInstance) {
 				),
 			onReadError: warn("change stream: reading the feed failed (retrying):"),
 		}),
-		operationCalls: new OperationCalls({
+		operationCalls: {
 			idempotency: new Idempotency(keyEntries, warn("idempotency keys unavailable (adds run without them):")),
 			onServerError: (req, error) => logger.error(`${req.method} ${req.originalUrl ?? req.url} failed:`, error),
-		}),
+		} satisfies OperationCallParts,
 	};
-}
-
-/** The alias handler of every operation. It never calls `next()` without an error: moleculer-web would answer 500. */
-function serveOperation(
-	this: GatewayThis,
-	req: GatewayRequest,
-	res: ServerResponse,
-	next: (error?: unknown) => void,
-): void {
-	this.operationCalls.serve(req, res, req.$ctx.locals.request!).catch(next);
 }
 
 /** moleculer-web's refusals in the contract's terms: a badly encoded path value; no alias (405 with Allow, or 404). */

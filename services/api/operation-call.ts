@@ -1,4 +1,4 @@
-/** The alias handler's work: bind, call through the request's `api.rest` context (metrics, tracing), answer. */
+/** The alias handler of every operation: bind, call through the request's `api.rest` context (metrics, tracing), answer. */
 import type { ServerResponse } from "node:http";
 import type { Caller } from "../../src/contract/model";
 import type { Operation } from "../../src/contract/operations";
@@ -8,49 +8,59 @@ import { fingerprintOf, idempotencyKeyOf, type Idempotency } from "./idempotency
 import type { GatewayRequest, RequestState } from "./request-state";
 import { recordError, recordSuccess, writeAnswer, writeRecorded } from "./respond";
 
+/** What the alias handler uses of its gateway (`this.operationCalls`). */
 export interface OperationCallParts {
 	idempotency: Idempotency;
 	onServerError(req: GatewayRequest, error: unknown): void;
 }
 
-export class OperationCalls {
-	constructor(private readonly parts: OperationCallParts) {}
-
-	/** Answers the request whose hooks all passed; a failure rejects (the alias passes it to `onError`). */
-	async serve(req: GatewayRequest, res: ServerResponse, state: RequestState): Promise<void> {
+/**
+ * moleculer-web's alias handler (`this`: the gateway) for a request whose hooks all passed. A failure goes to
+ * `next`, and so to `onError`; it never calls `next()` without an error: moleculer-web would answer 500.
+ */
+export async function serveOperation(
+	this: { operationCalls: OperationCallParts },
+	req: GatewayRequest,
+	res: ServerResponse,
+	next: (error?: unknown) => void,
+): Promise<void> {
+	try {
+		const state = req.$ctx.locals.request!;
 		const operation = state.operation as Operation;
 		const params = await bindParams(req, res, state, req.$params.query);
 		state.validated = params;
 		const key = operation.idempotent ? idempotencyKeyOf(req.headers["idempotency-key"]) : undefined;
-		if (key !== undefined && state.caller) return this.callOnce(req, res, state, params, key);
+		if (key !== undefined && state.caller) return await callOnce(this.operationCalls, req, res, state, params, key);
 		writeAnswer(req, res, state, await req.$ctx.call(operation.action, params));
+	} catch (error) {
+		next(error);
 	}
+}
 
-	/** An add with an Idempotency-Key: the action once per caller and key, its answer recorded and replayed to retries. */
-	private async callOnce(
-		req: GatewayRequest,
-		res: ServerResponse,
-		state: RequestState,
-		params: Record<string, unknown>,
-		key: string,
-	): Promise<void> {
-		const operation = state.operation as Operation;
-		const run = await this.parts.idempotency.run(
-			(state.caller as Caller).username,
-			key,
-			fingerprintOf(operation.id, params),
-			async () => {
-				try {
-					return recordSuccess(operation, state.mediaType, await req.$ctx.call(operation.action, params));
-				} catch (error) {
-					const recorded = recordError(req, error, state);
-					if (recorded.status >= 500) this.parts.onServerError(req, error);
-					return recorded;
-				}
-			},
-		);
-		if (run.replayed)
-			countMetric(req.$ctx.broker, REGISTRY_METRICS.idempotentReplays, { action: operation.action });
-		writeRecorded(res, run.answer, run.replayed ? ["idempotent-replayed", "true"] : []);
-	}
+/** An add with an Idempotency-Key: the action once per caller and key, its answer recorded and replayed to retries. */
+async function callOnce(
+	parts: OperationCallParts,
+	req: GatewayRequest,
+	res: ServerResponse,
+	state: RequestState,
+	params: Record<string, unknown>,
+	key: string,
+): Promise<void> {
+	const operation = state.operation as Operation;
+	const run = await parts.idempotency.run(
+		(state.caller as Caller).username,
+		key,
+		fingerprintOf(operation.id, params),
+		async () => {
+			try {
+				return recordSuccess(operation, state.contentType, await req.$ctx.call(operation.action, params));
+			} catch (error) {
+				const recorded = recordError(req, error, state);
+				if (recorded.status >= 500) parts.onServerError(req, error);
+				return recorded;
+			}
+		},
+	);
+	if (run.replayed) countMetric(req.$ctx.broker, REGISTRY_METRICS.idempotentReplays, { action: operation.action });
+	writeRecorded(res, run.answer, run.replayed ? ["idempotent-replayed", "true"] : []);
 }

@@ -4,7 +4,7 @@ import { pipeline, Readable } from "node:stream";
 import { entityTagOf, isNotModified } from "../../src/contract/entity-tags";
 import { classify, errorBody } from "../../src/contract/error-body";
 import { answersLocation, fullPathOf, type Operation } from "../../src/contract/operations";
-import { COMMON_HEADER_LIST, ERROR_CONTENT_TYPE, withCharset } from "../../src/contract/response-headers";
+import { COMMON_HEADER_LIST, ERROR_CONTENT_TYPE } from "../../src/contract/response-headers";
 import { pathOf, type RequestState } from "./request-state";
 
 /** The path of what a 201 created or a 202 accepted (a stream of another answer has none). */
@@ -60,13 +60,13 @@ export interface RecordedAnswer {
 	body: string | null;
 }
 
-/** A successful JSON answer (an add's 201), recorded. */
-export function recordSuccess(operation: Operation, mediaType: string, answer: unknown): RecordedAnswer {
+/** A successful JSON answer (an add's 201), recorded; `contentType` is the one negotiated (RequestState). */
+export function recordSuccess(operation: Operation, contentType: string, answer: unknown): RecordedAnswer {
 	if (operation.status === 204 || answer === null || answer === undefined)
 		return { status: operation.status, head: [], body: null };
 	const body = JSON.stringify(answer);
 	const location = answersLocation(operation) ? locationOf(operation, answer) : undefined;
-	const head = [...(location ? ["location", location] : []), "content-type", withCharset(mediaType)];
+	const head = [...(location ? ["location", location] : []), "content-type", contentType];
 	if (operation.entityTag) head.push("etag", entityTagOf(body));
 	return { status: operation.status, head, body };
 }

@@ -79,6 +79,7 @@ interface AuditService extends Service {
 		feedOutbox: Collection<FeedOutboxDoc>;
 	};
 	feed: ChangeFeed;
+	/** Made once the store is open (started). */
 	feedRelay: OutboxRelay<FeedOutboxDoc>;
 }
 
@@ -205,31 +206,29 @@ const AuditServiceSchema: ServiceSchema<Record<string, never>, AuditService> = {
 		},
 	},
 
-	created(this: AuditService) {
-		this.feedRelay = new OutboxRelay<FeedOutboxDoc>({
-			name: "audit changes",
-			outbox: () => this.collections?.feedOutbox,
-			deliver: async (batches) => {
-				for (const batch of batches)
-					for (const change of batch.changes) await publishOnChannel(this.broker, REGISTRY_CHANGES, change);
-			},
-			logger: this.logger,
-		});
-	},
-
 	started(this: AuditService) {
-		const { auditEvents, feedCounter, feedHeads } = this.collections;
+		const { auditEvents, feedCounter, feedHeads, feedOutbox } = this.collections;
 		this.feed = new ChangeFeed({
 			events: auditEvents,
 			counter: feedCounter,
 			heads: feedHeads,
 			store: this.store,
 		});
+		this.feedRelay = new OutboxRelay<FeedOutboxDoc>({
+			name: "audit changes",
+			outbox: feedOutbox,
+			deliver: async (batches) => {
+				for (const batch of batches)
+					for (const change of batch.changes) await publishOnChannel(this.broker, REGISTRY_CHANGES, change);
+			},
+			logger: this.logger,
+		});
 		this.feedRelay.start(OUTBOX_RELAY_INTERVAL_MS);
 	},
 
 	async stopped(this: AuditService) {
-		await this.feedRelay.stop();
+		// None when the store did not open.
+		await this.feedRelay?.stop();
 	},
 };
 

@@ -3,7 +3,7 @@
  * batch, so the trail and the data never disagree), and the `catalog.changed` event of each record
  * written, sent once the batch committed (src/platform/events.ts).
  */
-import { auditRecord, auditWrite } from "../../src/platform/audit";
+import { auditWrite } from "../../src/platform/audit";
 import { catalogReference } from "./answers";
 import type { Caller } from "../../src/contract/model";
 import type { StoredDoc, WriteOp } from "../../src/store/types";
@@ -96,16 +96,14 @@ export class CatalogBatch {
 		const change: CatalogChange = { resource, identifier, operation };
 		const feed = { version, record: after ? catalogReference(resource, after) : null };
 		this.ops.push(
-			auditWrite(
-				auditRecord(this.caller, {
-					operation: this.operation,
-					resource,
-					resourceId: identifier,
-					before,
-					after,
-					change: feed,
-				}),
-			),
+			auditWrite(this.caller, {
+				operation: this.operation,
+				resource,
+				resourceId: identifier,
+				before,
+				after,
+				change: feed,
+			}),
 		);
 		this.changes.push(change);
 	}

@@ -8,7 +8,7 @@
  */
 import { Conflict } from "../../src/contract/errors";
 import type { Caller } from "../../src/contract/model";
-import { auditRecord, auditWrite } from "../../src/platform/audit";
+import { auditWrite } from "../../src/platform/audit";
 import type { ParticipantChange } from "../../src/platform/channels";
 import { newRecordIdentifier } from "../../src/platform/record-identifier";
 import type { DuplicateKey } from "../../src/store/errors";
@@ -82,17 +82,15 @@ export function planChange(
 		if (owner && !serviceProviders.includes(owner)) serviceProviders.push(owner);
 	const feed = { version, record: image ? participantReference(image) : null };
 	ops.push(
-		auditWrite(
-			auditRecord(caller, {
-				operation,
-				resource: "participant",
-				resourceId: subject.identifier,
-				serviceProviders,
-				before,
-				after: image,
-				change: feed,
-			}),
-		),
+		auditWrite(caller, {
+			operation,
+			resource: "participant",
+			resourceId: subject.identifier,
+			serviceProviders,
+			before,
+			after: image,
+			change: feed,
+		}),
 	);
 	const change: ParticipantChange = {
 		participant: subject.identifier,

@@ -355,12 +355,13 @@ export class Participants {
 
 	/** Process rules of decisions §6, on what the catalog and the organization's other participants hold now. */
 	async checkProcesses(input: ProcessCheck): Promise<Violation[]> {
-		const [known, heldByOthers] = await Promise.all([
-			this.parts.processes.resolve(input.requested),
-			input.heldElsewhere
-				? Promise.resolve(input.heldElsewhere)
-				: this.heldByOthers(input.organizationKey, input.self),
-		]);
+		const known = await this.parts.processes.resolve(input.requested);
+		// Other participants' processes only satisfy dependencies: without one, the store is not asked.
+		let dependent = false;
+		for (const process of known.values()) if (process.dependencies?.length) dependent = true;
+		const heldByOthers =
+			input.heldElsewhere ??
+			(dependent ? await this.heldByOthers(input.organizationKey, input.self) : new Set<string>());
 		return processViolations({
 			icd: input.icd,
 			requested: input.requested,

@@ -13,7 +13,7 @@ import { seesEverything, type Caller, type ServiceProvider } from "../../src/con
 import { pageOf, type Page, type PageRequest } from "../../src/contract/paging";
 import type { StartTransferForm } from "../../src/contract/schemas";
 import { DEFAULT_MESSAGES } from "../../src/contract/validation";
-import { auditRecord, auditWrite } from "../../src/platform/audit";
+import { auditWrite } from "../../src/platform/audit";
 import { newRecordIdentifier } from "../../src/platform/record-identifier";
 import { DuplicateKey, StaleVersion } from "../../src/store/errors";
 import type { Collection, Filter, WriteOp } from "../../src/store/types";
@@ -113,15 +113,17 @@ function transferChange(
 	const write: WriteOp = before
 		? { kind: "replace", collection: TRANSFERS_MODEL.collection, doc: after, expectedVersion: before.version }
 		: { kind: "insert", collection: TRANSFERS_MODEL.collection, doc: after };
-	const record = auditRecord(caller, {
-		operation,
-		resource: "transfer",
-		resourceId: after.identifier,
-		serviceProviders: [after.from, after.to],
-		before: auditImage(before),
-		after: auditImage({ ...after, version: (before?.version ?? 0) + 1 }),
-	});
-	return [write, auditWrite(record)];
+	return [
+		write,
+		auditWrite(caller, {
+			operation,
+			resource: "transfer",
+			resourceId: after.identifier,
+			serviceProviders: [after.from, after.to],
+			before: auditImage(before),
+			after: auditImage({ ...after, version: (before?.version ?? 0) + 1 }),
+		}),
+	];
 }
 
 /** A transfer no longer open: its state and date, and `openFor` released for the participant's next one. */

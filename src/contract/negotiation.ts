@@ -5,7 +5,6 @@
 import { RegistryError, TypeMismatch } from "./errors";
 import { isUuid, parseParticipantIdentifier, type OrganizationRef } from "./identifiers";
 import type { HttpMethod, Operation } from "./operations";
-import { withCharset } from "./response-headers";
 
 /** Operations that share a method and a path; the gateway registers one alias per group. */
 export interface OperationGroup {
@@ -91,7 +90,7 @@ export function selectByAccept(candidates: Operation[], accept: string | undefin
 }
 
 function choiceOf(operation: Operation, mediaType: string): Choice {
-	return { operation, mediaType, contentType: withCharset(mediaType) };
+	return { operation, mediaType, contentType: `${mediaType};charset=UTF-8` };
 }
 
 /**

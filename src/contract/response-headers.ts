@@ -21,7 +21,3 @@ export function setCommonHeaders(res: { setHeader(name: string, value: string): 
 }
 
 export const ERROR_CONTENT_TYPE = "application/json;charset=UTF-8";
-
-export function withCharset(mediaType: string): string {
-	return `${mediaType};charset=UTF-8`;
-}

@@ -55,7 +55,8 @@ function redact(value: unknown): unknown {
 	return copy;
 }
 
-export function auditRecord(
+/** The insert of a change's audit record into the outbox: it goes into the same batch as the change it records. */
+export function auditWrite(
 	caller: Caller | undefined | null,
 	fields: Omit<AuditRecord, "identifier" | "at" | "actor" | "before" | "after" | "serviceProviders" | "change"> & {
 		before?: unknown;
@@ -63,8 +64,8 @@ export function auditRecord(
 		serviceProviders?: string[];
 		change?: FeedChange;
 	},
-): AuditRecord {
-	return {
+): WriteOp {
+	const record: AuditRecord = {
 		identifier: newRecordIdentifier(),
 		at: new Date().toISOString(),
 		actor: caller
@@ -82,9 +83,5 @@ export function auditRecord(
 		after: redact(fields.after),
 		...(fields.change ? { change: fields.change } : {}),
 	};
-}
-
-/** The write that goes into the same batch as the change it records. */
-export function auditWrite(record: AuditRecord): WriteOp {
 	return { kind: "insert", collection: AUDIT_OUTBOX_MODEL.collection, doc: record };
 }

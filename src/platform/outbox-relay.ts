@@ -18,8 +18,8 @@ interface RelayLogger {
 export interface OutboxRelayOptions<T extends OutboxMessage> {
 	/** For logs, e.g. "catalog audit". */
 	name: string;
-	/** The outbox, or undefined while the store is closed (the relay then does nothing). */
-	outbox: () => Collection<T> | undefined;
+	/** The outbox: a relay is made once its store is open and stopped before the store closes. */
+	outbox: Collection<T>;
 	/** Resolves once the receiver acknowledged every message; throws to keep them all. */
 	deliver: (messages: T[]) => Promise<void>;
 	/** Messages per delivery (default 100). */
@@ -56,10 +56,9 @@ export class OutboxRelay<T extends OutboxMessage> {
 
 	/** Delivers the messages at least `olderThanMs` old, oldest first, until none is left; a failed delivery throws. */
 	async drain(olderThanMs = 0): Promise<number> {
+		const { outbox } = this.options;
 		let delivered = 0;
 		for (;;) {
-			const outbox = this.options.outbox();
-			if (!outbox) return delivered;
 			const filter =
 				olderThanMs > 0 ? { at: { lte: new Date(Date.now() - olderThanMs).toISOString() } } : undefined;
 			const batch = await outbox.find({
@@ -141,12 +140,10 @@ export class OutboxRelay<T extends OutboxMessage> {
 
 	/** What waits now and how old the oldest is, for `report` (two small reads; at most once a second). */
 	private async measure(): Promise<void> {
-		const report = this.options.report;
+		const { outbox, report } = this.options;
 		const now = Date.now();
 		if (!report || now - this.lastMeasured < 1000) return;
 		this.lastMeasured = now;
-		const outbox = this.options.outbox();
-		if (!outbox) return;
 		try {
 			const [waiting, oldest] = await Promise.all([
 				outbox.count(),

@@ -124,7 +124,7 @@ describe("OutboxRelay", () => {
 		let late: OutboxMessage | undefined;
 		const relay = new OutboxRelay({
 			name: "test",
-			outbox: () => messages,
+			outbox: messages,
 			batchSize: 2,
 			deliver: async (batch) => {
 				batches.push(batch.map((entry) => entry.n));
@@ -147,7 +147,7 @@ describe("OutboxRelay", () => {
 		const delivered: number[] = [];
 		const relay = new OutboxRelay({
 			name: "test",
-			outbox: () => messages,
+			outbox: messages,
 			deliver: async (batch) => {
 				if (!up) throw new Error("audit is not reachable");
 				delivered.push(...batch.map((entry) => entry.n));
@@ -170,7 +170,7 @@ describe("OutboxRelay", () => {
 		let release: () => void = () => undefined;
 		const relay = new OutboxRelay({
 			name: "test",
-			outbox: () => messages,
+			outbox: messages,
 			deliver: async () => {
 				deliveries++;
 				if (deliveries === 1) await new Promise<void>((resolve) => (release = resolve));
