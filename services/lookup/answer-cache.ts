@@ -44,7 +44,7 @@ export interface Built<T> {
 	answer: T;
 }
 
-/** An organization's answers as JSON text: one string per answer is all the collector has to keep (docs/performance.md). */
+/** An organization's answers as JSON text, as Redis keeps them: each hit parses its own copy, so no caller can change a cached answer. */
 interface LocalEntry {
 	version: number;
 	answers: Map<string, string>;
