@@ -2,7 +2,7 @@
 import type { ServiceBroker } from "moleculer";
 import { openApiDocument } from "../../src/contract/openapi";
 import { API_BASE } from "../../src/contract/operations";
-import { setCommonHeaders } from "../../src/contract/response-headers";
+import { JSON_CONTENT_TYPE, setCommonHeaders } from "../../src/contract/response-headers";
 import { prometheusFormatter } from "../../src/platform/metrics";
 import { answerOperational, send } from "../../src/platform/operational-server";
 import { serveApiDocs } from "./api-docs";
@@ -46,7 +46,7 @@ export function operationalAnswers(
 		if (path === openApiPath) {
 			setCommonHeaders(res);
 			openApiText ??= JSON.stringify(openApiDocument(registryVersion));
-			return send(res, 200, "application/json;charset=UTF-8", openApiText);
+			return send(res, 200, JSON_CONTENT_TYPE, openApiText);
 		}
 		return false;
 	};

@@ -68,7 +68,7 @@ export class AnswerCache {
 	private readonly building = new Map<string, Promise<string>>();
 	/** Marks Redis refused: written again before Redis is trusted again. */
 	private readonly unmarked = new Map<string, number>();
-	/** Expired copies go at once, not when the LRU's bound pushes them out: what the collector keeps stays small. */
+	/** In a cluster expired copies go every localTtlMs, not when the LRU's bound pushes them out: memory holds about a second of misses. */
 	private readonly purge?: NodeJS.Timeout;
 
 	constructor(private readonly options: AnswerCacheOptions) {

@@ -20,4 +20,6 @@ export function setCommonHeaders(res: { setHeader(name: string, value: string): 
 		res.setHeader(COMMON_HEADER_LIST[index], COMMON_HEADER_LIST[index + 1]);
 }
 
-export const ERROR_CONTENT_TYPE = "application/json;charset=UTF-8";
+/** Plain JSON answers: errors, health, the OpenAPI document. */
+export const JSON_CONTENT_TYPE = "application/json;charset=UTF-8";
+export const ERROR_CONTENT_TYPE = JSON_CONTENT_TYPE;

@@ -3,7 +3,7 @@ import http from "node:http";
 import type { ServiceBroker } from "moleculer";
 import { readiness } from "./health";
 import { prometheusFormatter } from "./metrics";
-import { setCommonHeaders } from "../contract/response-headers";
+import { JSON_CONTENT_TYPE, setCommonHeaders } from "../contract/response-headers";
 
 /** Answers with a whole body and its length (node sends no body to a HEAD request); the caller sets the common headers. */
 export function send(res: http.ServerResponse, status: number, type: string, body: string | Buffer): true {
@@ -16,7 +16,7 @@ export function send(res: http.ServerResponse, status: number, type: string, bod
 
 function sendJson(res: http.ServerResponse, status: number, value: unknown): true {
 	setCommonHeaders(res);
-	return send(res, status, "application/json;charset=UTF-8", JSON.stringify(value));
+	return send(res, status, JSON_CONTENT_TYPE, JSON.stringify(value));
 }
 
 /** Answers a GET or HEAD of health or metrics: true, or a promise for readiness; false for any other request. */
