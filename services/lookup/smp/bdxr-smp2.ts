@@ -6,7 +6,7 @@
  */
 import type { SmpIdentifier } from "./identifiers";
 import { xmlDate, type SmpEndpoint, type SmpProcess, type SmpServiceGroup, type SmpServiceMetadata } from "./model";
-import { XML_DECLARATION, element, optionalTextElement, textElement } from "./xml";
+import { XML_DECLARATION, element, optionalTextElement, textElement } from "../../../src/contract/xml";
 
 export const BDXR_SERVICE_GROUP_NAMESPACE = "http://docs.oasis-open.org/bdxr/ns/SMP/2/ServiceGroup";
 export const BDXR_SERVICE_METADATA_NAMESPACE = "http://docs.oasis-open.org/bdxr/ns/SMP/2/ServiceMetadata";

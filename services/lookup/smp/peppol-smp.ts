@@ -5,7 +5,7 @@
  */
 import { encodeIdentifierSegment, type SmpIdentifier } from "./identifiers";
 import { xmlDateTime, type SmpEndpoint, type SmpProcess, type SmpServiceGroup, type SmpServiceMetadata } from "./model";
-import { XML_DECLARATION, element, emptyElement, optionalTextElement, textElement } from "./xml";
+import { XML_DECLARATION, element, emptyElement, optionalTextElement, textElement } from "../../../src/contract/xml";
 
 export const BUSDOX_SMP_NAMESPACE = "http://busdox.org/serviceMetadata/publishing/1.0/";
 export const BUSDOX_IDENTIFIERS_NAMESPACE = "http://busdox.org/transport/identifiers/1.0/";

@@ -11,7 +11,7 @@ import { DOMParser } from "@xmldom/xmldom";
 import { generate as generateSelfSigned } from "selfsigned";
 import { C14nCanonicalization, SignedXml } from "xml-crypto";
 import { distinguishedName } from "../../../src/contract/certificates";
-import { escape } from "./xml";
+import { escape } from "../../../src/contract/xml";
 
 export const RSA_SHA256 = "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256";
 export const SHA256 = "http://www.w3.org/2001/04/xmlenc#sha256";

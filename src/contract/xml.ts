@@ -1,5 +1,5 @@
 /**
- * The few XML writing helpers the SMP answers need. Markup is built in the order the schemas
+ * The few XML writing helpers the SMP answers, business cards and SML calls need. Markup is built in the order the schemas
  * give; every text and attribute value goes through `escape` and nothing else writes text.
  */
 
