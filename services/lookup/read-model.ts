@@ -3,6 +3,7 @@
  * its participants holds, with the participant's version. Pure functions: applying a
  * change, rebuilding from the participants, and turning a model into the answer.
  */
+import type { BusinessEntity } from "../../src/contract/business-card";
 import type { ParticipantChange } from "../../src/platform/channels";
 import type { Process } from "../../src/contract/model";
 import type { ModelSpec, StoredDoc } from "../../src/store/types";
@@ -19,6 +20,11 @@ export interface Holder {
 	 * (channels redeliver, and nothing orders two nodes' messages) cannot bring it back.
 	 */
 	deleted?: boolean;
+	/** What its business card shows (decisions §14); absent in a model written before, until a rebuild fills it in. */
+	name?: string;
+	registrationDate?: string;
+	icd?: string;
+	organizationIdentifier?: string;
 }
 
 export interface OrganizationProcessesDoc extends StoredDoc {
@@ -52,6 +58,7 @@ export function applyChange(
 				version: change.version,
 				...(change.serviceProvider ? { serviceProvider: change.serviceProvider } : {}),
 				...incarnation,
+				...cardFactsOf(change),
 			};
 	return {
 		identifier: change.organizationKey,
@@ -62,14 +69,57 @@ export function applyChange(
 
 /**
  * Is the change newer than what is known of its participant: a later incarnation, or a later
- * version of the same? The same version naming the service provider a model written before
- * holders had one lacks counts as newer, so a rebuild fills it in.
+ * version of the same? The same version naming the service provider, or carrying the card facts,
+ * that a model written before holders had them lacks counts as newer, so a rebuild fills them in.
  */
 function isNewer(change: ParticipantChange, known: Holder): boolean {
 	const [changed, held] = [change.incarnation ?? "", known.incarnation ?? ""];
 	if (changed !== held) return changed > held;
-	if (change.version === known.version) return !known.serviceProvider && !!change.serviceProvider && !known.deleted;
+	if (change.version === known.version)
+		return (
+			!known.deleted &&
+			((!known.serviceProvider && !!change.serviceProvider) || (!hasCardFacts(known) && hasCardFacts(change)))
+		);
 	return change.version > known.version;
+}
+
+type CardFacts = Pick<Holder, "name" | "registrationDate" | "icd" | "organizationIdentifier">;
+
+function hasCardFacts(facts: CardFacts): facts is Required<CardFacts> {
+	return (
+		typeof facts.name === "string" &&
+		typeof facts.registrationDate === "string" &&
+		typeof facts.icd === "string" &&
+		typeof facts.organizationIdentifier === "string"
+	);
+}
+
+/** The card facts a change or holder carries, all or none. */
+function cardFactsOf(facts: CardFacts): CardFacts {
+	if (!hasCardFacts(facts)) return {};
+	const { name, registrationDate, icd, organizationIdentifier } = facts;
+	return { name, registrationDate, icd, organizationIdentifier };
+}
+
+/**
+ * The business entities of the organization's live participants (decisions §14), null when it
+ * has none (404). A holder whose card facts a model written before them lacks is left out until
+ * a rebuild fills them in.
+ */
+export function businessEntitiesOf(doc: OrganizationProcessesDoc | null): BusinessEntity[] | null {
+	if (!doc) return null;
+	const entities: BusinessEntity[] = [];
+	let live = false;
+	for (const participant in doc.holders) {
+		const holder = doc.holders[participant];
+		if (holder.deleted) continue;
+		live = true;
+		if (hasCardFacts(holder)) {
+			const { name, registrationDate, icd, organizationIdentifier } = holder;
+			entities.push({ name, registrationDate, icd, organizationIdentifier });
+		}
+	}
+	return live ? entities : null;
 }
 
 /**

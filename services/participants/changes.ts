@@ -6,6 +6,7 @@
  * inside that batch, never by a read before the write; a change to an existing participant
  * carries its version, so concurrent ones serialize or retry.
  */
+import { calendarDate } from "../../src/contract/dates";
 import { Conflict } from "../../src/contract/errors";
 import type { Caller } from "../../src/contract/model";
 import { auditWrite } from "../../src/platform/audit";
@@ -100,7 +101,7 @@ export function planChange(
 		version,
 		deleted: !after,
 		serviceProviders,
-		...(after ? { serviceProvider: after.serviceProvider } : {}),
+		...(after ? { serviceProvider: after.serviceProvider, ...cardFactsOf(after) } : {}),
 	};
 	const outbox: ParticipantChangeOutboxDoc = {
 		identifier: newRecordIdentifier(),
@@ -109,6 +110,18 @@ export function planChange(
 	};
 	ops.push({ kind: "insert", collection: CHANGE_OUTBOX_MODEL.collection, doc: outbox });
 	return { ops, before, after: image };
+}
+
+/** What a participant's business card shows, as its change and the lookup rebuild's read carry it (decisions §14). */
+export function cardFactsOf(
+	participant: ParticipantDoc,
+): Required<Pick<ParticipantChange, "name" | "registrationDate" | "icd" | "organizationIdentifier">> {
+	return {
+		name: participant.name ?? "",
+		registrationDate: calendarDate(participant.registrationDate),
+		icd: participant.icd,
+		organizationIdentifier: participant.organizationIdentifier,
+	};
 }
 
 /** The 409 a refused batch answers: which rule its unique key stands for (a read after the refusal, for the message only). */

@@ -44,6 +44,7 @@ import {
 	type TransferDoc,
 } from "./model";
 import { Participants, type AddForm, type Address, type FindFilters, type UpdateForm } from "./participants";
+import { cardFactsOf } from "./changes";
 import { CachedResolver } from "./resolver";
 import { participantReadCacheKey, participantReadsOf, READ_CACHE_ACTION, READ_CACHE_TTL_SECONDS } from "./read-cache";
 import { PROCESS_REPLACEMENT_ACTIONS, type ProcessReplacementHost } from "./process-replacement.actions";
@@ -239,7 +240,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		},
 
 		/**
-		 * The lookup rebuild's source: every participant's processes and version, in identifier
+		 * The lookup rebuild's source: every participant's processes, version and card facts, in identifier
 		 * order. `after` + `limit` page by key, so participants added meanwhile never shift a page.
 		 */
 		organizationProcessSets: {
@@ -269,6 +270,7 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 					processes: doc.processIds,
 					version: doc.version ?? 1,
 					serviceProvider: doc.serviceProvider,
+					...cardFactsOf(doc),
 				}));
 			},
 		},

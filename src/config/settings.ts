@@ -180,6 +180,12 @@ export const ENV_VARS: EnvVar[] = [
 	},
 	{ name: "DEFAULT_PHONE_REGION", default: "NO", description: "Region of phone numbers given without a leading +" },
 	{
+		name: "REGISTRY_COUNTRY",
+		default: "NO",
+		description:
+			"Country (ISO 3166-1 alpha-2) of the organizations registered here: the CountryCode of their Peppol Directory business cards",
+	},
+	{
 		name: "AUTH_USER_MAX_FAILURES",
 		default: "10",
 		description: "Failed logins per username within the window before a lockout",
@@ -235,6 +241,23 @@ export function env(name: string, source: NodeJS.ProcessEnv = process.env): stri
 export function envNumber(name: string, source: NodeJS.ProcessEnv = process.env): number {
 	const value = Number(env(name, source));
 	if (!Number.isFinite(value)) throw new Error(`${name} must be a number`);
+	return value;
+}
+
+/** Codes of the ISO 3166 alphabet that name no country: user-assigned, and the reserved EU, EZ, UN. */
+const NOT_A_COUNTRY = /^(AA|Q[M-Z]|X[A-Z]|ZZ|EU|EZ|UN)$/;
+const REGIONS = new Intl.DisplayNames(["en"], { type: "region", fallback: "none" });
+
+/**
+ * REGISTRY_COUNTRY upper-cased, checked to be an ISO 3166-1 alpha-2 country code (the one the
+ * Directory shows); anything else throws, so a process with a bad value does not start.
+ */
+export function registryCountry(source: NodeJS.ProcessEnv = process.env): string {
+	const value = env("REGISTRY_COUNTRY", source).trim().toUpperCase();
+	if (!/^[A-Z]{2}$/.test(value) || NOT_A_COUNTRY.test(value) || !REGIONS.of(value))
+		throw new Error(
+			`REGISTRY_COUNTRY must be an ISO 3166-1 alpha-2 country code such as NO or SE; got '${env("REGISTRY_COUNTRY", source)}'`,
+		);
 	return value;
 }
 

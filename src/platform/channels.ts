@@ -33,6 +33,15 @@ export interface ParticipantChange {
 	serviceProviders?: string[];
 	/** Its service provider after the change (absent when deleted): whose access points receive its documents (SMP). */
 	serviceProvider?: string;
+	/**
+	 * What the participant's business card shows (decisions §14; absent when deleted, and in changes
+	 * written before they existed): its name ("" when it has none), registration date `YYYY-MM-DD`,
+	 * ICD and organization identifier as registered.
+	 */
+	name?: string;
+	registrationDate?: string;
+	icd?: string;
+	organizationIdentifier?: string;
 }
 
 /** Topic prefix by namespace, so registries sharing one NATS never meet (stream names allow no dots or wildcards). */
