@@ -6,6 +6,8 @@
  *
  * Relayed outboxes (each where the service's DbMixin declares it):
  *   - `auditOutbox` (required): records to `audit.record`, in the background after each write;
+ *   - `networkOutbox`: organizations whose SML and Directory state needs delivering, to
+ *     `network.enqueue`, likewise (decisions §14);
  *   - `changeOutbox`: the service's own messages (participant changes), which `writeAudited`
  *     delivers itself once they are committed (`this.deliverChange`); the relay takes only those
  *     left behind for `settings.changeRelayAfterMs` (a failure, a crash).
@@ -35,7 +37,7 @@ export interface ChangeOutboxDoc<C = unknown> extends OutboxMessage {
 export interface OutboxSettings {
 	/** How often the relays run without being asked (0: only after writes and at start). */
 	outboxRelayIntervalMs: number;
-	/** Audit records per `audit.record` call. */
+	/** Records per `audit.record` (and `network.enqueue`) call. */
 	auditRelayBatchSize: number;
 	/** A change still in the change outbox after this long is the relay's to deliver. */
 	changeRelayAfterMs: number;
@@ -44,6 +46,7 @@ export interface OutboxSettings {
 /** What the mixin adds to `this`. */
 export interface OutboxThis {
 	auditRelay: OutboxRelay<OutboxRecord>;
+	networkRelay: OutboxRelay<OutboxMessage> | null;
 	changeRelay: OutboxRelay<ChangeOutboxDoc> | null;
 	/**
 	 * One atomic batch (the change and its audit record), then its events, then the changes it put in the
@@ -67,6 +70,7 @@ type Lifecycle = Service<OutboxSettings> &
 		store: Store;
 		collections?: {
 			auditOutbox?: Collection<OutboxRecord>;
+			networkOutbox?: Collection<OutboxMessage>;
 			changeOutbox?: Collection<ChangeOutboxDoc>;
 		};
 	};
@@ -74,7 +78,7 @@ type Lifecycle = Service<OutboxSettings> &
 type AnyRelay = Pick<OutboxRelay<never>, "kick" | "start" | "stop">;
 
 /** The outbox metrics of one of a service's outboxes (registry_outbox_*). */
-function outboxReport(service: Service, outbox: "audit" | "changes"): OutboxReport {
+function outboxReport(service: Service, outbox: "audit" | "changes" | "network"): OutboxReport {
 	const labels = { service: service.name, outbox };
 	countMetric(service.broker, REGISTRY_METRICS.outboxFailures, labels, 0);
 	return {
@@ -88,7 +92,7 @@ function outboxReport(service: Service, outbox: "audit" | "changes"): OutboxRepo
 
 /** The service's relays: none before it started. */
 function relays(service: Lifecycle): AnyRelay[] {
-	const all: (AnyRelay | null | undefined)[] = [service.auditRelay, service.changeRelay];
+	const all: (AnyRelay | null | undefined)[] = [service.auditRelay, service.networkRelay, service.changeRelay];
 	return all.filter((relay): relay is AnyRelay => relay !== null && relay !== undefined);
 }
 
@@ -106,6 +110,7 @@ export function OutboxMixin(): Partial<ServiceSchema> {
 			async writeAudited(this: Lifecycle, ops: WriteOp[], events: RegistryEvent[] = []): Promise<void> {
 				await this.store.batch(ops);
 				void this.auditRelay.kick();
+				void this.networkRelay?.kick();
 				// Sent before the request answers: in one process every copy is fresh when the client reads again.
 				await broadcastEvents(this.broker, events);
 				const outbox = this.collections?.changeOutbox;
@@ -143,27 +148,29 @@ export function OutboxMixin(): Partial<ServiceSchema> {
 		// Lifecycle hooks are typed `this: Service` by moleculer. The relays are made once the store is open.
 		started(this: Service) {
 			const self = this as unknown as Lifecycle;
-			const { auditOutbox, changeOutbox } = self.collections ?? {};
+			const { auditOutbox, changeOutbox, networkOutbox } = self.collections ?? {};
 			if (auditOutbox?.spec.collection !== AUDIT_OUTBOX_MODEL.collection) {
 				throw new Error(
 					`${self.name}: OutboxMixin needs DbMixin with an auditOutbox collection, listed after it (mixins: [OutboxMixin(), DbMixin(...)])`,
 				);
 			}
-			self.auditRelay = new OutboxRelay<OutboxRecord>({
-				name: `${self.name} audit`,
-				outbox: auditOutbox,
-				deliver: async (records) => {
-					// Not known anywhere yet (starting, or this process runs without it): wait
-					// quietly for the next run instead of a "not registered" warning per write.
-					if (!isActionAvailable(self.broker, "audit.record"))
-						throw new Error("audit.record is not available");
-					// As stored here: `audit` keeps a record's own fields only (not the outbox's `version`).
-					await self.broker.call("audit.record", { records });
-				},
-				batchSize: self.settings.auditRelayBatchSize,
-				logger: self.logger,
-				report: outboxReport(this, "audit"),
-			});
+			// Records go as stored: the receivers keep their own fields only (not the outbox's `version`).
+			const forward = <T extends OutboxMessage>(outbox: Collection<T>, action: string, name: "audit" | "network") =>
+				new OutboxRelay<T>({
+					name: `${self.name} ${name}`,
+					outbox,
+					deliver: async (records) => {
+						// Not known anywhere yet (starting, or this process runs without it): wait
+						// quietly for the next run instead of a "not registered" warning per write.
+						if (!isActionAvailable(self.broker, action)) throw new Error(`${action} is not available`);
+						await self.broker.call(action, { records });
+					},
+					batchSize: self.settings.auditRelayBatchSize,
+					logger: self.logger,
+					report: outboxReport(this, name),
+				});
+			self.auditRelay = forward(auditOutbox, "audit.record", "audit");
+			self.networkRelay = networkOutbox ? forward(networkOutbox, "network.enqueue", "network") : null;
 			self.changeRelay = null;
 			if (changeOutbox) {
 				const deliverChange = self.deliverChange;

@@ -14,6 +14,7 @@ import { gatewayService } from "./api/api.service";
 import AuditService from "./audit/audit.service";
 import CatalogService from "./catalog/catalog.service";
 import LookupService from "./lookup/lookup.service";
+import NetworkService from "./network/network.service";
 import ParticipantsService from "./participants/participants.service";
 
 export const SERVICE_SCHEMAS: Record<string, ServiceSchema> = {
@@ -24,6 +25,7 @@ export const SERVICE_SCHEMAS: Record<string, ServiceSchema> = {
 	lookup: LookupService as unknown as ServiceSchema,
 	accounts: AccountsService as ServiceSchema,
 	audit: AuditService as unknown as ServiceSchema,
+	network: NetworkService as unknown as ServiceSchema,
 };
 
 export function loadServiceSchema(name: string): ServiceSchema {

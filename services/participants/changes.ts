@@ -2,7 +2,8 @@
  * The writes of one participant change, in the one store batch that makes it (docs/internals.md
  * "Participants and lookup: details"): the participant, the process claims that make "one
  * provider per organization and process" a store rule, the audit record, and the change for the
- * lookup and the other processes (the change outbox). Uniqueness is decided by the store's keys
+ * lookup and the other processes (the change outbox), and the organization for the SML and the
+ * Directory (the network outbox). Uniqueness is decided by the store's keys
  * inside that batch, never by a read before the write; a change to an existing participant
  * carries its version, so concurrent ones serialize or retry.
  */
@@ -18,8 +19,10 @@ import {
 	claimDoc,
 	claimIdentifier,
 	CHANGE_OUTBOX_MODEL,
+	NETWORK_OUTBOX_MODEL,
 	PARTICIPANTS_MODEL,
 	PROCESS_CLAIMS_MODEL,
+	type NetworkOutboxDoc,
 	type ParticipantChangeOutboxDoc,
 	type ParticipantDoc,
 	type ProcessClaimDoc,
@@ -109,6 +112,8 @@ export function planChange(
 		change,
 	};
 	ops.push({ kind: "insert", collection: CHANGE_OUTBOX_MODEL.collection, doc: outbox });
+	const network: NetworkOutboxDoc = { identifier: newRecordIdentifier(), at: outbox.at, organizationKey: subject.organizationKey };
+	ops.push({ kind: "insert", collection: NETWORK_OUTBOX_MODEL.collection, doc: network });
 	return { ops, before, after: image };
 }
 
@@ -147,3 +152,6 @@ export async function conflictOf(
 		`A process of the request is already registered for ${organization} by another service provider`,
 	);
 }
+
+/** `participants.organizationCards`: a participant's card facts and who owns it. */
+export type OrganizationCardEntry = ReturnType<typeof cardFactsOf> & { participant: string; serviceProvider: string };

@@ -105,6 +105,22 @@ export const CHANGE_OUTBOX_MODEL: ModelSpec = {
 	indexes: [{ name: "at", fields: ["at"] }],
 };
 
+/**
+ * An organization whose network state (SML, Directory) needs delivering after a change (decisions
+ * §14): written in the change's own batch and removed once `network.enqueue` took it. An outbox
+ * of its own: the change outbox empties as soon as the lookup has a change, which cannot wait for an SML.
+ */
+export interface NetworkOutboxDoc extends StoredDoc {
+	at: string;
+	organizationKey: string;
+}
+
+export const NETWORK_OUTBOX_MODEL: ModelSpec = {
+	collection: "participantNetworkOutbox",
+	fields: { at: { kind: "string" } },
+	indexes: [{ name: "at", fields: ["at"] }],
+};
+
 export type TransferState = "PENDING" | "COMPLETED" | "CANCELLED" | "EXPIRED";
 
 /**
@@ -165,6 +181,7 @@ export const PARTICIPANT_MODELS = {
 	transfers: TRANSFERS_MODEL,
 	auditOutbox: AUDIT_OUTBOX_MODEL,
 	changeOutbox: CHANGE_OUTBOX_MODEL,
+	networkOutbox: NETWORK_OUTBOX_MODEL,
 };
 
 export function claimIdentifier(organizationKey: string, processId: string): string {

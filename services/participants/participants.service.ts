@@ -44,7 +44,7 @@ import {
 	type TransferDoc,
 } from "./model";
 import { Participants, type AddForm, type Address, type FindFilters, type UpdateForm } from "./participants";
-import { cardFactsOf } from "./changes";
+import { cardFactsOf, type OrganizationCardEntry } from "./changes";
 import { CachedResolver } from "./resolver";
 import { participantReadCacheKey, participantReadsOf, READ_CACHE_ACTION, READ_CACHE_TTL_SECONDS } from "./read-cache";
 import { PROCESS_REPLACEMENT_ACTIONS, type ProcessReplacementHost } from "./process-replacement.actions";
@@ -243,6 +243,27 @@ const ParticipantsService: ServiceSchema<Settings, ParticipantsThis> = {
 		 * The lookup rebuild's source: every participant's processes, version and card facts, in identifier
 		 * order. `after` + `limit` page by key, so participants added meanwhile never shift a page.
 		 */
+		/** The organizations' participants as their business cards (and network's access check) need them: network's delivery. */
+		organizationCards: {
+			params: { organizationKeys: { type: "array", items: "string", max: 1000 } },
+			async handler(
+				this: ParticipantsThis,
+				ctx: Context<{ organizationKeys: string[] }>,
+			): Promise<Record<string, OrganizationCardEntry[]>> {
+				const docs = await this.collections.participants.find({
+					filter: { organizationKey: { in: ctx.params.organizationKeys } },
+				});
+				const cards: Record<string, OrganizationCardEntry[]> = {};
+				for (const doc of docs)
+					(cards[doc.organizationKey] ??= []).push({
+						participant: doc.identifier,
+						serviceProvider: doc.serviceProvider,
+						...cardFactsOf(doc),
+					});
+				return cards;
+			},
+		},
+
 		organizationProcessSets: {
 			params: {
 				organizationKey: { type: "string", optional: true },

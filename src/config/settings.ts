@@ -147,7 +147,7 @@ export const ENV_VARS: EnvVar[] = [
 	{ name: "REDIS_TLS_KEY_FILE", default: "", description: "Private key (PEM) of REDIS_TLS_CERT_FILE", secret: true },
 	{
 		name: "SERVICES",
-		default: "api,catalog,participants,accessPoints,lookup,accounts,audit",
+		default: "api,catalog,participants,accessPoints,lookup,accounts,audit,network",
 		description: "Comma list of the services this process runs",
 	},
 	{
@@ -227,6 +227,63 @@ export const ENV_VARS: EnvVar[] = [
 		default: "1000",
 		description:
 			"Live Idempotency-Key records kept per caller (24 hours each); a caller's next key makes its oldest go",
+	},
+	{
+		name: "SML_URL",
+		default: "",
+		description:
+			"The SML's base address (https://…/edelivery-sml): the registry keeps the SML's list of its participants equal to its own (decisions §14); unset: no SML",
+	},
+	{ name: "SML_SMP_ID", default: "", description: "This registry's SMP identifier in the SML; required with SML_URL" },
+	{
+		name: "SML_PHYSICAL_ADDRESS",
+		default: "",
+		description: "The SMP's IPv4 address registered in the SML (required with SML_URL); the logical address is SMP_PUBLIC_URL",
+	},
+	{
+		name: "SML_CLIENT_KEY_FILE",
+		default: "",
+		description: "Private key (PEM) of the SMP's client certificate for the SML (and the Directory unless it has its own)",
+		secret: true,
+	},
+	{
+		name: "SML_CLIENT_CERTIFICATE_FILE",
+		default: "",
+		description: "Client certificate (PEM) of SML_CLIENT_KEY_FILE: the SMP's certificate the SML knows",
+		secret: true,
+	},
+	{
+		name: "SML_CA_FILE",
+		default: "",
+		description: "CA certificates (PEM) the SML's and the Directory's server certificates are checked against; unset: the system's",
+		secret: true,
+	},
+	{
+		name: "SML_ZONE",
+		default: "participant.sml.prod.tech.peppol.org",
+		description: "The SML's DNS zone, for the participants' DNS names (test SML: participant.sml.test.tech.peppol.org)",
+	},
+	{
+		name: "SML_SYNC_INTERVAL",
+		default: "3600",
+		description: "Seconds between reconciliations with the SML's list (0: only at start and by `registry sml sync`)",
+	},
+	{
+		name: "DIRECTORY_URL",
+		default: "",
+		description: "The Peppol Directory's base address: told of every business card change (decisions §14); unset: not told",
+	},
+	{
+		name: "DIRECTORY_CLIENT_KEY_FILE",
+		default: "",
+		description: "Private key (PEM) of the client certificate for the Directory; unset: the SML's",
+		secret: true,
+	},
+	{
+		name: "DIRECTORY_CLIENT_CERTIFICATE_FILE",
+		default: "",
+		description: "Client certificate (PEM) of DIRECTORY_CLIENT_KEY_FILE",
+		secret: true,
 	},
 	{ name: "METRICS", default: "true", description: "Moleculer metrics for GET /metrics; 'false' turns them off" },
 ];

@@ -219,6 +219,13 @@ export const OPERATIONS: Operation[] = [
 		pathParams: { qualifiedIdentifier: "qualifiedIdentifier" },
 		roles: PUBLIC_READ, action: "lookup.organizationProcesses", status: 200, lookupNode: true, response: { schema: "Process", array: true },
 	},
+	// The network (decisions §14): what the SML and the Peppol Directory know of an organization
+	{
+		id: "getNetworkState", summary: "What the network knows of an organization: its SML and Directory state and DNS names", tag: "Network", extension: true,
+		method: "GET", path: "/network/:qualifiedIdentifier", mediaTypes: [mediaType("network", "get")],
+		pathParams: { qualifiedIdentifier: "qualifiedIdentifier" },
+		roles: PARTICIPANT_READ, action: "network.organizationState", status: 200, response: { schema: "NetworkState" },
+	},
 	// Participants
 	{
 		id: "streamParticipants", summary: "Find participants, array form", tag: "Participants",

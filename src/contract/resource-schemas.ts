@@ -264,6 +264,37 @@ export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 			disabled: { type: "boolean" },
 		},
 	},
+	NetworkState: {
+		type: "object",
+		description:
+			"What the network knows of an organization (decisions §14): whether the SML points to this registry for it, whether the Peppol Directory was told of its business card, and the DNS names access points look up",
+		required: ["sml", "directory", "dns"],
+		properties: {
+			sml: { $ref: "#/components/schemas/NetworkDelivery" },
+			directory: { $ref: "#/components/schemas/NetworkDelivery" },
+			dns: {
+				type: "object",
+				required: ["naptr", "cname"],
+				properties: {
+					naptr: { type: "string", description: "The NAPTR name: base32(sha256(lower-case <icd>:<id>)), the scheme and SML_ZONE" },
+					cname: { type: "string", description: "The legacy CNAME: B-<md5 hex>, the scheme and SML_ZONE" },
+				},
+			},
+		},
+	},
+	NetworkDelivery: {
+		type: "object",
+		required: ["state", "message", "at"],
+		properties: {
+			state: {
+				type: "string",
+				enum: ["registered", "pending", "failing", "off"],
+				description: "registered: delivered; pending: a delivery is due; failing: the last attempt failed (retried, or parked after a day); off: not configured",
+			},
+			message: { type: ["string", "null"], description: "The last failure's message (the SML's fault), or what the delivery waits for" },
+			at: { type: ["string", "null"], format: "date-time", description: "When it was last delivered or last failed" },
+		},
+	},
 	ServiceProvider: {
 		type: "object",
 		required: ["identifier", "title", "accessPoints"],

@@ -67,6 +67,13 @@ export const REGISTRY_METRICS = {
 		description:
 			"Access point endpoints whose certificate expires within 30 days or has expired (SMP answers would publish it)",
 	},
+	networkDeliveries: {
+		type: "gauge",
+		name: "registry.network.deliveries",
+		labelNames: ["target", "state"],
+		description:
+			"Organizations whose SML or Directory delivery (target sml, directory) is pending, failing (retried) or parked (registry sml replay)",
+	},
 	storeSize: {
 		type: "gauge",
 		name: "registry.store.size.bytes",

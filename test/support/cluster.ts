@@ -70,6 +70,7 @@ export const ONE_PROCESS_PER_SERVICE: Record<string, string> = {
 	lookup: "lookup",
 	accounts: "accounts",
 	audit: "audit",
+	network: "network",
 };
 
 /** How long one process may take to answer /health/ready: it ends a start that hangs, not a slow one. */

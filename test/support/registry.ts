@@ -57,7 +57,7 @@ async function startDistributed(options: StartOptions): Promise<RunningRegistry>
 	const seed = options.seed === undefined ? demoSeed() : options.seed;
 	try {
 		await cluster.broker.waitForServices(
-			["accounts", "catalog", "accessPoints", "participants", "lookup", "audit"],
+			["accounts", "catalog", "accessPoints", "participants", "lookup", "audit", "network"],
 			PROCESS_READY_TIMEOUT_MS,
 		);
 		if (seed) await importSeedThrough(cluster.broker, seed);
