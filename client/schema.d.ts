@@ -736,6 +736,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/businesscard/{participant}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Peppol Directory business card: the organization's participants (BusinessCard V3)
+         * @description Roles: Peppol Directory business card: the organization's participants (BusinessCard V3): SERVICE_PROVIDER, ACCESS_POINT_PROVIDER, ADMIN, NETWORK_AUTHORITY, ANONYMOUS.
+         */
+        get: operations["businessCard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health/live": {
         parameters: {
             query?: never;
@@ -1950,7 +1970,7 @@ export interface operations {
                 "If-Match"?: string;
             };
             path: {
-                /** @description Qualified identifier <scheme>::<icd>:<organizationIdentifier>, or the participant's UUID */
+                /** @description Qualified identifier <scheme>::<icd>:<organizationIdentifier> (percent-encoding accepted) */
                 participant: string;
             };
             cookie?: never;
@@ -2057,7 +2077,7 @@ export interface operations {
                 "If-Match"?: string;
             };
             path: {
-                /** @description Qualified identifier <scheme>::<icd>:<organizationIdentifier>, or the participant's UUID */
+                /** @description Qualified identifier <scheme>::<icd>:<organizationIdentifier> (percent-encoding accepted) */
                 participant: string;
                 /** @description UUID */
                 serviceProviderIdentifier: string;
@@ -3100,7 +3120,7 @@ export interface operations {
                 "If-None-Match"?: string;
             };
             path: {
-                /** @description Qualified identifier <scheme>::<icd>:<organizationIdentifier>, or the participant's UUID */
+                /** @description SMP identifier <scheme>::<value>, one percent-encoded path segment (docs/smp.md) */
                 participant: string;
             };
             cookie?: never;
@@ -3143,7 +3163,7 @@ export interface operations {
                 "If-None-Match"?: string;
             };
             path: {
-                /** @description Qualified identifier <scheme>::<icd>:<organizationIdentifier>, or the participant's UUID */
+                /** @description SMP identifier <scheme>::<value>, one percent-encoded path segment (docs/smp.md) */
                 participant: string;
                 /** @description SMP identifier <scheme>::<value>, one percent-encoded path segment (docs/smp.md) */
                 documentType: string;
@@ -3190,7 +3210,7 @@ export interface operations {
                 "If-None-Match"?: string;
             };
             path: {
-                /** @description Qualified identifier <scheme>::<icd>:<organizationIdentifier>, or the participant's UUID */
+                /** @description SMP identifier <scheme>::<value>, one percent-encoded path segment (docs/smp.md) */
                 participant: string;
             };
             cookie?: never;
@@ -3233,7 +3253,7 @@ export interface operations {
                 "If-None-Match"?: string;
             };
             path: {
-                /** @description Qualified identifier <scheme>::<icd>:<organizationIdentifier>, or the participant's UUID */
+                /** @description SMP identifier <scheme>::<value>, one percent-encoded path segment (docs/smp.md) */
                 participant: string;
                 /** @description SMP identifier <scheme>::<value>, one percent-encoded path segment (docs/smp.md) */
                 documentType: string;
@@ -3243,6 +3263,49 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description OASIS SMP 2.0 signed service metadata: a document type's processes and endpoints */
+            200: {
+                headers: {
+                    /** @description The tag of this representation, for If-Match and If-None-Match */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                    "application/xml": string;
+                };
+            };
+            /** @description Not modified: If-None-Match names the current ETag */
+            304: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    businessCard: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag of this record read before: 304 without a body while it is still current */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description SMP identifier <scheme>::<value>, one percent-encoded path segment (docs/smp.md) */
+                participant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Peppol Directory business card: the organization's participants (BusinessCard V3) */
             200: {
                 headers: {
                     /** @description The tag of this representation, for If-Match and If-None-Match */

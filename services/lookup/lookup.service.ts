@@ -25,7 +25,8 @@ import { newRecordIdentifier } from "../../src/platform/record-identifier";
 import { REGISTRY_METRICS, setMetric } from "../../src/platform/registry-metrics";
 import { isDuplicateKey, isStaleVersion } from "../../src/store/errors";
 import type { Collection } from "../../src/store/types";
-import { env } from "../../src/config/settings";
+import { env, registryCountry } from "../../src/config/settings";
+import { businessCardXml } from "../../src/contract/business-card";
 import type { AccessPointEndpoints } from "../../src/contract/endpoints";
 import type { ServiceProvider } from "../../src/contract/model";
 import { AnswerCache } from "./answer-cache";
@@ -44,6 +45,7 @@ import {
 import { loadOrCreateSigningPair, SmpSigner } from "./smp/signing";
 import {
 	applyChange,
+	businessEntitiesOf,
 	holdersMissingFrom,
 	mergeParticipantSets,
 	organizationAnswer,
@@ -83,6 +85,8 @@ interface LookupThis extends Service<Settings> {
 	/** Part of every signed answer's name: answers signed with another certificate are not taken. */
 	signerName: string;
 	answers: AnswerCache;
+	/** REGISTRY_COUNTRY: the business cards' CountryCode. */
+	country: string;
 	parkedCount: PeriodicTask;
 	rebuilding: Promise<{ organizations: number; participants: number }> | null;
 	applyChange(change: ParticipantChange): Promise<boolean>;
@@ -125,7 +129,10 @@ function isChange(payload: unknown): payload is ParticipantChange {
 		change.processes.every((id) => typeof id === "string") &&
 		Number.isInteger(change.version) &&
 		typeof change.deleted === "boolean" &&
-		(change.serviceProvider === undefined || typeof change.serviceProvider === "string")
+		(change.serviceProvider === undefined || typeof change.serviceProvider === "string") &&
+		[change.name, change.registrationDate, change.icd, change.organizationIdentifier].every(
+			(fact) => fact === undefined || typeof fact === "string",
+		)
 	);
 }
 
@@ -203,6 +210,36 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 			params: SMP_METADATA_PARAMS,
 			handler(this: LookupThis, ctx: Context<{ participant: string; documentType: string }>): Promise<string> {
 				return this.serviceMetadata(ctx.params.participant, ctx.params.documentType, "bdxr");
+			},
+		},
+
+		/**
+		 * The organization's Peppol Directory business card (decisions §14, docs/smp.md), cached like the
+		 * SMP answers; the network service asks it too, to see the new card is answered before telling
+		 * the Directory.
+		 */
+		businessCard: {
+			params: { participant: { type: "string" } },
+			async handler(this: LookupThis, ctx: Context<{ participant: string }>): Promise<string> {
+				const { participant } = ctx.params;
+				const organization = parseParticipantIdentifier(participant);
+				if (!organization) throw unpublishedParticipant(participant);
+				const { organizationKey } = organization;
+				const card = await this.answers.get<string | null>(
+					organizationKey,
+					"businesscard",
+					this.country,
+					async () => {
+						const doc = await this.collections.organizationProcesses.get(organizationKey);
+						const entities = businessEntitiesOf(doc);
+						return {
+							version: doc?.version ?? 0,
+							answer: entities && businessCardXml(organizationKey, entities, this.country),
+						};
+					},
+				);
+				if (card === null) throw unpublishedParticipant(participant);
+				return card;
 			},
 		},
 
@@ -458,6 +495,7 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 	},
 
 	created(this: LookupThis) {
+		this.country = registryCountry();
 		this.catalog = new ReferenceCopy(
 			() => this.broker.call<Process[], Record<string, never>>("catalog.allProcesses", {}),
 			(processes) => new Map(processes.map((process) => [process.identifier, process])),

@@ -259,18 +259,16 @@ function pathItem(group: Operation[]): JsonSchema {
 	const operations = [...group].sort((a, b) => Number(b.isDefault ?? false) - Number(a.isDefault ?? false));
 	const first = operations[0];
 	const roles = [...new Set(operations.flatMap((operation) => operation.roles))];
+	const eitherForm =
+		operations.length > 1 &&
+		operations.some((operation) => operation.pathForm === "uuid") &&
+		operations.some((operation) => operation.pathForm === "qualifiedIdentifier");
 	const parameters = Object.entries(first.pathParams).map(([name, kind]) =>
-		pathParameter(
-			name,
-			operations.length > 1 &&
-				operations.some((operation) => operation.pathForm === "uuid") &&
-				operations.some((operation) => operation.pathForm === "qualifiedIdentifier")
-				? "participant"
-				: kind,
-		),
+		pathParameter(name, eitherForm ? "participant" : kind),
 	);
 	for (const parameter of parameters) {
-		if (parameter.name === "participant") {
+		// A participant path taking either form; the SMP paths' `participant` keeps its SMP identifier.
+		if (parameter.name === "participant" && eitherForm) {
 			parameter.schema = { type: "string", description: "A qualified identifier or a UUID" };
 			parameter.description =
 				"Qualified identifier <scheme>::<icd>:<organizationIdentifier>, or the participant's UUID";

@@ -477,6 +477,13 @@ export const OPERATIONS: Operation[] = [
 	},	// SMP lookups (decisions §13, docs/smp.md): at the root of the gateway's and every lookup node's port
 	...smpLookups("peppol", "", "Peppol SMP 1.x", "SignedServiceMetadata"),
 	...smpLookups("bdxr", "/bdxr-smp-2", "OASIS SMP 2.0", "ServiceMetadata"),
+	// The Peppol Directory fetches it where the SMP lookups are (decisions §14, docs/smp.md).
+	{
+		id: "businessCard", summary: "Peppol Directory business card: the organization's participants (BusinessCard V3)", tag: "SMP", extension: true,
+		method: "GET", path: "/businesscard/:participant", root: true, lookupNode: true, mediaTypes: ["text/xml", "application/xml"],
+		pathParams: { participant: "smpIdentifier" }, roles: PUBLIC_READ, action: "lookup.businessCard", status: 200,
+		entityTag: true, response: { schema: "BusinessCard", xml: true },
+	},
 ];
 
 /** The two lookups of one SMP interface: the service group and a document type's signed service metadata. */

@@ -296,6 +296,7 @@ const CASES: Case[] = [
 			call: () => ({ params: { participant: NORDLYS_REGNSKAP_QI, documentType: INVOICE_DOCUMENT_TYPE } }),
 		},
 	]),
+	{ id: "businessCard", call: () => ({ params: { participant: NORDLYS_REGNSKAP_QI } }) },
 	{
 		id: "setAccessPointEndpoints",
 		call: () => ({
@@ -492,7 +493,7 @@ function expectDocumentedAnswer(id: string, answer: Answer): Json | Json[] | und
 		);
 		return lines.map((line) => JSON.parse(line));
 	}
-	// An XML answer (the SMP lookups) is documented as a string: test/integration/smp.http.spec.ts checks its shape.
+	// An XML answer (the SMP lookups, the business card) is documented as a string: test/integration/smp.http.spec.ts and businesscard.http.spec.ts check its shape.
 	if (essence(answer.contentType).endsWith("/xml")) {
 		expectValid(schema, answer.text, `${id} ${answer.status}`);
 		return undefined;

@@ -18,6 +18,7 @@ if (xmllintMissing && process.env.CI === "true")
 // eslint-disable-next-line no-console
 if (xmllintMissing) console.warn(`xmllint checks skipped: ${XMLLINT} not installed (Debian package libxml2-utils)`);
 export const withXmllint = xmllintMissing ? test.skip : test;
+export const xmllintAvailable = !xmllintMissing;
 
 /** `xmllint --noout --schema` on the card: status 0 when it validates, with what xmllint said. */
 export function validateCard(xml: string): { status: number | null; output: string } {

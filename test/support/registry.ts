@@ -12,6 +12,8 @@ export const DEMO_SEED_FILE = path.join(__dirname, "..", "..", "seed", "demo.jso
 
 export interface RunningRegistry {
 	url: string;
+	/** On the distributed project: the lookup node's address (SERVICES=lookup, decisions §12); absent in one process. */
+	lookupUrl?: string;
 	broker: ServiceBroker;
 	stop(): Promise<void>;
 }
@@ -65,7 +67,13 @@ async function startDistributed(options: StartOptions): Promise<RunningRegistry>
 		await cluster.stop();
 		throw error;
 	}
-	return { url: cluster.url, broker: cluster.broker, stop: () => cluster.stop() };
+	const lookupPort = cluster.processes.get("lookup")?.port;
+	return {
+		url: cluster.url,
+		...(lookupPort ? { lookupUrl: `http://127.0.0.1:${lookupPort}` } : {}),
+		broker: cluster.broker,
+		stop: () => cluster.stop(),
+	};
 }
 
 export async function startRegistry(options: StartOptions = {}): Promise<RunningRegistry> {
