@@ -5,6 +5,7 @@
  * same entities always give the same text, whatever order they come in.
  */
 import { PARTICIPANT_SCHEME } from "./identifiers";
+import { escape } from "./xml";
 
 export const BUSINESS_CARD_NAMESPACE = "http://www.peppol.eu/schema/pd/businesscard/20180621/";
 
@@ -52,32 +53,4 @@ function byDateNameIdentifier(a: BusinessEntity, b: BusinessEntity): number {
 		compare(a.icd, b.icd) ||
 		compare(a.organizationIdentifier, b.organizationIdentifier)
 	);
-}
-
-/**
- * Text and attribute values alike: markup characters as entities, tab and line breaks as
- * character references (a parser would normalise them in attributes), characters XML 1.0
- * cannot carry as U+FFFD. The same rules as the SMP answers' writer (services/lookup/smp/xml.ts).
- */
-function escape(text: string): string {
-	return text.replace(/[&<>"\t\n\r]|[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, (character) => {
-		switch (character) {
-			case "&":
-				return "&amp;";
-			case "<":
-				return "&lt;";
-			case ">":
-				return "&gt;";
-			case '"':
-				return "&quot;";
-			case "\t":
-				return "&#9;";
-			case "\n":
-				return "&#10;";
-			case "\r":
-				return "&#13;";
-			default:
-				return "\uFFFD";
-		}
-	});
 }
