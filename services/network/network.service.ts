@@ -268,7 +268,10 @@ const NetworkService: ServiceSchema<Settings, NetworkThis> = {
 			this.running = (async () => {
 				do {
 					this.again = false;
-					await this.deliverAll();
+					// What a run took and could not finish is due again once its claim lapses.
+					await this.deliverAll().catch((error) =>
+						this.logger.warn("network: delivery run failed:", String(error)),
+					);
 				} while (this.again);
 			})().finally(() => {
 				this.running = null;
