@@ -450,6 +450,94 @@ async function dropParked(io: CliIO, identifier: string): Promise<void> {
 	writeLine(io.stderr, `parked change ${identifier} dropped`);
 }
 
+/**
+ * The network service runs here on its store when offline (its deliveries read the participants,
+ * the Directory's also the lookup's card); as an operator tool it makes no calls of its own.
+ */
+const NETWORK_STORE: RegistryAccess = {
+	needs: ["network"],
+	alsoOffline: ["participants", "lookup", "catalog", "accounts", "accessPoints"],
+};
+
+interface ParkedDelivery {
+	organization: string;
+	target: string;
+	attempts: number;
+	failingSince: string | null;
+	message: string | null;
+}
+
+async function listParkedDeliveries(io: CliIO, options: { json?: boolean }): Promise<void> {
+	const parked = await withRegistry(io, NETWORK_STORE, (broker) =>
+		broker.call<ParkedDelivery[], object>("network.parked", { limit: 1000 }),
+	);
+	printJsonOrTable(io, options.json === true, parked, () => [
+		["ORGANIZATION", "TARGET", "FAILING SINCE", "ATTEMPTS", "MESSAGE"],
+		...parked.map((entry) => [
+			entry.organization,
+			entry.target,
+			entry.failingSince ?? "",
+			String(entry.attempts),
+			entry.message ?? "",
+		]),
+	]);
+}
+
+async function replayParkedDeliveries(io: CliIO): Promise<void> {
+	const { replayed } = await withRegistry(io, NETWORK_STORE, async (broker) => {
+		const result = await broker.call<{ replayed: number }, object>("network.replayParked", {});
+		await broker.call("network.deliverNow", {}, { timeout: REBUILD_TIMEOUT_MS });
+		return result;
+	});
+	writeLine(io.stderr, `${replayed} parked delivery(ies) due again`);
+}
+
+interface SmlDifferences {
+	registry: number;
+	sml: number;
+	missing: string[];
+	stray: string[];
+}
+
+function printDifferences(io: CliIO, json: boolean, differences: SmlDifferences & Record<string, unknown>): void {
+	if (json) return writeLine(io.stdout, JSON.stringify(differences, null, 2));
+	writeLine(io.stdout, `registry: ${differences.registry} organization(s); SML: ${differences.sml}`);
+	for (const key of ["smpRecord", "pending", "failing", "parked"])
+		if (key in differences) writeLine(io.stdout, `${key}: ${JSON.stringify(differences[key])}`);
+	writeLine(io.stdout, `missing from the SML (${differences.missing.length}): ${differences.missing.join(" ")}`);
+	writeLine(
+		io.stdout,
+		`in the SML without a participant here (${differences.stray.length}): ${differences.stray.join(" ")}`,
+	);
+}
+
+async function smlStatus(io: CliIO, options: { json?: boolean }): Promise<void> {
+	const status = await withRegistry(io, NETWORK_STORE, (broker) =>
+		broker.call<SmlDifferences & Record<string, unknown>, object>(
+			"network.status",
+			{},
+			{ timeout: REBUILD_TIMEOUT_MS },
+		),
+	);
+	if (!("missing" in status)) throw new CliFailure("SML_URL is not set: there is no SML to compare with");
+	printDifferences(io, options.json === true, status);
+}
+
+async function smlSync(io: CliIO, options: { json?: boolean }): Promise<void> {
+	const differences = await withRegistry(io, NETWORK_STORE, (broker) =>
+		broker.call<SmlDifferences & Record<string, unknown>, object>(
+			"network.sync",
+			{},
+			{ timeout: REBUILD_TIMEOUT_MS },
+		),
+	);
+	printDifferences(io, options.json === true, differences);
+	writeLine(
+		io.stderr,
+		`${differences.missing.length} created, ${differences.stray.length} deleted (or due, where the SML refused)`,
+	);
+}
+
 async function exportCommand(io: CliIO, options: { out?: string }): Promise<void> {
 	const out = options.out ? fs.createWriteStream(options.out, { flags: "wx" }) : io.stdout;
 	if (options.out) {
@@ -633,6 +721,26 @@ export function buildProgram(io: CliIO, run: (work: () => Promise<void>) => Prom
 		.command("drop <id>")
 		.description("removes a parked change dealt with otherwise")
 		.action((identifier: string) => run(() => dropParked(io, identifier)));
+
+	const sml = program
+		.command("sml")
+		.description("the SML and the Peppol Directory (decisions §14): parked deliveries, differences, reconciliation")
+		.action(() => run(() => listParkedDeliveries(io, {})));
+	sml.command("parked")
+		.description("deliveries refused for a day and parked (what `registry sml` alone lists)")
+		.option("--json", "as JSON")
+		.action((options) => run(() => listParkedDeliveries(io, options)));
+	sml.command("replay")
+		.description("delivers the parked organizations again")
+		.action(() => run(() => replayParkedDeliveries(io)));
+	sml.command("status")
+		.description("the SMP record, and what differs between the SML's list and the registry's; changes nothing")
+		.option("--json", "as JSON")
+		.action((options) => run(() => smlStatus(io, options)));
+	sml.command("sync")
+		.description("reconciles now: creates what the SML misses, deletes what it has without a participant here")
+		.option("--json", "as JSON")
+		.action((options) => run(() => smlSync(io, options)));
 
 	program
 		.command("export")

@@ -10,6 +10,7 @@
 import type { ServiceBroker } from "moleculer";
 import { createRegistryBroker } from "../../services";
 import { env } from "../../src/config/settings";
+import { OPERATOR_TOOL } from "../../src/platform/broker";
 import { CliFailure, type CliIO } from "./io";
 
 /** How long a command waits for the cluster (connect, and the services it needs). */
@@ -50,6 +51,8 @@ export async function withRegistry<T>(
 		services: local,
 		overrides: {
 			nodeID: `registry-cli-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
+			// Services started here answer the command's calls; they start no background work (src/platform/broker.ts).
+			metadata: { [OPERATOR_TOOL]: true },
 			logger: {
 				type: "Console",
 				options: { level: io.env.LOG_LEVEL || "warn", formatter: "short", colors: false, moduleColors: false },

@@ -25,8 +25,8 @@ export interface NetworkConfig {
 	syncIntervalSeconds: number;
 }
 
-function readFile(variable: string): Buffer {
-	const file = env(variable);
+function readFile(variable: string, source: NodeJS.ProcessEnv): Buffer {
+	const file = env(variable, source);
 	if (!file) throw new Error(`${variable} is required with SML_URL or DIRECTORY_URL (client TLS, decisions §14)`);
 	try {
 		return fs.readFileSync(file);
@@ -37,8 +37,8 @@ function readFile(variable: string): Buffer {
 	}
 }
 
-function httpsUrl(variable: string): string {
-	const value = env(variable).replace(/\/+$/, "");
+function httpsUrl(variable: string, source: NodeJS.ProcessEnv): string {
+	const value = env(variable, source).replace(/\/+$/, "");
 	let url: URL;
 	try {
 		url = new URL(value);
@@ -49,41 +49,49 @@ function httpsUrl(variable: string): string {
 	return value;
 }
 
-function required(variable: string, why: string): string {
-	const value = env(variable);
+function required(variable: string, why: string, source: NodeJS.ProcessEnv): string {
+	const value = env(variable, source);
 	if (!value) throw new Error(`${variable} is required with SML_URL (${why})`);
 	return value;
 }
 
 /** The configuration, or an Error naming what is wrong. Neither URL set: both off. */
-export function networkConfig(): NetworkConfig {
-	const zone = env("SML_ZONE");
-	const country = registryCountry();
-	const syncIntervalSeconds = envNumber("SML_SYNC_INTERVAL");
+export function networkConfig(source: NodeJS.ProcessEnv = process.env): NetworkConfig {
+	const zone = env("SML_ZONE", source);
+	const country = registryCountry(source);
+	const syncIntervalSeconds = envNumber("SML_SYNC_INTERVAL", source);
 	if (syncIntervalSeconds < 0) throw new Error("SML_SYNC_INTERVAL must be 0 or more seconds");
-	const ca = env("SML_CA_FILE") ? readFile("SML_CA_FILE") : undefined;
+	const ca = env("SML_CA_FILE", source) ? readFile("SML_CA_FILE", source) : undefined;
 	let smlPair: TlsPair | null = null;
 	const smlTls = () =>
-		(smlPair ??= { key: readFile("SML_CLIENT_KEY_FILE"), cert: readFile("SML_CLIENT_CERTIFICATE_FILE"), ca });
+		(smlPair ??= {
+			key: readFile("SML_CLIENT_KEY_FILE", source),
+			cert: readFile("SML_CLIENT_CERTIFICATE_FILE", source),
+			ca,
+		});
 	let sml: NetworkConfig["sml"] = null;
-	if (env("SML_URL")) {
-		const physicalAddress = required("SML_PHYSICAL_ADDRESS", "the SMP's IPv4 address");
+	if (env("SML_URL", source)) {
+		const physicalAddress = required("SML_PHYSICAL_ADDRESS", "the SMP's IPv4 address", source);
 		if (!net.isIPv4(physicalAddress))
 			throw new Error(`SML_PHYSICAL_ADDRESS must be an IPv4 address: ${physicalAddress}`);
 		const record = {
-			smpId: required("SML_SMP_ID", "this SMP's identifier in the SML"),
-			logicalAddress: required("SMP_PUBLIC_URL", "the SMP's logical address"),
+			smpId: required("SML_SMP_ID", "this SMP's identifier in the SML", source),
+			logicalAddress: required("SMP_PUBLIC_URL", "the SMP's logical address", source),
 			physicalAddress,
 		};
-		sml = { url: httpsUrl("SML_URL"), record, tls: smlTls() };
+		sml = { url: httpsUrl("SML_URL", source), record, tls: smlTls() };
 	}
 	let directory: NetworkConfig["directory"] = null;
-	if (env("DIRECTORY_URL")) {
-		const own = env("DIRECTORY_CLIENT_KEY_FILE") || env("DIRECTORY_CLIENT_CERTIFICATE_FILE");
+	if (env("DIRECTORY_URL", source)) {
+		const own = env("DIRECTORY_CLIENT_KEY_FILE", source) || env("DIRECTORY_CLIENT_CERTIFICATE_FILE", source);
 		const tls = own
-			? { key: readFile("DIRECTORY_CLIENT_KEY_FILE"), cert: readFile("DIRECTORY_CLIENT_CERTIFICATE_FILE"), ca }
+			? {
+					key: readFile("DIRECTORY_CLIENT_KEY_FILE", source),
+					cert: readFile("DIRECTORY_CLIENT_CERTIFICATE_FILE", source),
+					ca,
+				}
 			: smlTls();
-		directory = { url: httpsUrl("DIRECTORY_URL"), tls };
+		directory = { url: httpsUrl("DIRECTORY_URL", source), tls };
 	}
 	return { sml, directory, zone, country, syncIntervalSeconds };
 }

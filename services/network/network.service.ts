@@ -18,6 +18,7 @@ import { businessCardXml, type BusinessEntity } from "../../src/contract/busines
 import { NotFound, TypeMismatch } from "../../src/contract/errors";
 import { parseParticipantIdentifier } from "../../src/contract/identifiers";
 import { seesEverything } from "../../src/contract/model";
+import { brokerEnv, isOperatorTool } from "../../src/platform/broker";
 import type { RegistryContext } from "../../src/platform/context";
 import { PeriodicTask } from "../../src/platform/periodic-task";
 import { REGISTRY_METRICS, setMetric } from "../../src/platform/registry-metrics";
@@ -174,7 +175,8 @@ const NetworkService: ServiceSchema<Settings, NetworkThis> = {
 				if (!this.sml && !this.directory) return { due: 0 };
 				const keys = [...new Set(ctx.params.records.map((record) => record.organizationKey))];
 				await this.markDue(keys);
-				void this.kick();
+				// An operator tool's service only records them: the registry's own nodes deliver.
+				if (!isOperatorTool(this.broker)) void this.kick();
 				return { due: keys.length };
 			},
 		},
@@ -546,7 +548,7 @@ const NetworkService: ServiceSchema<Settings, NetworkThis> = {
 
 	created(this: NetworkThis) {
 		// A configuration error stops the start here, with its message (decisions §14).
-		this.config = networkConfig();
+		this.config = networkConfig(brokerEnv(this.broker));
 		const { sml, directory } = this.config;
 		this.sml = sml ? new SmlClient(sml.url, sml.record.smpId, sml.tls) : null;
 		this.directory = directory ? new DirectoryClient(directory.url, directory.tls) : null;
@@ -570,7 +572,7 @@ const NetworkService: ServiceSchema<Settings, NetworkThis> = {
 	},
 
 	async started(this: NetworkThis) {
-		if (!this.sml && !this.directory) return;
+		if ((!this.sml && !this.directory) || isOperatorTool(this.broker)) return;
 		this.deliveries.start(this.settings.deliverIntervalMs);
 		void this.kick();
 		if (!this.sml) return;

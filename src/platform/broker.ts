@@ -65,3 +65,10 @@ export function isActionAvailable(broker: ServiceBroker, action: string): boolea
 	};
 	return registry.getActionEndpoints(action)?.hasAvailable() === true;
 }
+
+/** Broker metadata of an operator tool (the CLI): the services it starts answer its calls and start no background work. */
+export const OPERATOR_TOOL = "operatorTool";
+
+export function isOperatorTool(broker: ServiceBroker): boolean {
+	return (broker.metadata as Record<string, unknown> | undefined)?.[OPERATOR_TOOL] === true;
+}

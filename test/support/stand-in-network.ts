@@ -299,7 +299,10 @@ export class StandInSml {
 					if (!create && !this.participants.has(value))
 						return fault("NotFoundFault", `The participant identifier '${value}' doesn't exist`);
 				}
-				for (const value of values) create ? this.participants.add(value) : this.participants.delete(value);
+				for (const value of values) {
+					if (create) this.participants.add(value);
+					else this.participants.delete(value);
+				}
 				return ok();
 			}
 			default: {
