@@ -155,7 +155,11 @@ export function OutboxMixin(): Partial<ServiceSchema> {
 				);
 			}
 			// Records go as stored: the receivers keep their own fields only (not the outbox's `version`).
-			const forward = <T extends OutboxMessage>(outbox: Collection<T>, action: string, name: "audit" | "network") =>
+			const forward = <T extends OutboxMessage>(
+				outbox: Collection<T>,
+				action: string,
+				name: "audit" | "network",
+			) =>
 				new OutboxRelay<T>({
 					name: `${self.name} ${name}`,
 					outbox,

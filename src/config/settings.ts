@@ -234,16 +234,22 @@ export const ENV_VARS: EnvVar[] = [
 		description:
 			"The SML's base address (https://…/edelivery-sml): the registry keeps the SML's list of its participants equal to its own (decisions §14); unset: no SML",
 	},
-	{ name: "SML_SMP_ID", default: "", description: "This registry's SMP identifier in the SML; required with SML_URL" },
+	{
+		name: "SML_SMP_ID",
+		default: "",
+		description: "This registry's SMP identifier in the SML; required with SML_URL",
+	},
 	{
 		name: "SML_PHYSICAL_ADDRESS",
 		default: "",
-		description: "The SMP's IPv4 address registered in the SML (required with SML_URL); the logical address is SMP_PUBLIC_URL",
+		description:
+			"The SMP's IPv4 address registered in the SML (required with SML_URL); the logical address is SMP_PUBLIC_URL",
 	},
 	{
 		name: "SML_CLIENT_KEY_FILE",
 		default: "",
-		description: "Private key (PEM) of the SMP's client certificate for the SML (and the Directory unless it has its own)",
+		description:
+			"Private key (PEM) of the SMP's client certificate for the SML (and the Directory unless it has its own)",
 		secret: true,
 	},
 	{
@@ -255,23 +261,27 @@ export const ENV_VARS: EnvVar[] = [
 	{
 		name: "SML_CA_FILE",
 		default: "",
-		description: "CA certificates (PEM) the SML's and the Directory's server certificates are checked against; unset: the system's",
+		description:
+			"CA certificates (PEM) the SML's and the Directory's server certificates are checked against; unset: the system's",
 		secret: true,
 	},
 	{
 		name: "SML_ZONE",
 		default: "participant.sml.prod.tech.peppol.org",
-		description: "The SML's DNS zone, for the participants' DNS names (test SML: participant.sml.test.tech.peppol.org)",
+		description:
+			"The SML's DNS zone, for the participants' DNS names (test SML: participant.sml.test.tech.peppol.org)",
 	},
 	{
 		name: "SML_SYNC_INTERVAL",
 		default: "3600",
-		description: "Seconds between reconciliations with the SML's list (0: only at start and by `registry sml sync`)",
+		description:
+			"Seconds between reconciliations with the SML's list (0: only at start and by `registry sml sync`)",
 	},
 	{
 		name: "DIRECTORY_URL",
 		default: "",
-		description: "The Peppol Directory's base address: told of every business card change (decisions §14); unset: not told",
+		description:
+			"The Peppol Directory's base address: told of every business card change (decisions §14); unset: not told",
 	},
 	{
 		name: "DIRECTORY_CLIENT_KEY_FILE",

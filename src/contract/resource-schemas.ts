@@ -276,7 +276,10 @@ export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 				type: "object",
 				required: ["naptr", "cname"],
 				properties: {
-					naptr: { type: "string", description: "The NAPTR name: base32(sha256(lower-case <icd>:<id>)), the scheme and SML_ZONE" },
+					naptr: {
+						type: "string",
+						description: "The NAPTR name: base32(sha256(lower-case <icd>:<id>)), the scheme and SML_ZONE",
+					},
 					cname: { type: "string", description: "The legacy CNAME: B-<md5 hex>, the scheme and SML_ZONE" },
 				},
 			},
@@ -289,10 +292,18 @@ export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 			state: {
 				type: "string",
 				enum: ["registered", "pending", "failing", "off"],
-				description: "registered: delivered; pending: a delivery is due; failing: the last attempt failed (retried, or parked after a day); off: not configured",
+				description:
+					"registered: delivered; pending: a delivery is due; failing: the last attempt failed (retried, or parked after a day); off: not configured",
 			},
-			message: { type: ["string", "null"], description: "The last failure's message (the SML's fault), or what the delivery waits for" },
-			at: { type: ["string", "null"], format: "date-time", description: "When it was last delivered or last failed" },
+			message: {
+				type: ["string", "null"],
+				description: "The last failure's message (the SML's fault), or what the delivery waits for",
+			},
+			at: {
+				type: ["string", "null"],
+				format: "date-time",
+				description: "When it was last delivered or last failed",
+			},
 		},
 	},
 	ServiceProvider: {
