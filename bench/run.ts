@@ -2,7 +2,7 @@
  * `npm run bench`: the figures docs/performance.md reports, each beside its target. Run it by
  * hand on an idle machine (never while tests run); it is not a test and CI does not run it.
  *
- *   npm run bench [-- --only floors,smp,tier,million] [--rounds N] [--duration S] [--participants N]
+ *   npm run bench [-- --only floors,smp,tier,million,sml] [--rounds N] [--duration S] [--participants N]
  *
  * Every figure prints one line, `name: value unit [target …] ok|MISSED`; a missed target makes
  * the run exit 1. Throughputs come from wrk (Debian's, one thread) pinned to one core with every
@@ -20,6 +20,9 @@
  *            CPU limit is): the lookup capacity of 1, 2 and 3 nodes loaded at once.
  *   million  1,000,000 participants in the same topology: how soon a new lookup node is ready,
  *            the lookup's p99 at one connection over random organizations, the node's RSS.
+ *   sml      --participants organizations imported in bulk with SML_URL (a stand-in SML, HTTPS with client
+ *            TLS) and without, alternating: the import's time ratio, seconds until the SML holds them all
+ *            and the SML calls that took.
  * Data sets are generated once into bench/results/data (npm run bench:data does the same).
  */
 import fs from "node:fs";
@@ -31,6 +34,8 @@ import { createGenerator, GENERATOR_VERSION, qualifiedIdentifier } from "./lib/g
 import { loadParticipants, readDemoSeed, ROOT } from "./lib/load";
 import { rssOf, startBaseline, startCluster, startRegistry, type Cluster, type RegistryProcess } from "./lib/processes";
 import { pinToServerCore, removeWrkFiles, runWrk, wrkMissing, type WrkResult } from "./lib/wrk";
+import { importWithSml } from "./lib/sml-import";
+import { makeTestPki, StandInSml } from "../test/support/stand-in-network";
 
 interface Options {
 	rounds: number;
@@ -44,7 +49,7 @@ function parseOptions(argv: string[]): Options {
 		rounds: 5,
 		duration: 5,
 		participants: 100_000,
-		only: new Set(["floors", "smp", "tier", "million"]),
+		only: new Set(["floors", "smp", "tier", "million", "sml"]),
 	};
 	for (let i = 0; i < argv.length; i++) {
 		const [flag, inline] = argv[i].split("=", 2);
@@ -55,7 +60,7 @@ function parseOptions(argv: string[]): Options {
 		else if (flag === "--only") options.only = new Set(value().split(","));
 		else
 			throw new Error(
-				`unknown option ${flag} (--only floors,smp,tier,million --rounds N --duration S --participants N)`,
+				`unknown option ${flag} (--only floors,smp,tier,million,sml --rounds N --duration S --participants N)`,
 			);
 	}
 	return options;
@@ -436,6 +441,44 @@ async function million(options: Options): Promise<void> {
 	}
 }
 
+/** 100,000 organizations imported in bulk with and without SML_URL, alternating (issue 42). */
+async function smlImport(options: Options): Promise<void> {
+	const count = options.participants;
+	console.log(
+		`\nsml: ${count.toLocaleString("en-US")} organizations imported in bulk, with SML_URL (the stand-in SML) and without`,
+	);
+	const pki = makeTestPki();
+	const server = await new StandInSml(pki).start();
+	server.smp = { logicalAddress: "https://smp.registry.example", physicalAddress: "192.0.2.10" };
+	try {
+		const [without, withSml] = [[], []] as Awaited<ReturnType<typeof importWithSml>>[][];
+		for (let round = 0; round < Math.max(2, options.rounds); round++) {
+			without.push(await importWithSml(count, null));
+			withSml.push(await importWithSml(count, { server, pki }));
+		}
+		const ms = (runs: typeof without, pick: (run: (typeof without)[number]) => number) => median(runs.map(pick));
+		const ratio = ms(withSml, (run) => run.importMs) / ms(without, (run) => run.importMs);
+		report({
+			name: "the import with SML_URL, against without",
+			value: ratio,
+			unit: "x the time",
+			target: "≤ 1.20x",
+			pass: ratio <= 1.2,
+			detail: `with ${list(withSml.map((run) => run.importMs / 1000))} s; without ${list(without.map((run) => run.importMs / 1000))} s`,
+		});
+		const last = withSml[withSml.length - 1];
+		report({
+			name: "seconds until the SML holds every organization (from the import's start)",
+			value: ms(withSml, (run) => run.deliveredMs ?? 0) / 1000,
+			unit: "s",
+			detail: `SML calls of the last run: ${JSON.stringify(last.calls)}`,
+		});
+	} finally {
+		await server.stop();
+		fs.rmSync(pki.dir, { recursive: true, force: true });
+	}
+}
+
 // ---- main --------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
@@ -453,6 +496,7 @@ async function main(): Promise<void> {
 		if (options.only.has("smp")) await smp(options);
 		if (options.only.has("tier")) await tier(options);
 		if (options.only.has("million")) await million(options);
+		if (options.only.has("sml")) await smlImport(options);
 	} finally {
 		removeWrkFiles();
 	}

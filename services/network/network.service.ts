@@ -95,7 +95,7 @@ interface NetworkThis extends Service<Settings> {
 	deliverDirectory(): Promise<number>;
 	dueNow(target: Target, limit: number): Promise<NetworkOrganizationDoc[]>;
 	claim(docs: NetworkOrganizationDoc[], target: Target): Promise<NetworkOrganizationDoc[]>;
-	record(doc: NetworkOrganizationDoc, target: Target, outcome: Outcome): Promise<void>;
+	record(claimed: NetworkOrganizationDoc[], target: Target, outcomes: Map<string, Outcome>): Promise<void>;
 	update(
 		key: string,
 		change: (doc: NetworkOrganizationDoc | null) => NetworkOrganizationDoc | null,
@@ -334,7 +334,7 @@ const NetworkService: ServiceSchema<Settings, NetworkThis> = {
 				(values) => sml.deleteList(values),
 				(value) => sml.delete(value),
 			);
-			await Promise.all(docs.map((doc) => this.record(doc, "sml", outcomes.get(doc.identifier) as Outcome)));
+			await this.record(docs, "sml", outcomes);
 			return docs.length;
 		},
 
@@ -351,6 +351,7 @@ const NetworkService: ServiceSchema<Settings, NetworkThis> = {
 			);
 			if (docs.length === 0) return 0;
 			const cards = await this.cards(docs.map((doc) => doc.identifier));
+			const outcomes = new Map<string, Outcome>();
 			await Promise.all(
 				docs.map(async (doc) => {
 					const entities = cards[doc.identifier] ?? [];
@@ -383,9 +384,10 @@ const NetworkService: ServiceSchema<Settings, NetworkThis> = {
 								(error: Error): Outcome => ({ kind: "failed", message: error.message }),
 							);
 					}
-					await this.record(doc, "directory", outcome);
+					outcomes.set(doc.identifier, outcome);
 				}),
 			);
+			await this.record(docs, "directory", outcomes);
 			return docs.length;
 		},
 
@@ -404,38 +406,77 @@ const NetworkService: ServiceSchema<Settings, NetworkThis> = {
 			target: Target,
 		): Promise<NetworkOrganizationDoc[]> {
 			const until = new Date(Date.now() + this.settings.claimMs).toISOString();
-			const claimed = await Promise.all(
-				docs.map((doc) =>
-					this.collections.organizations
-						.replace({ ...doc, [due(target)]: until }, doc.version)
-						.catch((error) => {
+			const organizations = this.collections.organizations;
+			const claimed = docs.map((doc) => ({ ...doc, [due(target)]: until }));
+			const ops: WriteOp[] = claimed.map((doc) => ({
+				kind: "replace",
+				collection: organizations.spec.collection,
+				doc,
+				expectedVersion: doc.version,
+			}));
+			try {
+				await this.store.batch(ops);
+				return claimed;
+			} catch (error) {
+				if (!isStaleVersion(error)) throw error;
+			}
+			// Another writer touched one of them: claim each on its own, leaving the changed ones.
+			const each = await Promise.all(
+				claimed.map((doc) =>
+					organizations.replace(doc, doc.version).then(
+						() => doc,
+						(error) => {
 							if (isStaleVersion(error)) return null;
 							throw error;
-						}),
+						},
+					),
 				),
 			);
-			return claimed.filter((doc): doc is NetworkOrganizationDoc => doc !== null);
+			return each.filter((doc): doc is NetworkOrganizationDoc => doc !== null);
 		},
 
+		/** Records the outcomes of a run in one batch; documents changed meanwhile (a newer change) are settled one by one. */
 		async record(
 			this: NetworkThis,
-			claimed: NetworkOrganizationDoc,
+			claimed: NetworkOrganizationDoc[],
 			target: Target,
-			outcome: Outcome,
+			outcomes: Map<string, Outcome>,
 		): Promise<void> {
-			const claimedDue = claimed[due(target)];
-			const written = await this.update(claimed.identifier, (doc) => {
-				if (!doc) return null;
-				const next = settle(doc, target, outcome, claimedDue, new Date(), this.settings);
-				return next;
-			});
-			if (outcome.kind === "failed")
-				this.logger.warn(
-					`network: ${target} delivery of ${claimed.identifier} failed (retried):`,
-					outcome.message,
+			const organizations = this.collections.organizations;
+			const now = new Date();
+			const claimedDue = new Map(claimed.map((doc) => [doc.identifier, doc[due(target)]]));
+			const settled = (doc: NetworkOrganizationDoc) =>
+				settle(
+					doc,
+					target,
+					outcomes.get(doc.identifier) as Outcome,
+					claimedDue.get(doc.identifier) ?? null,
+					now,
+					this.settings,
 				);
-			if (written && isGone(written))
-				await this.collections.organizations.delete(written.identifier, written.version).catch(() => false);
+			const current = await organizations.getMany([...claimedDue.keys()]);
+			const ops: WriteOp[] = current.map((doc) => ({
+				kind: "replace",
+				collection: organizations.spec.collection,
+				doc: settled(doc),
+				expectedVersion: doc.version,
+			}));
+			try {
+				await this.store.batch(ops);
+			} catch (error) {
+				if (!isStaleVersion(error)) throw error;
+				await Promise.all(
+					current.map((doc) => this.update(doc.identifier, (fresh) => fresh && settled(fresh))),
+				);
+			}
+			for (const [key, outcome] of outcomes)
+				if (outcome.kind === "failed")
+					this.logger.warn(`network: ${target} delivery of ${key} failed (retried):`, outcome.message);
+			for (const doc of current.map(settled).filter(isGone)) {
+				const fresh = await organizations.get(doc.identifier);
+				if (fresh && isGone(fresh))
+					await organizations.delete(fresh.identifier, fresh.version).catch(() => false);
+			}
 		},
 
 		/** Read, change, write back at the read version; another writer makes it read again. */
