@@ -162,13 +162,14 @@ function summaryOf(account: AccountRecord): AccountSummary {
 }
 
 function accountLineOf(account: AccountRecord): AccountLine {
-	const { username, passwordHash, role, serviceProvider, accessPointProvider, disabled } = account;
+	const { username, passwordHash, role, serviceProvider, accessPointProvider, oauthClientId, disabled } = account;
 	return {
 		username,
 		passwordHash,
 		role,
 		...(serviceProvider ? { serviceProvider } : {}),
 		...(accessPointProvider ? { accessPointProvider } : {}),
+		...(oauthClientId ? { oauthClientId } : {}),
 		disabled: disabled === true,
 	};
 }
