@@ -11,14 +11,13 @@ import { AccessDenied, RegistryError, TypeMismatch, Unauthenticated } from "../.
 import type { Caller } from "../../src/contract/model";
 import { checkContentType, parsePathValues, selectByAccept, selectByPathForm } from "../../src/contract/negotiation";
 import { API_BASE, OPERATIONS } from "../../src/contract/operations";
-import { signAuthentication, signClientResolution } from "../../src/platform/caller-signature";
-import { AccessTokens } from "../../src/oauth/access-tokens";
-import { IssuerKeys } from "../../src/oauth/issuer-keys";
+import { signAuthentication } from "../../src/platform/caller-signature";
 import { oauthSettings } from "../../src/oauth/settings";
+import { TokenCallers } from "../../src/oauth/token-callers";
 import type { RegistryContext } from "../../src/platform/context";
 import { broadcastEvents, EVENTS } from "../../src/platform/events";
 import { countMetric, REGISTRY_METRICS } from "../../src/platform/registry-metrics";
-import { Authenticator, tooManyRequests, type TokenAuthentication, type VerifiedCredential } from "./authenticate";
+import { Authenticator, tooManyRequests, type VerifiedCredential } from "./authenticate";
 import { QUERY_OPTIONS } from "./bind";
 import { clientAddress, trustedProxies } from "./client-address";
 import { MemoryCounters, RedisCounters } from "./counters";
@@ -90,18 +89,13 @@ function gatewayParts(broker: ServiceBroker, logger: LoggerInstance) {
 	});
 	// Bearer tokens beside Basic (decisions §15); a misconfigured issuer stops the start with its reason.
 	const oauth = oauthSettings();
-	const issuerKeys =
-		oauth && new IssuerKeys(oauth, warn(`OAuth issuer ${oauth.issuer}: no keys yet, Bearer refused:`));
-	const bearer: TokenAuthentication | null = oauth && {
-		tokens: new AccessTokens(oauth, issuerKeys as IssuerKeys),
-		clients: new CredentialCache<Caller>(() => envNumber("AUTH_CACHE_SECONDS") * 1000),
-		resolve: (clientId) =>
-			broker.call<Caller | null, { clientId: string }>("accounts.oauthClient", { clientId }, {
-				caller: "api",
-				meta: { authenticationSignature: signClientResolution(broker, clientId) },
-			} as never),
-		refusedWait: (address, now) => (rateLimiter.perMinute > 0 ? rateLimiter.take("addr", address, now) : 0),
-	};
+	const tokenCallers =
+		oauth &&
+		new TokenCallers(broker, oauth, {
+			ttlMs: envNumber("AUTH_CACHE_SECONDS") * 1000,
+			refusedWait: (address, now) => (rateLimiter.perMinute > 0 ? rateLimiter.take("addr", address, now) : 0),
+			onUnreachable: warn(`OAuth issuer ${oauth.issuer}: no keys yet, Bearer tokens refused:`),
+		});
 	const keyBounds = { perCaller: envNumber("IDEMPOTENCY_KEYS_PER_CALLER") };
 	const keyEntries = redis
 		? new RedisKeyEntries(redis, `${prefix}idempotency:`, keyBounds)
@@ -109,8 +103,7 @@ function gatewayParts(broker: ServiceBroker, logger: LoggerInstance) {
 	return {
 		credentials,
 		throttle,
-		issuerKeys,
-		tokenClients: bearer?.clients ?? null,
+		tokenCallers,
 		trusted: trustedProxies(env("TRUST_PROXY")),
 		authenticator: new Authenticator(
 			credentials,
@@ -122,7 +115,7 @@ function gatewayParts(broker: ServiceBroker, logger: LoggerInstance) {
 					// Only a gateway asks whether a password is right (src/platform/caller-signature.ts).
 					{ caller: "api", meta: { authenticationSignature: signAuthentication(broker, username) } } as never,
 				),
-			bearer,
+			tokenCallers,
 		),
 		rateLimiter,
 		changeStreams: new ChangeStreams({
@@ -231,7 +224,7 @@ export function gatewayService(serves: GatewaySettings["serves"]): ServiceSchema
 			[EVENTS.accountsChanged](this: GatewayThis) {
 				// Any account change may revoke a credential: forget them all (cheap, rare).
 				this.credentials.clear();
-				this.tokenClients?.clear();
+				this.tokenCallers?.clear();
 				this.changeStreams.endAll();
 			},
 			[EVENTS.loginLocked](this: GatewayThis, ctx: { params: { key?: unknown; seconds?: unknown } }) {
@@ -243,7 +236,7 @@ export function gatewayService(serves: GatewaySettings["serves"]): ServiceSchema
 		methods: {
 			/** Readiness details (src/platform/health.ts): whether Bearer tokens can be verified; never a check that fails it. */
 			readinessDetails(this: GatewayThis): Record<string, string> {
-				return this.issuerKeys ? { oauthIssuer: this.issuerKeys.status() } : {};
+				return this.tokenCallers ? { oauthIssuer: this.tokenCallers.status() } : {};
 			},
 
 			/** moleculer-web's `authentication` hook: who is calling; the request's state starts here. */
@@ -329,7 +322,7 @@ export function gatewayService(serves: GatewaySettings["serves"]): ServiceSchema
 			});
 			this.settings.port = await this.server.listen(envNumber("PORT"));
 			this.rateLimiter.start();
-			this.issuerKeys?.start();
+			this.tokenCallers?.start();
 			// Every scope has a series from the start, so a first lockout is an increase.
 			for (const scope of ["user", "address"])
 				countMetric(this.broker, REGISTRY_METRICS.loginLockouts, { scope }, 0);
@@ -339,7 +332,7 @@ export function gatewayService(serves: GatewaySettings["serves"]): ServiceSchema
 
 		async stopped(this: GatewayThis) {
 			this.rateLimiter.stop();
-			this.issuerKeys?.stop();
+			this.tokenCallers?.stop();
 			// moleculer-web answers `$services.changed` with a debounced broadcast (for auto-aliases, unused here): none after the stop.
 			const self = this as unknown as { regenerateAllAutoAliases?: { (): void; cancel(): void } };
 			self.regenerateAllAutoAliases?.cancel();

@@ -4,7 +4,8 @@ import type { IncomingMessage } from "node:http";
 import { RegistryError, Unauthenticated } from "../../src/contract/errors";
 import type { Caller } from "../../src/contract/model";
 import { markAuthenticated } from "../../src/platform/caller-signature";
-import { invalidToken, isBearer, type AccessTokens } from "../../src/oauth/access-tokens";
+import { isBearer } from "../../src/oauth/access-tokens";
+import type { TokenCallers } from "../../src/oauth/token-callers";
 import type { CredentialCache } from "./credential-cache";
 import type { LoginThrottle } from "./login-throttle";
 
@@ -36,29 +37,20 @@ function credentialKey(username: string, password: string): string {
 	return createHash("sha256").update(username).update("\u0000").update(password).digest("base64");
 }
 
-/** Bearer tokens (decisions §15), where an issuer is configured. */
-export interface TokenAuthentication {
-	tokens: AccessTokens;
-	/** The callers of clients resolved recently (dropped on `accounts.changed`, like verified credentials). */
-	clients: CredentialCache<Caller>;
-	resolve: (clientId: string) => Promise<Caller | null>;
-	/** A refused token is limited per address like an anonymous request: seconds to wait, 0 to answer its refusal. */
-	refusedWait: (address: string, now: number) => number;
-}
-
 export class Authenticator {
 	constructor(
 		private readonly credentials: CredentialCache<VerifiedCredential>,
 		private readonly throttle: LoginThrottle,
 		private readonly verify: (username: string, password: string) => Promise<Caller | null>,
-		private readonly bearer: TokenAuthentication | null = null,
+		/** Bearer tokens (decisions §15), where an issuer is configured. */
+		private readonly tokens: TokenCallers | null = null,
 	) {}
 
 	/** The caller, null without credentials, 401 or 429; no promise when nothing must be asked. */
 	authenticate(req: IncomingMessage, address: string, now = Date.now()): Caller | null | Promise<Caller | null> {
 		const header = req.headers.authorization;
 		if (header === undefined) return null;
-		if (this.bearer && isBearer(header)) return this.withToken(this.bearer, header, address, now);
+		if (this.tokens && isBearer(header)) return this.tokens.callerOf(header, address, now);
 		const { username, password } = parseBasic(header);
 		const key = credentialKey(username, password);
 		const remembered = this.credentials.get(key, now);
@@ -69,31 +61,6 @@ export class Authenticator {
 		if (wait > 0) throw tooManyRequests(wait, "Too many failed logins; try again later");
 		if (remembered.refreshAt <= now) this.refresh(username, password, key, known); // one verification at a time (verify)
 		return known.caller;
-	}
-
-	/** A token's account; a refused token locks nothing (it names no account to lock) but spends its address's rate. */
-	private async withToken(
-		bearer: TokenAuthentication,
-		header: string,
-		address: string,
-		now: number,
-	): Promise<Caller> {
-		try {
-			const client = await bearer.tokens.clientOf(header);
-			const caller =
-				bearer.clients.get(client, now)?.caller ??
-				(await bearer.clients.verify(client, async () => {
-					const resolved = await bearer.resolve(client);
-					return resolved && markAuthenticated({ ...resolved, viaToken: true });
-				}));
-			if (!caller) throw invalidToken("The access token's client acts as no enabled account");
-			return caller;
-		} catch (error) {
-			const status = (error as { code?: unknown } | null)?.code;
-			const wait = status === 401 || status === 403 ? bearer.refusedWait(address, now) : 0;
-			if (wait > 0) throw tooManyRequests(wait, "Too many requests from this address");
-			throw error;
-		}
 	}
 
 	/** Verifies a credential in use again before it expires, in the background; not a login attempt. */

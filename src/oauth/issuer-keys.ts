@@ -35,6 +35,15 @@ async function discoverKeysUrl(issuer: string): Promise<URL> {
 	throw new Error(`the issuer publishes no metadata at ${metadataUrls(new URL(issuer))[0].href}`);
 }
 
+/** Why a fetch failed, in a line: fetch's own error says only "fetch failed", its cause the code (ECONNREFUSED). */
+function problemOf(error: unknown): string {
+	const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+	const detail =
+		typeof cause?.code === "string" ? cause.code : typeof cause?.message === "string" ? cause.message : "";
+	const message = error instanceof Error ? error.message : String(error);
+	return detail ? `${message}: ${detail}` : message;
+}
+
 export class IssuerKeys {
 	private keySet: RemoteKeySet | null = null;
 	private pending: Promise<RemoteKeySet> | null = null;
@@ -86,7 +95,7 @@ export class IssuerKeys {
 			return (this.keySet = keySet);
 		})()
 			.catch((error: unknown) => {
-				this.problem = error instanceof Error ? error.message : String(error);
+				this.problem = problemOf(error);
 				this.onUnreachable(this.problem);
 				throw error;
 			})
