@@ -23,7 +23,7 @@ const SP1_CLIENT: IssuerClient = { id: "sp1-invoicing-system", secret: "sp1-secr
 const ADMIN_CLIENT: IssuerClient = { id: "admin-automation", secret: "admin-secret-0123456789" };
 const UNMAPPED_CLIENT: IssuerClient = { id: "nobody-system", secret: "nobody-secret-0123456789" };
 const DISABLED_CLIENT: IssuerClient = { id: "retired-system", secret: "retired-secret-0123456789" };
-const RATE_LIMIT = 400;
+const RATE_LIMIT = 120;
 const NORDLYS = "77777777-0000-4000-8000-000000000001"; // sp1's
 const HAVBLIKK = "77777777-0000-4000-8000-000000000003"; // sp2's
 const NORDLYS_ORGANIZATION = "iso6523-actorid-upis::0192:991825827";
@@ -127,13 +127,16 @@ function expectRefused(answer: RawAnswer, status: 401 | 403 = 401): void {
 }
 
 test("the issuer unreachable at start: ready, Basic works, Bearer 401; its keys are taken once it answers", async () => {
-	const ready = await call(null, "/health/ready");
-	expect(ready.status).toBe(200);
-	expect(JSON.parse(ready.text).details.oauthIssuer).toMatch(/^issuer unreachable/);
-	expect((await ownAccount(sp1)).status).toBe(200);
-	expectRefused(await ownAccount(bearer(await issuer.sign({ client_id: SP1_CLIENT.id })))); // a good token, no keys
-
-	await issuer.open();
+	try {
+		const ready = await call(null, "/health/ready");
+		expect(ready.status).toBe(200);
+		expect(JSON.parse(ready.text).details.oauthIssuer).toMatch(/^issuer unreachable/);
+		// The first Basic request derives sp1's password (scrypt): on a loaded machine a cluster may answer it 503 (timeout).
+		await pollUntil("Basic", 60_000, async () => ((await ownAccount(sp1)).status === 200 ? true : undefined));
+		expectRefused(await ownAccount(bearer(await issuer.sign({ client_id: SP1_CLIENT.id })))); // a good token, no keys
+	} finally {
+		await issuer.open(); // the tests below need the issuer, whatever happened above
+	}
 	const token = await issuer.token(SP1_CLIENT, { scope: "registry" });
 	for (const base of [gateway, lookupNode]) {
 		await pollUntil("the issuer's keys", 60_000, async () => {
