@@ -21,6 +21,7 @@ const LAYERS = [
 	{ element: "src/contract", may: ["src/config", "src/store"] },
 	{ element: "src/platform", may: ["src/config", "src/store", "src/contract", "moleculer.config"] },
 	{ element: "src/exchange", may: ["src/config", "src/store", "src/contract", "src/platform"] },
+	{ element: "src/oauth", may: ["src/config", "src/contract", "src/platform"] }, // Bearer tokens (decisions §15), the gateway's
 	{ element: "mixins", may: ["src"] },
 	{ element: "services/*", may: ["src", "mixins"] }, // and its own services/<name>/, never another service
 ];

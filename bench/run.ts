@@ -2,7 +2,7 @@
  * `npm run bench`: the figures docs/performance.md reports, each beside its target. Run it by
  * hand on an idle machine (never while tests run); it is not a test and CI does not run it.
  *
- *   npm run bench [-- --only floors,smp,tier,million,sml] [--rounds N] [--duration S] [--participants N]
+ *   npm run bench [-- --only floors,bearer,smp,tier,million,sml] [--rounds N] [--duration S] [--participants N]
  *
  * Every figure prints one line, `name: value unit [target …] ok|MISSED`; a missed target makes
  * the run exit 1. Throughputs come from wrk (Debian's, one thread) pinned to one core with every
@@ -12,6 +12,8 @@
  *   floors   one process: the repeated lookup and a service provider's repeated read of its
  *            participant against a bare node:http server answering the same bytes (k8s/'s
  *            ConfigMap settings, the rate limit on and never reached, metrics on); p99 at 64 connections.
+ *   bearer   one process: a service provider's repeated read of its participant with an OAuth Bearer
+ *            token (decisions §15) against the same read with its remembered Basic credential.
  *   smp      one process: the demo participant's repeated signed Peppol SignedServiceMetadata
  *            against the repeated JSON lookup of the same organization, and the time of the first
  *            signed answer after the start (signing, cold) beside a repeated one.
@@ -32,6 +34,7 @@ import { parseAllDocuments } from "yaml";
 import { cpuLimit, cpuLimitMissing, type CpuLimit } from "./lib/cgroup";
 import { createGenerator, GENERATOR_VERSION, qualifiedIdentifier } from "./lib/generate";
 import { loadParticipants, readDemoSeed, ROOT } from "./lib/load";
+import { startBenchIssuer } from "./lib/oauth-issuer";
 import { rssOf, startBaseline, startCluster, startRegistry, type Cluster, type RegistryProcess } from "./lib/processes";
 import { pinToServerCore, removeWrkFiles, runWrk, wrkMissing, type WrkResult } from "./lib/wrk";
 import { importWithSml } from "./lib/sml-import";
@@ -49,7 +52,7 @@ function parseOptions(argv: string[]): Options {
 		rounds: 5,
 		duration: 5,
 		participants: 100_000,
-		only: new Set(["floors", "smp", "tier", "million", "sml"]),
+		only: new Set(["floors", "bearer", "smp", "tier", "million", "sml"]),
 	};
 	for (let i = 0; i < argv.length; i++) {
 		const [flag, inline] = argv[i].split("=", 2);
@@ -60,7 +63,7 @@ function parseOptions(argv: string[]): Options {
 		else if (flag === "--only") options.only = new Set(value().split(","));
 		else
 			throw new Error(
-				`unknown option ${flag} (--only floors,smp,tier,million,sml --rounds N --duration S --participants N)`,
+				`unknown option ${flag} (--only floors,bearer,smp,tier,million,sml --rounds N --duration S --participants N)`,
 			);
 	}
 	return options;
@@ -173,12 +176,18 @@ async function alternating(rounds: number, sides: (() => Promise<WrkResult>)[]):
 }
 
 /** One registry process on a copy of the data set, pinned to the server core, for `run`; removed after. */
-async function withOneProcess(options: Options, run: (registry: RegistryProcess) => Promise<void>): Promise<void> {
+async function withOneProcess(
+	options: Options,
+	run: (registry: RegistryProcess) => Promise<void>,
+	env: Record<string, string> = {},
+): Promise<void> {
 	const data = await dataCopy(options.participants);
-	const registry = await startRegistry("registry", { ...configMapEnv(), DATA_DIR: data.dir }).catch((error) => {
-		data.remove();
-		throw error;
-	});
+	const registry = await startRegistry("registry", { ...configMapEnv(), DATA_DIR: data.dir, ...env }).catch(
+		(error) => {
+			data.remove();
+			throw error;
+		},
+	);
 	pinToServerCore(registry.child.pid!);
 	try {
 		await run(registry);
@@ -244,6 +253,56 @@ async function floors(options: Options): Promise<void> {
 			}
 		}
 	});
+}
+
+// ---- bearer: an OAuth access token against a remembered Basic credential ------------------
+
+async function bearer(options: Options): Promise<void> {
+	console.log("\nbearer: one process, an authenticated read with a Bearer token against Basic (wrk, 64 connections)");
+	const issuer = await startBenchIssuer();
+	const env = { OAUTH_ISSUER: issuer.url, OAUTH_AUDIENCE: issuer.audience };
+	try {
+		await withOneProcess(
+			options,
+			async (registry) => {
+				// sp1's account is the one its client's tokens act as (PUT …/oauth-client, as an ADMIN does it).
+				const admin = seed.accounts.find((account) => account.role === "ADMIN")!;
+				const mapped = await fetch(`${registry.url}/rest/api/accounts/sp1/oauth-client`, {
+					method: "PUT",
+					headers: {
+						Authorization: `Basic ${Buffer.from(`${admin.username}:${admin.password}`).toString("base64")}`,
+						"Content-Type": "application/json",
+					},
+					body: JSON.stringify({ oauthClientId: "sp1-bench-client" }),
+				});
+				if (mapped.status !== 200) throw new Error(`mapping the client answered ${mapped.status}`);
+				const path = sp1ReadPath();
+				const withToken = {
+					Accept: READ_ACCEPT,
+					Authorization: `Bearer ${await issuer.token("sp1-bench-client")}`,
+				};
+				const withPassword = { Accept: READ_ACCEPT, Authorization: SP1_AUTH };
+				for (const headers of [withToken, withPassword]) await capture(`${registry.url}${path}`, headers);
+				const wrk = (headers: Record<string, string>) => () =>
+					runWrk({ url: registry.url, paths: [path], headers, connections: 64, duration: options.duration });
+				const [token, basic] = await alternating(options.rounds, [wrk(withToken), wrk(withPassword)]);
+				const ratios = token.map((result, round) => result.requestsPerSecond / basic[round].requestsPerSecond);
+				const errors = [errorsOf(token), errorsOf(basic)];
+				const p99 = (results: WrkResult[]) => median(results.map((result) => result.latency.p99)).toFixed(2);
+				report({
+					name: "authenticated read with a Bearer token, of the same read with Basic",
+					value: median(ratios),
+					unit: "x",
+					target: "≥ 0.90x, no errors",
+					pass: median(ratios) >= 0.9 && errors[0].count + errors[1].count === 0,
+					detail: `rounds ${list(ratios)}; ${rate(token).toLocaleString("en-US")} against ${rate(basic).toLocaleString("en-US")} req/s; p99 ${p99(token)} ms (Basic ${p99(basic)} ms); Bearer: ${errors[0].text}; Basic: ${errors[1].text}`,
+				});
+			},
+			env,
+		);
+	} finally {
+		await issuer.stop();
+	}
 }
 
 // ---- smp: the signed SMP answer against the JSON lookup ----------------------------------
@@ -493,6 +552,7 @@ async function main(): Promise<void> {
 	);
 	try {
 		if (options.only.has("floors")) await floors(options);
+		if (options.only.has("bearer")) await bearer(options);
 		if (options.only.has("smp")) await smp(options);
 		if (options.only.has("tier")) await tier(options);
 		if (options.only.has("million")) await million(options);

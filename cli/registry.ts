@@ -142,6 +142,36 @@ async function resetPassword(io: CliIO, username: string): Promise<void> {
 	writeLine(io.stderr, `password of ${username} reset`);
 }
 
+/** `accounts set-oauth-client <username> <clientId>` / `--clear`: the same action and body as PUT /rest/api/accounts/{username}/oauth-client. */
+async function setOAuthClient(
+	io: CliIO,
+	username: string,
+	clientId: string | undefined,
+	options: { clear?: boolean },
+): Promise<void> {
+	if ((clientId === undefined) === (options.clear !== true))
+		throw new CliFailure("give either a client id or --clear");
+	const summary = await withRegistry(io, ACCOUNTS, (broker) =>
+		broker
+			.call<AccountSummary, object>(
+				"accounts.setOAuthClient",
+				{ username, body: { oauthClientId: clientId ?? null } },
+				asOperator(broker),
+			)
+			.catch((error: { code?: number; message?: string }) => {
+				if (error.code === 404) throw new CliFailure(`no account ${username}; nothing changed`);
+				if (error.code === 409) throw new CliFailure(`${error.message}; nothing changed`);
+				throw error;
+			}),
+	);
+	writeLine(
+		io.stderr,
+		summary.oauthClientId
+			? `OAuth client ${summary.oauthClientId} now acts as ${username}`
+			: `no OAuth client acts as ${username}`,
+	);
+}
+
 async function listAccounts(io: CliIO, options: { json?: boolean }): Promise<void> {
 	const accounts = await withRegistry(io, ACCOUNTS, (broker) =>
 		broker.call<AccountSummary[]>("accounts.listAccounts"),
@@ -619,6 +649,13 @@ export function buildProgram(io: CliIO, run: (work: () => Promise<void>) => Prom
 		.command("reset-password <username>")
 		.description("set a new password (asked twice without echo, or the first line of stdin)")
 		.action((username: string) => run(() => resetPassword(io, username)));
+	accounts
+		.command("set-oauth-client <username> [clientId]")
+		.description("the OAuth client whose access tokens act as the account (its client_id); --clear removes it")
+		.option("--clear", "no client acts as the account any more")
+		.action((username: string, clientId: string | undefined, options) =>
+			run(() => setOAuthClient(io, username, clientId, options)),
+		);
 	accounts
 		.command("list")
 		.description("every account (never a password or hash)")

@@ -592,6 +592,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/rest/api/accounts/{username}/oauth-client": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set or clear the OAuth client that acts as an account (decisions §15)
+         * @description Roles: Set or clear the OAuth client that acts as an account (decisions §15): ADMIN.
+         */
+        put: operations["setOAuthClient"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/rest/api/service-providers": {
         parameters: {
             query?: never;
@@ -978,6 +998,8 @@ export interface components {
                 role?: string;
                 /** Format: uuid */
                 serviceProvider?: string;
+                /** @description true: the change came with an OAuth access token (docs/decisions.md §15) */
+                viaToken?: boolean;
             } | null;
             operation: string;
             resource: string;
@@ -1065,6 +1087,8 @@ export interface components {
              * @description ACCESS_POINT_PROVIDER accounts: their access point provider
              */
             accessPointProvider?: string;
+            /** @description The OAuth client whose access tokens act as this account (a token's client_id, else sub; docs/decisions.md §15) */
+            oauthClientId?: string;
             disabled: boolean;
         };
         ServiceProvider: {
@@ -1324,6 +1348,11 @@ export interface components {
             accessPointProvider?: string | null;
         };
         /** @description Required: must not be null (NotNull) */
+        oauthClientFormDTO: {
+            /** @description Required: must not be null (NotNull) */
+            oauthClientId: string | null;
+        };
+        /** @description Required: must not be null (NotNull) */
         passwordFormDTO: {
             /** @description Required: must not be empty (NotEmpty) */
             password: string;
@@ -1383,7 +1412,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description No or wrong credentials (WWW-Authenticate: Basic) */
+        /** @description No or wrong credentials (WWW-Authenticate: Basic, and Bearer where an OAuth issuer is configured) */
         Error401: {
             headers: {
                 [name: string]: unknown;
@@ -2942,6 +2971,44 @@ export interface operations {
                 };
                 content: {
                     "application/vnd.registry.accounts.password.v1+json": components["schemas"]["Account"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    setOAuthClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An account's username */
+                username: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.registry.accounts.oauth-client.v1+json": components["schemas"]["oauthClientFormDTO"];
+                "application/json": components["schemas"]["oauthClientFormDTO"];
+            };
+        };
+        responses: {
+            /** @description Set or clear the OAuth client that acts as an account (decisions §15) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.accounts.oauth-client.v1+json": components["schemas"]["Account"];
                 };
             };
             400: components["responses"]["Error400"];

@@ -36,6 +36,7 @@ import { SORTABLE } from "../../src/contract/operations";
 import { pageOf, type Page, type PageRequest } from "../../src/contract/paging";
 import {
 	ACCOUNT_FORM,
+	OAUTH_CLIENT_FORM,
 	PASSWORD_FORM,
 	SERVICE_PROVIDER_ACCESS_POINTS_FORM,
 	SERVICE_PROVIDER_FORM,
@@ -45,7 +46,7 @@ import {
 	pageRequestRule,
 } from "../../src/contract/schemas";
 import { isDuplicateKey, isStaleVersion } from "../../src/store/errors";
-import { isSignedAuthentication } from "../../src/platform/caller-signature";
+import { isSignedAuthentication, isSignedClientResolution } from "../../src/platform/caller-signature";
 import { hashPassword, prepareDummyHash, spendVerificationTime, verifyPassword } from "../../src/platform/passwords";
 import { SeedRefused } from "../../src/exchange/seed";
 import { type AccountRole, type AccountSeed, type ServiceProviderSeed } from "../../src/exchange/seed-file";
@@ -69,6 +70,8 @@ export interface AccountRecord extends StoredDoc {
 	role: AccountRole;
 	serviceProvider?: string;
 	accessPointProvider?: string;
+	/** The OAuth client whose access tokens act as this account (decisions §15); unique. */
+	oauthClientId?: string;
 	passwordHash: string;
 	disabled: boolean;
 }
@@ -82,6 +85,7 @@ export interface ServiceProviderRecord extends StoredDoc {
 export type { AccountSummary };
 
 const USERNAME_INDEX = "username";
+const OAUTH_CLIENT_INDEX = "oauthClientId";
 /** Attempts of a change that meets a concurrent one (each re-reads the record). */
 const MAX_WRITE_ATTEMPTS = 8;
 
@@ -92,10 +96,12 @@ const ACCOUNT_MODEL: ModelSpec = {
 		role: { kind: "string" },
 		serviceProvider: { kind: "string" },
 		accessPointProvider: { kind: "string" },
+		oauthClientId: { kind: "string" },
 		disabled: { kind: "boolean" },
 	},
 	indexes: [
 		{ name: USERNAME_INDEX, fields: ["username"], unique: true },
+		{ name: OAUTH_CLIENT_INDEX, fields: ["oauthClientId"], unique: true },
 		{ name: "serviceProvider", fields: ["serviceProvider"] },
 	],
 };
@@ -151,18 +157,19 @@ function callerOf(account: AccountRecord): Caller {
 }
 
 function summaryOf(account: AccountRecord): AccountSummary {
-	const { identifier, username, role, serviceProvider, accessPointProvider, disabled } = account;
-	return { identifier, username, role, serviceProvider, accessPointProvider, disabled };
+	const { identifier, username, role, serviceProvider, accessPointProvider, oauthClientId, disabled } = account;
+	return { identifier, username, role, serviceProvider, accessPointProvider, oauthClientId, disabled };
 }
 
 function accountLineOf(account: AccountRecord): AccountLine {
-	const { username, passwordHash, role, serviceProvider, accessPointProvider, disabled } = account;
+	const { username, passwordHash, role, serviceProvider, accessPointProvider, oauthClientId, disabled } = account;
 	return {
 		username,
 		passwordHash,
 		role,
 		...(serviceProvider ? { serviceProvider } : {}),
 		...(accessPointProvider ? { accessPointProvider } : {}),
+		...(oauthClientId ? { oauthClientId } : {}),
 		disabled: disabled === true,
 	};
 }
@@ -241,6 +248,22 @@ const AccountsServiceSchema: ServiceSchema = {
 				if (!account) return spendVerificationTime(password.slice(0, MAX_PASSWORD_LENGTH)).then(() => null);
 				const verified = await verifyPassword(password, account.passwordHash);
 				return verified && !account.disabled ? callerOf(account) : null;
+			},
+		},
+
+		/**
+		 * The caller an OAuth client acts as (decisions §15): the enabled account whose oauthClientId it is, else null.
+		 * Answers a gateway only (its signature for the client), like authenticate.
+		 */
+		oauthClient: {
+			visibility: "public",
+			params: { clientId: "string" },
+			async handler(this: AccountsService, ctx: RegistryContext<{ clientId: string }>): Promise<Caller | null> {
+				const { clientId } = ctx.params;
+				if (!isSignedClientResolution(this.broker, clientId, ctx.meta.authenticationSignature))
+					throw new AccessDenied();
+				const account = await this.collections.accounts.findOne({ oauthClientId: clientId });
+				return account && !account.disabled ? callerOf(account) : null;
 			},
 		},
 
@@ -349,7 +372,7 @@ const AccountsServiceSchema: ServiceSchema = {
 				);
 
 				const caller = ctx.meta.user;
-				await this.write(
+				const written = this.write(
 					[
 						...providerPlan.writes.flatMap(({ before, after }): WriteOp[] => [
 							{ kind: "upsert", collection: SERVICE_PROVIDER_MODEL.collection, doc: after },
@@ -365,6 +388,16 @@ const AccountsServiceSchema: ServiceSchema = {
 						...accountPlan.writes.map(({ after }) => ({ username: after.username })),
 					],
 				);
+				await written.catch((error: unknown) => {
+					if (isDuplicateKey(error) && error.index === OAUTH_CLIENT_INDEX)
+						throw new SeedRefused([
+							{
+								path: "accounts",
+								message: "an oauthClientId acts as another account of the registry already",
+							},
+						]);
+					throw error;
+				});
 				return { serviceProviders: providerPlan.counts, accounts: accountPlan.counts };
 			},
 		},
@@ -470,6 +503,28 @@ const AccountsServiceSchema: ServiceSchema = {
 					...before,
 					passwordHash: await hashPassword(ctx.params.body.password),
 				});
+			},
+		},
+
+		/** PUT /rest/api/accounts/{username}/oauth-client (decisions §15): null clears; another account's client is 409. */
+		setOAuthClient: {
+			params: { username: "string", body: OAUTH_CLIENT_FORM },
+			async handler(
+				this: AccountsService,
+				ctx: RegistryContext<{ username: string; body: { oauthClientId: string | null } }>,
+			): Promise<AccountSummary> {
+				const before = await this.existingAccount({ username: ctx.params.username });
+				const oauthClientId = ctx.params.body.oauthClientId ?? undefined;
+				if (before.oauthClientId === oauthClientId) return summaryOf(before);
+				const after: AccountRecord = { ...before, oauthClientId };
+				if (oauthClientId === undefined) delete after.oauthClientId;
+				try {
+					return await this.changeAccount(ctx, "setOAuthClient", before, after);
+				} catch (error) {
+					if (isDuplicateKey(error))
+						throw new Conflict(`OAuth client ${oauthClientId} acts as another account already`);
+					throw error;
+				}
 			},
 		},
 
@@ -753,6 +808,10 @@ async function seedAccountRecord(account: AccountSeed, stored: AccountRecord | n
 		role: account.role,
 		serviceProvider: account.serviceProvider?.toLowerCase(),
 		accessPointProvider: account.accessPointProvider?.toLowerCase(),
+		// Left out: as it is; null: cleared (decisions §15).
+		...(account.oauthClientId === undefined
+			? stored?.oauthClientId !== undefined && { oauthClientId: stored.oauthClientId }
+			: account.oauthClientId !== null && { oauthClientId: account.oauthClientId }),
 		passwordHash,
 		disabled: stored?.disabled ?? false,
 	};

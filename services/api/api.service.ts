@@ -12,6 +12,8 @@ import type { Caller } from "../../src/contract/model";
 import { checkContentType, parsePathValues, selectByAccept, selectByPathForm } from "../../src/contract/negotiation";
 import { API_BASE, OPERATIONS } from "../../src/contract/operations";
 import { signAuthentication } from "../../src/platform/caller-signature";
+import { oauthSettings } from "../../src/oauth/settings";
+import { TokenCallers } from "../../src/oauth/token-callers";
 import type { RegistryContext } from "../../src/platform/context";
 import { broadcastEvents, EVENTS } from "../../src/platform/events";
 import { countMetric, REGISTRY_METRICS } from "../../src/platform/registry-metrics";
@@ -77,6 +79,23 @@ function gatewayParts(broker: ServiceBroker, logger: LoggerInstance) {
 		countMetric(broker, REGISTRY_METRICS.loginLockouts, { scope });
 		void broadcastEvents(broker, [{ name: EVENTS.loginLocked, payload: { key, seconds } }]);
 	});
+	const rateLimiter = new RateLimiter({
+		perMinute: Number(env("RATE_LIMIT")) || 0,
+		redis,
+		prefix: `${prefix}counters:`,
+		syncIntervalMs: envNumber("RATE_LIMIT_SYNC_MS"),
+		onSyncError: warn("rate limit: sharing with the other gateways failed:"),
+		onSynced: () => countMetric(broker, REGISTRY_METRICS.rateLimitSyncRounds),
+	});
+	// Bearer tokens beside Basic (decisions §15); a misconfigured issuer stops the start with its reason.
+	const oauth = oauthSettings();
+	const tokenCallers =
+		oauth &&
+		new TokenCallers(broker, oauth, {
+			ttlMs: envNumber("AUTH_CACHE_SECONDS") * 1000,
+			refusedWait: (address, now) => (rateLimiter.perMinute > 0 ? rateLimiter.take("addr", address, now) : 0),
+			onUnreachable: warn(`OAuth issuer ${oauth.issuer}: no keys yet, Bearer tokens refused:`),
+		});
 	const keyBounds = { perCaller: envNumber("IDEMPOTENCY_KEYS_PER_CALLER") };
 	const keyEntries = redis
 		? new RedisKeyEntries(redis, `${prefix}idempotency:`, keyBounds)
@@ -84,23 +103,21 @@ function gatewayParts(broker: ServiceBroker, logger: LoggerInstance) {
 	return {
 		credentials,
 		throttle,
+		tokenCallers,
 		trusted: trustedProxies(env("TRUST_PROXY")),
-		authenticator: new Authenticator(credentials, throttle, (username, password) =>
-			broker.call<Caller | null, { username: string; password: string }>(
-				"accounts.authenticate",
-				{ username, password },
-				// Only a gateway asks whether a password is right (src/platform/caller-signature.ts).
-				{ caller: "api", meta: { authenticationSignature: signAuthentication(broker, username) } } as never,
-			),
+		authenticator: new Authenticator(
+			credentials,
+			throttle,
+			(username, password) =>
+				broker.call<Caller | null, { username: string; password: string }>(
+					"accounts.authenticate",
+					{ username, password },
+					// Only a gateway asks whether a password is right (src/platform/caller-signature.ts).
+					{ caller: "api", meta: { authenticationSignature: signAuthentication(broker, username) } } as never,
+				),
+			tokenCallers,
 		),
-		rateLimiter: new RateLimiter({
-			perMinute: Number(env("RATE_LIMIT")) || 0,
-			redis,
-			prefix: `${prefix}counters:`,
-			syncIntervalMs: envNumber("RATE_LIMIT_SYNC_MS"),
-			onSyncError: warn("rate limit: sharing with the other gateways failed:"),
-			onSynced: () => countMetric(broker, REGISTRY_METRICS.rateLimitSyncRounds),
-		}),
+		rateLimiter,
 		changeStreams: new ChangeStreams({
 			read: (caller, after, limit) =>
 				broker.call<ChangePage, { after: string; limit: number }>(
@@ -207,6 +224,7 @@ export function gatewayService(serves: GatewaySettings["serves"]): ServiceSchema
 			[EVENTS.accountsChanged](this: GatewayThis) {
 				// Any account change may revoke a credential: forget them all (cheap, rare).
 				this.credentials.clear();
+				this.tokenCallers?.clear();
 				this.changeStreams.endAll();
 			},
 			[EVENTS.loginLocked](this: GatewayThis, ctx: { params: { key?: unknown; seconds?: unknown } }) {
@@ -216,6 +234,11 @@ export function gatewayService(serves: GatewaySettings["serves"]): ServiceSchema
 		},
 
 		methods: {
+			/** Readiness details (src/platform/health.ts): whether Bearer tokens can be verified; never a check that fails it. */
+			readinessDetails(this: GatewayThis): Record<string, string> {
+				return this.tokenCallers ? { oauthIssuer: this.tokenCallers.status() } : {};
+			},
+
 			/** moleculer-web's `authentication` hook: who is calling; the request's state starts here. */
 			authenticate(
 				this: GatewayThis,
@@ -299,6 +322,7 @@ export function gatewayService(serves: GatewaySettings["serves"]): ServiceSchema
 			});
 			this.settings.port = await this.server.listen(envNumber("PORT"));
 			this.rateLimiter.start();
+			this.tokenCallers?.start();
 			// Every scope has a series from the start, so a first lockout is an increase.
 			for (const scope of ["user", "address"])
 				countMetric(this.broker, REGISTRY_METRICS.loginLockouts, { scope }, 0);
@@ -308,6 +332,7 @@ export function gatewayService(serves: GatewaySettings["serves"]): ServiceSchema
 
 		async stopped(this: GatewayThis) {
 			this.rateLimiter.stop();
+			this.tokenCallers?.stop();
 			// moleculer-web answers `$services.changed` with a debounced broadcast (for auto-aliases, unused here): none after the stop.
 			const self = this as unknown as { regenerateAllAutoAliases?: { (): void; cancel(): void } };
 			self.regenerateAllAutoAliases?.cancel();

@@ -1,9 +1,11 @@
-/** Who is calling: HTTP Basic behind the login throttle (docs/internals.md "Credentials and the login throttle"). */
+/** Who is calling: HTTP Basic behind the login throttle, or an OAuth access token (docs/internals.md "Credentials and the login throttle"). */
 import { createHash } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { RegistryError, Unauthenticated } from "../../src/contract/errors";
 import type { Caller } from "../../src/contract/model";
 import { markAuthenticated } from "../../src/platform/caller-signature";
+import { isBearer } from "../../src/oauth/access-tokens";
+import type { TokenCallers } from "../../src/oauth/token-callers";
 import type { CredentialCache } from "./credential-cache";
 import type { LoginThrottle } from "./login-throttle";
 
@@ -40,12 +42,15 @@ export class Authenticator {
 		private readonly credentials: CredentialCache<VerifiedCredential>,
 		private readonly throttle: LoginThrottle,
 		private readonly verify: (username: string, password: string) => Promise<Caller | null>,
+		/** Bearer tokens (decisions §15), where an issuer is configured. */
+		private readonly tokens: TokenCallers | null = null,
 	) {}
 
 	/** The caller, null without credentials, 401 or 429; no promise when nothing must be asked. */
 	authenticate(req: IncomingMessage, address: string, now = Date.now()): Caller | null | Promise<Caller | null> {
 		const header = req.headers.authorization;
 		if (header === undefined) return null;
+		if (this.tokens && isBearer(header)) return this.tokens.callerOf(header, address, now);
 		const { username, password } = parseBasic(header);
 		const key = credentialKey(username, password);
 		const remembered = this.credentials.get(key, now);

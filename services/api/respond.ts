@@ -1,6 +1,7 @@
 /** How the gateway writes an answer (docs/decisions.md "The gateway"); not moleculer-web's, which tags lists too. */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline, Readable } from "node:stream";
+import { env } from "../../src/config/settings";
 import { entityTagOf, isNotModified } from "../../src/contract/entity-tags";
 import { classify, errorBody } from "../../src/contract/error-body";
 import { answersLocation, fullPathOf, type Operation } from "../../src/contract/operations";
@@ -75,8 +76,14 @@ export function recordSuccess(operation: Operation, contentType: string, answer:
 export function recordError(req: IncomingMessage, error: unknown, state?: RequestState): RecordedAnswer {
 	const classified = classify(error, state?.validated);
 	const head: string[] = [];
-	if (classified.status === 401) head.push("www-authenticate", 'Basic realm="registry"');
-	const data = (error as { data?: { retryAfter?: number; allow?: string[] } } | null)?.data;
+	const data = (error as { data?: { retryAfter?: number; allow?: string[]; challenge?: string } } | null)?.data;
+	// A refused token names its own challenge (RFC 6750); else Basic, and Bearer too where an issuer is set (decisions §15).
+	if (data?.challenge) head.push("www-authenticate", data.challenge);
+	else if (classified.status === 401)
+		head.push(
+			"www-authenticate",
+			env("OAUTH_ISSUER") ? 'Basic realm="registry", Bearer realm="registry"' : 'Basic realm="registry"',
+		);
 	if (classified.status === 429) head.push("retry-after", String(data?.retryAfter ?? 60));
 	if (classified.status === 405 && data?.allow) head.push("allow", data.allow.join(", "));
 	const body = errorBody(classified, pathOf(req), state?.operation?.body?.objectName);

@@ -208,6 +208,28 @@ export const ENV_VARS: EnvVar[] = [
 		description: "How long a verified credential is remembered by a gateway",
 	},
 	{
+		name: "OAUTH_ISSUER",
+		default: "",
+		description:
+			"OAuth 2.0 issuer whose JWT access tokens the API takes beside Basic (decisions §15); http: only on a loopback address; unset: Basic only",
+	},
+	{
+		name: "OAUTH_AUDIENCE",
+		default: "",
+		description: "The audience (aud) a token must name; required with OAUTH_ISSUER",
+	},
+	{
+		name: "OAUTH_SCOPE",
+		default: "registry",
+		description: "The scope a token must hold (else 403 insufficient_scope)",
+	},
+	{
+		name: "OAUTH_KEYS_REFRESH_SECONDS",
+		default: "60",
+		description:
+			"Shortest interval between two fetches of the issuer's keys (a token with an unknown kid asks again)",
+	},
+	{
 		name: "PARTICIPANT_SWEEP_INTERVAL_SECONDS",
 		default: "3600",
 		description: "How often participants whose deleteDate has come are removed",

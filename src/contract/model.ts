@@ -14,6 +14,8 @@ export const ACCOUNT_ROLES: AccountRole[] = ["SERVICE_PROVIDER", "ACCESS_POINT_P
 /** A Basic-auth user name cannot hold a colon (RFC 7617); whitespace would be invisible in a header. */
 export const USERNAME_PATTERN = /^[^\s:]{1,100}$/;
 export const MIN_PASSWORD_LENGTH = 12;
+/** An OAuth client identifier (RFC 6749 Appendix A.1: visible ASCII), as a token's `client_id` or `sub` carries it. */
+export const OAUTH_CLIENT_ID_PATTERN = /^[\x21-\x7E]{1,255}$/;
 /** Longer "passwords" are not checked at all: scrypt would hash them, but nobody has one. */
 export const MAX_PASSWORD_LENGTH = 1024;
 
@@ -24,6 +26,8 @@ export interface AccountSummary {
 	role: AccountRole;
 	serviceProvider?: string;
 	accessPointProvider?: string;
+	/** The OAuth client (a token's `client_id`, else `sub`) that acts as this account (decisions §15). */
+	oauthClientId?: string;
 	disabled: boolean;
 }
 
@@ -40,6 +44,8 @@ export interface Caller {
 	serviceProvider?: string;
 	/** ACCESS_POINT_PROVIDER accounts: the access point provider's identifier. */
 	accessPointProvider?: string;
+	/** Signed in with an OAuth access token (decisions §15) rather than Basic; audit records say so. */
+	viaToken?: true;
 }
 
 /** Does the caller read every provider's records (decisions §4)? ADMIN and NETWORK_AUTHORITY do. */

@@ -4,6 +4,7 @@
  */
 import { RegistryError, TypeMismatch } from "./errors";
 import { isUuid, parseParticipantIdentifier, type OrganizationRef } from "./identifiers";
+import { USERNAME_PATTERN } from "./model";
 import type { HttpMethod, Operation } from "./operations";
 
 /** Operations that share a method and a path; the gateway registers one alias per group. */
@@ -176,7 +177,11 @@ export function pathParamsToActionParams(
 		const parsed = params[name];
 		const value = parsed?.text ?? "";
 		if (kind === "smpIdentifier") out[name] = value;
-		else if (kind === "uuid") {
+		else if (kind === "username") {
+			if (!USERNAME_PATTERN.test(value))
+				throw new TypeMismatch(`Path parameter '${name}' is not a username; value: '${value}'`);
+			out.username = value;
+		} else if (kind === "uuid") {
 			if (parsed?.form !== "uuid")
 				throw new TypeMismatch(
 					`Failed to convert value '${value}' of path parameter '${name}' to required type 'UUID'`,

@@ -5,10 +5,12 @@
  * answers (src/contract/resource-schemas.ts), which a test checks against real answers.
  */
 import { answersLocation, fullPathOf, OPERATIONS, API_BASE, type Operation } from "./operations";
+import { USERNAME_PATTERN } from "./model";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./paging";
 import {
 	ACCESS_POINT_ENDPOINTS_FORM,
 	ACCOUNT_FORM,
+	OAUTH_CLIENT_FORM,
 	ADD_PARTICIPANT_FORM,
 	COMPLETE_TRANSFER_FORM,
 	PASSWORD_FORM,
@@ -36,6 +38,7 @@ export const FORMS: Record<string, Rule> = {
 	completeTransferFormDTO: COMPLETE_TRANSFER_FORM,
 	processReplacementFormDTO: PROCESS_REPLACEMENT_FORM,
 	accountFormDTO: ACCOUNT_FORM,
+	oauthClientFormDTO: OAUTH_CLIENT_FORM,
 	passwordFormDTO: PASSWORD_FORM,
 	serviceProviderFormDTO: SERVICE_PROVIDER_FORM,
 	accessPointEndpointsFormDTO: ACCESS_POINT_ENDPOINTS_FORM,
@@ -106,7 +109,7 @@ export function ruleToJsonSchema(rule: Rule): { schema: JsonSchema; required: bo
 
 const ERROR_STATUSES: Record<number, string> = {
 	400: "Bad request: validation failure (errors[]), unreadable JSON, or a bad path/query value",
-	401: "No or wrong credentials (WWW-Authenticate: Basic)",
+	401: "No or wrong credentials (WWW-Authenticate: Basic, and Bearer where an OAuth issuer is configured)",
 	403: "The caller's role may not use this operation",
 	404: "No record with that identifier (or not one the caller may see)",
 	406: "The Accept header names no media type of this operation",
@@ -137,19 +140,21 @@ function pathParameter(name: string, kind: string): JsonSchema {
 	const [schema, description] =
 		kind === "uuid"
 			? [{ type: "string", format: "uuid" }, "UUID"]
-			: kind === "smpIdentifier"
-				? [
-						{ type: "string", pattern: "::", examples: ["iso6523-actorid-upis::0192:991825827"] },
-						"SMP identifier <scheme>::<value>, one percent-encoded path segment (docs/smp.md)",
-					]
-				: [
-						{
-							type: "string",
-							pattern: "^[A-Za-z0-9-]+::\\d{1,4}:[\\x21-\\x7E]{1,35}$",
-							examples: ["iso6523-actorid-upis::0192:991825827"],
-						},
-						"Qualified identifier <scheme>::<icd>:<organizationIdentifier> (percent-encoding accepted)",
-					];
+			: kind === "username"
+				? [{ type: "string", pattern: USERNAME_PATTERN.source }, "An account's username"]
+				: kind === "smpIdentifier"
+					? [
+							{ type: "string", pattern: "::", examples: ["iso6523-actorid-upis::0192:991825827"] },
+							"SMP identifier <scheme>::<value>, one percent-encoded path segment (docs/smp.md)",
+						]
+					: [
+							{
+								type: "string",
+								pattern: "^[A-Za-z0-9-]+::\\d{1,4}:[\\x21-\\x7E]{1,35}$",
+								examples: ["iso6523-actorid-upis::0192:991825827"],
+							},
+							"Qualified identifier <scheme>::<icd>:<organizationIdentifier> (percent-encoding accepted)",
+						];
 	return { name, in: "path", required: true, schema, description };
 }
 
@@ -349,7 +354,9 @@ function pathItem(group: Operation[]): JsonSchema {
 		tags: [first.tag],
 		"x-roles": roles,
 		"x-media-types": operations.flatMap((operation) => operation.mediaTypes),
-		security: roles.includes("ANONYMOUS") ? [{}, { basicAuth: [] }] : [{ basicAuth: [] }],
+		security: roles.includes("ANONYMOUS")
+			? [{}, { basicAuth: [] }, { bearerAuth: [] }]
+			: [{ basicAuth: [] }, { bearerAuth: [] }],
 		...(parameters.length ? { parameters } : {}),
 		...(body ? { requestBody: body } : {}),
 		responses,
@@ -446,13 +453,22 @@ export function openApiDocument(version = "0.1.0"): JsonSchema {
 			title: "Participant Registry REST API",
 			version,
 			description:
-				"The national registry of participants (organizations registered by their service providers), access points, document types and processes. Every operation is versioned by its media type (API description 3.24.0). HTTP Basic authentication; roles per operation.",
+				"The national registry of participants (organizations registered by their service providers), access points, document types and processes. Every operation is versioned by its media type (API description 3.24.0). HTTP Basic authentication, or an OAuth 2.0 Bearer access token where the registry is configured with an issuer; roles per operation.",
 		},
 		servers: [{ url: "/" }],
 		tags: [...new Set(OPERATIONS.map((operation) => operation.tag)), "Operations"].map((name) => ({ name })),
 		paths,
 		components: {
-			securitySchemes: { basicAuth: { type: "http", scheme: "basic" } },
+			securitySchemes: {
+				basicAuth: { type: "http", scheme: "basic" },
+				bearerAuth: {
+					type: "http",
+					scheme: "bearer",
+					bearerFormat: "JWT",
+					description:
+						"An OAuth 2.0 access token (RFC 9068) of the issuer the registry is configured with (OAUTH_ISSUER), client credentials grant; it acts as the account whose oauthClientId is its client_id (docs/decisions.md §15)",
+				},
+			},
 			schemas: { ...RESOURCE_SCHEMAS, ...forms },
 			responses: errorResponses,
 		},

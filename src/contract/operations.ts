@@ -17,7 +17,9 @@ export type PathParamKind =
 	/** `<scheme>::<icd>:<organizationIdentifier>`; anything else is 400. */
 	| "qualifiedIdentifier"
 	/** An SMP identifier `scheme::value` (decisions §13), passed under its own name; the action answers 404 for anything it does not publish. */
-	| "smpIdentifier";
+	| "smpIdentifier"
+	/** An account's username (USERNAME_PATTERN), passed as `username`; anything else is 400. */
+	| "username";
 
 const ALL_AUTHENTICATED: Role[] = ["SERVICE_PROVIDER", "ACCESS_POINT_PROVIDER", "ADMIN", "NETWORK_AUTHORITY"];
 const PUBLIC_READ: Role[] = [...ALL_AUTHENTICATED, "ANONYMOUS"];
@@ -451,6 +453,11 @@ export const OPERATIONS: Operation[] = [
 		id: "resetPassword", summary: "Set a new password for an account", tag: "Accounts", extension: true,
 		method: "PUT", path: "/accounts/:identifier/password", mediaTypes: [mediaType("accounts", "password")], pathParams: { identifier: "uuid" },
 		roles: ["ADMIN"], action: "accounts.resetPassword", status: 200, body: { objectName: "passwordFormDTO" }, response: { schema: "Account" },
+	},
+	{
+		id: "setOAuthClient", summary: "Set or clear the OAuth client that acts as an account (decisions §15)", tag: "Accounts", extension: true,
+		method: "PUT", path: "/accounts/:username/oauth-client", mediaTypes: [mediaType("accounts", "oauth-client")], pathParams: { username: "username" },
+		roles: ["ADMIN"], action: "accounts.setOAuthClient", status: 200, body: { objectName: "oauthClientFormDTO" }, response: { schema: "Account" },
 	},
 	{
 		id: "findServiceProviders", summary: "Find service providers (paged)", tag: "Accounts", extension: true,

@@ -171,7 +171,15 @@ export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 			at: { type: "string", format: "date-time" },
 			actor: {
 				type: ["object", "null"],
-				properties: { username: text, role: text, serviceProvider: uuid },
+				properties: {
+					username: text,
+					role: text,
+					serviceProvider: uuid,
+					viaToken: {
+						type: "boolean",
+						description: "true: the change came with an OAuth access token (docs/decisions.md §15)",
+					},
+				},
 			},
 			operation: text,
 			resource: text,
@@ -260,6 +268,11 @@ export const RESOURCE_SCHEMAS: Record<string, JsonSchema> = {
 			accessPointProvider: {
 				...uuid,
 				description: "ACCESS_POINT_PROVIDER accounts: their access point provider",
+			},
+			oauthClientId: {
+				type: "string",
+				description:
+					"The OAuth client whose access tokens act as this account (a token's client_id, else sub; docs/decisions.md §15)",
 			},
 			disabled: { type: "boolean" },
 		},

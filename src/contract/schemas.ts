@@ -12,6 +12,7 @@ import {
 	ACCOUNT_ROLES,
 	MAX_PASSWORD_LENGTH,
 	MIN_PASSWORD_LENGTH,
+	OAUTH_CLIENT_ID_PATTERN,
 	USERNAME_PATTERN,
 	type AccountRole,
 	type Reference,
@@ -181,6 +182,15 @@ export const PASSWORD_FORM = form({
 		min: MIN_PASSWORD_LENGTH,
 		max: MAX_PASSWORD_LENGTH,
 		messages: { stringMin: "Size", stringMax: "Size" },
+	}),
+});
+
+/** PUT /rest/api/accounts/{username}/oauth-client (decisions §15): the client that acts as the account; null clears it. */
+export const OAUTH_CLIENT_FORM = form({
+	oauthClientId: rules.notNullString({
+		nullable: true,
+		pattern: OAUTH_CLIENT_ID_PATTERN,
+		messages: { stringPattern: "Pattern" },
 	}),
 });
 

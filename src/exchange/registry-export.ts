@@ -69,6 +69,7 @@ export interface AccountLine {
 	role: Exclude<Role, "ANONYMOUS">;
 	serviceProvider?: string;
 	accessPointProvider?: string;
+	oauthClientId?: string;
 	disabled: boolean;
 }
 

@@ -8,6 +8,7 @@ import { ADD_PARTICIPANT_FORM, CONTACT_SCHEMA, DOCUMENT_TYPE_FORM, PROCESS_FORM 
 import {
 	ACCOUNT_ROLES,
 	MIN_PASSWORD_LENGTH,
+	OAUTH_CLIENT_ID_PATTERN,
 	USERNAME_PATTERN,
 	type AccountRole,
 	type Contact,
@@ -66,6 +67,8 @@ export interface AccountSeed {
 	role: AccountRole;
 	serviceProvider?: string;
 	accessPointProvider?: string;
+	/** The OAuth client that acts as the account (decisions §15); null clears it, left out leaves it as it is. */
+	oauthClientId?: string | null;
 }
 export interface ParticipantSeed {
 	identifier?: string;
@@ -152,6 +155,13 @@ export const SEED_ITEM_SCHEMAS: Record<SeedSection, Schema> = {
 		role: { type: "enum", values: ACCOUNT_ROLES, messages: { required: "NotNull", enumValue: "Pattern" } },
 		serviceProvider: uuid({ optional: true }),
 		accessPointProvider: uuid({ optional: true }),
+		oauthClientId: {
+			type: "string",
+			optional: true,
+			nullable: true,
+			pattern: OAUTH_CLIENT_ID_PATTERN,
+			messages: { stringPattern: "Pattern" },
+		},
 	}),
 	participants: item({
 		identifier: uuid({ optional: true }),

@@ -207,6 +207,7 @@ function duplicateReasons(seed: Item): SeedReason[] {
 		...duplicates(seed, "documentTypes", "qualifiedIdentifier", caseless),
 		// Usernames are case-sensitive, as the credentials are.
 		...duplicates(seed, "accounts", "username", identity),
+		...duplicates(seed, "accounts", "oauthClientId", identity),
 	];
 }
 

@@ -10,7 +10,8 @@ export interface AuditRecord {
 	identifier: string;
 	/** ISO 8601 instant (UTC). */
 	at: string;
-	actor: { username: string; role: string; serviceProvider?: string } | null;
+	/** `viaToken`: the change came with an OAuth access token (decisions §15), not a password. */
+	actor: { username: string; role: string; serviceProvider?: string; viaToken?: true } | null;
 	/** Operation id from src/contract/operations.ts (e.g. "addParticipant"), or an internal name (e.g. "seed"). */
 	operation: string;
 	resource:
@@ -73,6 +74,7 @@ export function auditWrite(
 					username: caller.username,
 					role: caller.role,
 					...(caller.serviceProvider ? { serviceProvider: caller.serviceProvider } : {}),
+					...(caller.viaToken ? { viaToken: true as const } : {}),
 				}
 			: null,
 		operation: fields.operation,

@@ -10,7 +10,13 @@ export const SIGNATURE_CLOCK_MARGIN_MS = 30_000;
 /** moleculer's default when the broker has no requestTimeout (0: none). */
 const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
-const CALLER_FIELDS: ReadonlySet<string> = new Set(["username", "role", "serviceProvider", "accessPointProvider"]);
+const CALLER_FIELDS: ReadonlySet<string> = new Set([
+	"username",
+	"role",
+	"serviceProvider",
+	"accessPointProvider",
+	"viaToken",
+]);
 
 /** The callers this process's gateway authenticated (the very objects: one that arrived over the transporter is a copy). */
 const authenticatedHere = new WeakSet<object>();
@@ -52,7 +58,8 @@ function verify(keys: ClusterKeys, fields: unknown[], signature: unknown, now: n
 }
 
 function callerFields(caller: Caller): unknown[] {
-	return ["caller", caller.username, caller.role, caller.serviceProvider ?? null, caller.accessPointProvider ?? null];
+	const { username, role, serviceProvider, accessPointProvider, viaToken } = caller;
+	return ["caller", username, role, serviceProvider ?? null, accessPointProvider ?? null, viaToken === true];
 }
 
 /** The signature of `caller` for calls made from now on this broker's cluster. */
@@ -76,6 +83,7 @@ export function isSignedCaller(keys: ClusterKeys, user: unknown, signature: unkn
 	if (typeof caller.username !== "string" || typeof caller.role !== "string") return false;
 	for (const link of ["serviceProvider", "accessPointProvider"])
 		if (caller[link] !== undefined && typeof caller[link] !== "string") return false;
+	if (caller.viaToken !== undefined && caller.viaToken !== true) return false;
 	return verify(keys, callerFields(caller as unknown as Caller), signature, now);
 }
 
@@ -86,4 +94,13 @@ export function signAuthentication(broker: ServiceBroker, username: string, now 
 
 export function isSignedAuthentication(broker: ServiceBroker, username: string, signature: unknown): boolean {
 	return verify(keysOf(broker), ["authenticate", username], signature, Date.now());
+}
+
+/** The gateway's signature of an `accounts.oauthClient` call for `clientId` (a verified token's client, decisions §15). */
+export function signClientResolution(broker: ServiceBroker, clientId: string, now = Date.now()): string {
+	return sign(broker, ["oauthClient", clientId], now);
+}
+
+export function isSignedClientResolution(broker: ServiceBroker, clientId: string, signature: unknown): boolean {
+	return verify(keysOf(broker), ["oauthClient", clientId], signature, Date.now());
 }

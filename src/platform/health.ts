@@ -12,6 +12,8 @@ export function markStartup(pending: boolean): void {
 export interface Readiness {
 	status: "UP" | "DOWN";
 	checks: Record<string, "UP" | "DOWN">;
+	/** What a service says of itself without failing readiness (the gateway: the OAuth issuer's keys, decisions §15). */
+	details?: Record<string, string>;
 }
 
 export async function readiness(broker: ServiceBroker): Promise<Readiness> {
@@ -31,5 +33,8 @@ export async function readiness(broker: ServiceBroker): Promise<Readiness> {
 		if (store) checks[`store:${service.name}`] = (await store.ping().catch(() => false)) ? "UP" : "DOWN";
 	}
 	const status = Object.values(checks).every((check) => check === "UP") ? "UP" : "DOWN";
-	return { status, checks };
+	const details: Record<string, string> = {};
+	for (const service of broker.services)
+		Object.assign(details, (service as { readinessDetails?: () => Record<string, string> }).readinessDetails?.());
+	return Object.keys(details).length ? { status, checks, details } : { status, checks };
 }

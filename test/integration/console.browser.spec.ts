@@ -512,6 +512,15 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 			.getByRole("status")
 			.filter({ hasText: `Account ${username} added.` })
 			.waitFor();
+		// decisions §15: the OAuth client whose tokens act as the account, set in its dialog.
+		await page.getByRole("button", { name: `Set the OAuth client of ${username}` }).click();
+		await page.getByRole("textbox", { name: "Client ID" }).fill(`${username}-system`);
+		await page.getByRole("button", { name: "Save OAuth client" }).click();
+		await page
+			.getByRole("status")
+			.filter({ hasText: `OAuth client ${username}-system now acts as ${username}.` })
+			.waitFor();
+		await page.getByRole("cell", { name: `${username}-system`, exact: true }).waitFor();
 		await page.getByRole("button", { name: `Disable ${username}` }).click();
 		await page
 			.getByRole("status")

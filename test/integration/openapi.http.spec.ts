@@ -273,6 +273,14 @@ const CASES: Case[] = [
 			body: { password: "another-openapi-password" },
 		}),
 	},
+	{
+		id: "setOAuthClient",
+		call: () => ({
+			authorization: ADMIN,
+			params: { username: "openapi-test-account" },
+			body: { oauthClientId: "openapi-test-client" },
+		}),
+	},
 	{ id: "disableAccount", call: () => ({ authorization: ADMIN, params: { identifier: state.account } }) },
 	{ id: "findServiceProviders", call: () => ({ authorization: ADMIN, query: { sort: "title,DESC", size: "5" } }) },
 	{

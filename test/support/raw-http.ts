@@ -143,7 +143,9 @@ export function errorAnswerProblems(answer: RawAnswer): string[] {
 		problems.push("no Strict-Transport-Security");
 	if (STACK_FRAME.test(answer.text)) problems.push("a stack trace in the body");
 	if (answer.status === 405 && !answer.headers.allow) problems.push("405 without Allow");
-	if (answer.status === 401 && answer.headers["www-authenticate"] !== 'Basic realm="registry"')
+	// Basic, or a refused Bearer token's own challenge (decisions §15).
+	const challenge = String(answer.headers["www-authenticate"] ?? "");
+	if (answer.status === 401 && challenge !== 'Basic realm="registry"' && !challenge.startsWith("Bearer error="))
 		problems.push("401 without WWW-Authenticate");
 	if (answer.status === 429 && !(Number(answer.headers["retry-after"]) > 0)) problems.push("429 without Retry-After");
 	if (String(answer.headers["content-type"]).toLowerCase() !== "application/json;charset=utf-8")

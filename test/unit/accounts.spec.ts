@@ -8,7 +8,7 @@ import { Errors, ServiceBroker, type Service } from "moleculer";
 import AccessPointsService from "../../services/access-points/access-points.service";
 import AccountsService, { accountIdentifier, type AccountSummary } from "../../services/accounts/accounts.service";
 import type { Caller, ServiceProvider } from "../../src/contract/model";
-import { signAuthentication } from "../../src/platform/caller-signature";
+import { signAuthentication, signClientResolution } from "../../src/platform/caller-signature";
 import { hashPassword } from "../../src/platform/passwords";
 import type { Collection, StoredDoc } from "../../src/store/types";
 
@@ -445,5 +445,67 @@ describe("the access points a service provider's participants receive through (d
 		expect((error.data as { reasons: unknown[] }).reasons).toEqual([
 			{ path: "serviceProviders[0].accessPoints[0].identifier", message: expect.stringContaining(UNKNOWN) },
 		]);
+	});
+});
+
+describe("OAuth clients (decisions §15)", () => {
+	/** As a gateway asks for a verified token's client. */
+	const clientCaller = (clientId: string, signature = signClientResolution(broker, clientId)) =>
+		broker.call<Caller | null, object>(
+			"accounts.oauthClient",
+			{ clientId },
+			{ meta: { authenticationSignature: signature } },
+		);
+	const stored = async (username: string) =>
+		(await broker.call<AccountSummary[]>("accounts.listAccounts")).find((account) => account.username === username);
+
+	test("a seed maps a client; one that leaves it out leaves it as it is; null clears it", async () => {
+		const sp1 = seed.accounts[0];
+		await broker.call("accounts.importSeed", { accounts: [{ ...sp1, oauthClientId: "sp1-system" }] });
+		expect(await clientCaller("sp1-system")).toEqual({
+			username: "sp1",
+			role: "SERVICE_PROVIDER",
+			serviceProvider: SP1,
+		});
+		await broker.call("accounts.importSeed", { accounts: [sp1] });
+		expect((await stored("sp1"))?.oauthClientId).toBe("sp1-system");
+		await broker.call("accounts.importSeed", { accounts: [{ ...sp1, oauthClientId: null }] });
+		expect((await stored("sp1"))?.oauthClientId).toBeUndefined();
+		expect(await clientCaller("sp1-system")).toBeNull();
+	});
+
+	test("a client another account has is refused: 409 over HTTP's action, the seed whole", async () => {
+		await broker.call("accounts.setOAuthClient", { username: "admin", body: { oauthClientId: "ops-bot" } });
+		const conflict = await rejection(
+			broker.call("accounts.setOAuthClient", { username: "app1", body: { oauthClientId: "ops-bot" } }),
+		);
+		expect(conflict.code).toBe(409);
+		const seedConflict = await rejection(
+			broker.call("accounts.importSeed", { accounts: [{ ...seed.accounts[1], oauthClientId: "ops-bot" }] }),
+		);
+		expect(seedConflict.code).toBe(400);
+		const twice = await rejection(
+			broker.call("accounts.importSeed", {
+				accounts: [
+					{ ...seed.accounts[0], oauthClientId: "twin" },
+					{ ...seed.accounts[1], oauthClientId: "twin" },
+				],
+			}),
+		);
+		expect(JSON.stringify(twice.data)).toContain("duplicate oauthClientId");
+		expect((await stored("app1"))?.oauthClientId).toBeUndefined();
+		await broker.call("accounts.setOAuthClient", { username: "admin", body: { oauthClientId: null } });
+	});
+
+	test("only a gateway's signature for that client gets an answer; a disabled account's client answers null", async () => {
+		await broker.call("accounts.setOAuthClient", { username: "app1", body: { oauthClientId: "app1-system" } });
+		expect((await rejection(clientCaller("app1-system", signClientResolution(broker, "other")))).code).toBe(403);
+		expect((await rejection(clientCaller("app1-system", signAuthentication(broker, "app1-system")))).code).toBe(
+			403,
+		);
+		expect(await clientCaller("app1-system")).toMatchObject({ username: "app1" });
+		expect(await clientCaller("unknown-system")).toBeNull();
+		await broker.call("accounts.disableAccount", { identifier: accountIdentifier("app1") });
+		expect(await clientCaller("app1-system")).toBeNull();
 	});
 });

@@ -120,6 +120,7 @@ describe("on a seeded store", () => {
 		(await exported(dir)).find((record) => record.type === "account" && record.username === username) as {
 			passwordHash: string;
 			disabled: boolean;
+			oauthClientId?: string;
 		};
 
 	test("seed again changes nothing; a refused seed file lists its reasons and exits 1", async () => {
@@ -182,6 +183,19 @@ describe("on a seeded store", () => {
 		const unknown = await registry(dir, ["accounts", "reset-password", "nobody"], "whatever-password\n");
 		expect(unknown.code).toBe(1);
 		expect(unknown.err).toContain("no account nobody");
+
+		// decisions §15: the OAuth client that acts as an account; one client, one account.
+		expect((await ok(dir, ["accounts", "set-oauth-client", "ops", "ops-automation"])).err).toContain(
+			"OAuth client ops-automation now acts as ops",
+		);
+		expect((await accountLine("ops")).oauthClientId).toBe("ops-automation");
+		const twice = await registry(dir, ["accounts", "set-oauth-client", "sp1", "ops-automation"]);
+		expect([twice.code, twice.err]).toEqual([1, expect.stringContaining("acts as another account")]);
+		expect((await registry(dir, ["accounts", "set-oauth-client", "ops"])).code).toBe(1);
+		expect((await ok(dir, ["accounts", "set-oauth-client", "ops", "--clear"])).err).toContain(
+			"no OAuth client acts as ops",
+		);
+		expect((await accountLine("ops")).oauthClientId).toBeUndefined();
 	});
 
 	test("on a terminal the password is asked twice and never echoed; two different ones change nothing", async () => {

@@ -50,7 +50,7 @@ describe("OpenAPI document", () => {
 				for (const name of Object.keys(operation.sortable)) expect(sort?.description).toContain(name);
 			}
 			if (operation.roles.includes("ANONYMOUS")) expect(entry.security).toContainEqual({});
-			else expect(entry.security).toEqual([{ basicAuth: [] }]);
+			else expect(entry.security).toEqual([{ basicAuth: [] }, { bearerAuth: [] }]);
 		},
 	);
 

@@ -179,6 +179,9 @@ export function AccountsPage() {
 	const [providerTitle, setProviderTitle] = useState("");
 	const [resetting, setResetting] = useState<Account | null>(null);
 	const [newPassword, setNewPassword] = useState("");
+	// The OAuth client whose access tokens act as the account (decisions §15).
+	const [mapping, setMapping] = useState<Account | null>(null);
+	const [clientId, setClientId] = useState("");
 	const [failure, setFailure] = useState<Failure | null>(null);
 	const [notice, setNotice] = useState("");
 	// The access points a provider may receive through (decisions §13): every one, by title.
@@ -286,6 +289,7 @@ export function AccountsPage() {
 					{ label: "Username", sort: "username", render: (row) => row.username },
 					{ label: "Role", sort: "role", render: (row) => row.role },
 					{ label: "Provider", render: (row) => row.serviceProvider ?? row.accessPointProvider ?? "" },
+					{ label: "OAuth client", render: (row) => row.oauthClientId ?? "" },
 					{
 						label: "State",
 						render: (row) =>
@@ -310,6 +314,17 @@ export function AccountsPage() {
 									aria-label={`Reset the password of ${row.username}`}
 								>
 									Reset password
+								</Button>
+								<Button
+									size="compact-sm"
+									variant="subtle"
+									onClick={() => {
+										setClientId(row.oauthClientId ?? "");
+										setMapping(row);
+									}}
+									aria-label={`Set the OAuth client of ${row.username}`}
+								>
+									OAuth client
 								</Button>
 								{row.disabled ? null : (
 									<Button
@@ -429,6 +444,44 @@ export function AccountsPage() {
 							clearable
 						/>
 						<Button type="submit">Save access points</Button>
+					</Stack>
+				</form>
+			</Modal>
+			<Modal
+				lockScroll={false}
+				closeButtonProps={{ "aria-label": "Close" }}
+				opened={mapping !== null}
+				onClose={() => setMapping(null)}
+				title={`OAuth client of ${mapping?.username ?? ""}`}
+			>
+				<form
+					onSubmit={(event) => {
+						event.preventDefault();
+						const account = mapping as Account;
+						const oauthClientId = clientId.trim() || null;
+						setMapping(null);
+						void act(
+							() =>
+								ok(
+									client.PUT("/rest/api/accounts/{username}/oauth-client", {
+										params: { path: { username: account.username } },
+										body: { oauthClientId },
+									}),
+								),
+							oauthClientId
+								? `OAuth client ${oauthClientId} now acts as ${account.username}.`
+								: `No OAuth client acts as ${account.username}.`,
+						);
+					}}
+				>
+					<Stack>
+						<TextInput
+							label="Client ID"
+							description="The client_id of the access tokens that act as this account; empty: none"
+							value={clientId}
+							onChange={(event) => setClientId(event.currentTarget.value)}
+						/>
+						<Button type="submit">Save OAuth client</Button>
 					</Stack>
 				</form>
 			</Modal>
