@@ -15,8 +15,9 @@
  *   the hash with the new version, dropping the older answers: a node that read the store before
  *   a change and writes after it cannot put the old state back for the others.
  * - A change is announced (Redis marked, the event sent) only after its read model is written,
- *   and the read model records the version it announced: a node that stopped in between leaves
- *   the announcement lagging, and the change's redelivery announces it (services/lookup).
+ *   and the read model records the version it announced before the event goes: a node that
+ *   stopped before that leaves the announcement lagging, and the change's redelivery announces it
+ *   (services/lookup); one that stopped after it leaves Redis marked and the copies to expire.
  * - A mark Redis refused: the hashes' names carry a cache generation kept in the read-model store;
  *   the node moves it on and sends it with the event, so every node leaves all older hashes at
  *   once. A node that missed the event reads the generation again every `localTtlMs`, and each

@@ -407,23 +407,16 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 			return true;
 		},
 
-		/** Redis marked (else the cache generation moved on), every node told, then the announcement recorded in the model. */
+		/**
+		 * Redis marked (else the cache generation moved on), the announcement recorded in the model, then every
+		 * node told: a redelivery once the change shows sends nothing, and a node that misses the event expires its copy.
+		 */
 		async announce(this: LookupThis, doc: OrganizationProcessesDoc): Promise<void> {
 			const { identifier: organizationKey } = doc;
 			const version = doc.version ?? 1;
 			const marked = await this.answers.changed(organizationKey, version);
 			const cacheGeneration = marked ? undefined : await nextCacheGeneration(this.collections.readModelStore);
 			if (cacheGeneration !== undefined) this.answers.useGeneration(cacheGeneration);
-			await broadcastEvents(this.broker, [
-				{
-					name: EVENTS.lookupInvalidated,
-					payload: {
-						organizationKey,
-						version,
-						...(cacheGeneration !== undefined ? { cacheGeneration } : {}),
-					},
-				},
-			]);
 			try {
 				// The version this write gets: the model and its announcement agree.
 				await this.collections.organizationProcesses.replace(
@@ -434,6 +427,16 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 				// A newer change was written meanwhile: its writer announces it.
 				if (!isStaleVersion(error)) throw error;
 			}
+			await broadcastEvents(this.broker, [
+				{
+					name: EVENTS.lookupInvalidated,
+					payload: {
+						organizationKey,
+						version,
+						...(cacheGeneration !== undefined ? { cacheGeneration } : {}),
+					},
+				},
+			]);
 		},
 
 		/**
