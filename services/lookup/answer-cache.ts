@@ -6,17 +6,26 @@
  * - In memory, each node keeps an organization's answers. The node that applies a change tells
  *   every node (the `lookup.invalidated` event) and each forgets that organization at once; in a
  *   cluster a copy lives at most `localTtlMs` (500 ms), so a node that missed the event answers
- *   the change when its copy expires (in one process every event is heard: no expiry).
+ *   the change when its copy expires (in one process every event is heard: no expiry). A build
+ *   (or Redis read) that began before the organization was forgotten answers its caller but is
+ *   not kept: it may hold the state from before the change.
  * - Behind that, Redis (the cacher's server, in a cluster) keeps each organization's answers in
  *   one hash with the read-model version they were built from. Writes go through a Lua script
  *   that refuses an answer older than the hash, and the node that applies a change first marks
  *   the hash with the new version, dropping the older answers: a node that read the store before
  *   a change and writes after it cannot put the old state back for the others.
+ * - A change is announced (Redis marked, the event sent) only after its read model is written,
+ *   and the read model records the version it announced before the event goes: a node that
+ *   stopped before that leaves the announcement lagging, and the change's redelivery announces it
+ *   (services/lookup); one that stopped after it leaves Redis marked and the copies to expire.
+ * - A mark Redis refused: the hashes' names carry a cache generation kept in the read-model store;
+ *   the node moves it on and sends it with the event, so every node leaves all older hashes at
+ *   once. A node that missed the event reads the generation again every `localTtlMs`, and each
+ *   node reads it when it starts: nothing depends on one node's memory, and a hit costs no store read.
  * - Answers are built from the read model and a copy of the catalog; the copy's digest is part of
  *   each answer's name, so an answer built from another copy is not taken.
- * Redis away or slow is a miss. A mark that could not be written is written again before this
- * node reads Redis again. Left open: Redis losing its data while a node that read before a change
- * is still writing its answer; that answer lives until `sharedTtlMs` or the next change.
+ * Redis away or slow is a miss. Left open: Redis losing its data while a node that read before a
+ * change is still writing its answer; that answer lives until `sharedTtlMs` or the next change.
  */
 import { LRUCache } from "lru-cache";
 import type Redis from "ioredis";
@@ -64,10 +73,10 @@ export interface AnswerCacheOptions {
 export class AnswerCache {
 	private readonly local: LRUCache<string, LocalEntry>;
 	private readonly redis: AnswerRedis | null;
-	/** Builds in flight, so concurrent misses of one answer read the store once. */
-	private readonly building = new Map<string, Promise<string>>();
-	/** Marks Redis refused: written again before Redis is trusted again. */
-	private readonly unmarked = new Map<string, number>();
+	/** Builds in flight, so concurrent misses of one answer read the store once; a forget drops its organization's. */
+	private readonly building = new Map<string, { organizationKey: string; text: Promise<string> }>();
+	/** Part of every Redis key: moved on when a mark was refused (services/lookup keeps it in the read-model store). */
+	private generation = 0;
 	/** In a cluster expired copies go every localTtlMs, not when the LRU's bound pushes them out: memory holds about a second of misses. */
 	private readonly purge?: NodeJS.Timeout;
 
@@ -77,8 +86,6 @@ export class AnswerCache {
 		this.redis = options.redis as AnswerRedis | null;
 		if (this.redis && !this.redis.lookupWrite)
 			this.redis.defineCommand("lookupWrite", { numberOfKeys: 1, lua: CONDITIONAL_WRITE });
-		// Redis back (it may have kept its data): the marks it missed first.
-		this.redis?.on("ready", () => void this.marksWritten());
 	}
 
 	/** The answer `name` (built from the catalog copy `digest`) of an organization, from the cache or `build`. */
@@ -89,11 +96,15 @@ export class AnswerCache {
 		return JSON.parse(text) as T;
 	}
 
-	/** After a change of the organization's read model (version `version`): the mark in Redis, then this node's copy goes. */
-	async changed(organizationKey: string, version: number): Promise<void> {
-		this.local.delete(organizationKey);
-		if (this.redis && !(await this.write(organizationKey, version, "", "")))
-			this.unmarked.set(organizationKey, version);
+	/** After a change of the organization's read model (version `version`): this node's copy goes, and the mark in Redis; false when Redis refused it. */
+	async changed(organizationKey: string, version: number): Promise<boolean> {
+		this.forget(organizationKey);
+		return !this.redis || (await this.write(this.keyOf(organizationKey), version, "", ""));
+	}
+
+	/** The cache generation in the read-model store (only ever moves on): older Redis hashes are left. */
+	useGeneration(generation: number): void {
+		if (generation > this.generation) this.generation = generation;
 	}
 
 	stop(): void {
@@ -104,6 +115,8 @@ export class AnswerCache {
 	forget(organizationKey?: string): void {
 		if (organizationKey === undefined) this.local.clear();
 		else this.local.delete(organizationKey);
+		for (const [key, build] of this.building)
+			if (organizationKey === undefined || build.organizationKey === organizationKey) this.building.delete(key);
 	}
 
 	/** The answer's JSON text from Redis or `build`; concurrent misses of one answer read the store once. */
@@ -111,23 +124,35 @@ export class AnswerCache {
 		const key = `${organizationKey}\u0000${field}`;
 		let pending = this.building.get(key);
 		if (!pending) {
-			pending = this.fetch(organizationKey, field, build).finally(() => this.building.delete(key));
-			this.building.set(key, pending);
+			const started = { organizationKey } as { organizationKey: string; text: Promise<string> };
+			const current = () => this.building.get(key) === started;
+			started.text = this.fetch(organizationKey, field, build, current).finally(() => {
+				if (current()) this.building.delete(key);
+			});
+			this.building.set(key, (pending = started));
 		}
-		return pending;
+		return pending.text;
 	}
 
-	private async fetch<T>(organizationKey: string, field: string, build: () => Promise<Built<T>>): Promise<string> {
-		const shared = await this.read(organizationKey, field);
+	/** `current`: not forgotten since it began (else the answer may be from before the change, and is not kept). */
+	private async fetch<T>(
+		organizationKey: string,
+		field: string,
+		build: () => Promise<Built<T>>,
+		current: () => boolean,
+	): Promise<string> {
+		// The generation when it began: an answer read before a refused mark goes where no node looks any more.
+		const hash = this.keyOf(organizationKey);
+		const shared = await this.read(hash, field);
 		// Older than what this node answered for another name of the organization: the store, not Redis.
 		if (shared && shared.version >= (this.local.get(organizationKey)?.version ?? 0)) {
-			this.remember(organizationKey, field, shared.version, shared.text);
+			if (current()) this.remember(organizationKey, field, shared.version, shared.text);
 			return shared.text;
 		}
 		const built = await build();
 		const text = JSON.stringify(built.answer);
-		if (this.redis) await this.write(organizationKey, built.version, field, text);
-		this.remember(organizationKey, field, built.version, text);
+		if (this.redis) await this.write(hash, built.version, field, text);
+		if (current()) this.remember(organizationKey, field, built.version, text);
 		return text;
 	}
 
@@ -138,10 +163,10 @@ export class AnswerCache {
 		else this.local.set(organizationKey, { version, answers: new Map([[field, text]]) });
 	}
 
-	private async read(organizationKey: string, field: string): Promise<{ version: number; text: string } | null> {
-		if (!this.redis || !(await this.marksWritten())) return null;
+	private async read(hash: string, field: string): Promise<{ version: number; text: string } | null> {
+		if (!this.redis) return null;
 		try {
-			const [version, text] = await this.redis.hmget(this.keyOf(organizationKey), "v", field);
+			const [version, text] = await this.redis.hmget(hash, "v", field);
 			if (version === null || text === null) return null;
 			return { version: Number(version), text };
 		} catch (error) {
@@ -150,15 +175,9 @@ export class AnswerCache {
 		}
 	}
 
-	private async write(organizationKey: string, version: number, field: string, value: string): Promise<boolean> {
+	private async write(hash: string, version: number, field: string, value: string): Promise<boolean> {
 		try {
-			await (this.redis as AnswerRedis).lookupWrite(
-				this.keyOf(organizationKey),
-				version,
-				field,
-				value,
-				this.options.sharedTtlMs,
-			);
+			await (this.redis as AnswerRedis).lookupWrite(hash, version, field, value, this.options.sharedTtlMs);
 			return true;
 		} catch (error) {
 			this.options.onRedisError(error);
@@ -166,16 +185,9 @@ export class AnswerCache {
 		}
 	}
 
-	/** Writes the marks Redis refused earlier; false while any is still missing. */
-	private async marksWritten(): Promise<boolean> {
-		for (const [organizationKey, version] of this.unmarked) {
-			if (!(await this.write(organizationKey, version, "", ""))) return false;
-			if (this.unmarked.get(organizationKey) === version) this.unmarked.delete(organizationKey);
-		}
-		return true;
-	}
-
 	private keyOf(organizationKey: string): string {
-		return `${this.options.prefix}lookup:${organizationKey}`;
+		// Generation 0 keeps the names nodes used before generations: a rolling upgrade reads what the others mark.
+		const generation = this.generation ? `${this.generation}:` : "";
+		return `${this.options.prefix}lookup:${generation}${organizationKey}`;
 	}
 }

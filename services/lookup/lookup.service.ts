@@ -30,6 +30,14 @@ import { businessCardXml } from "../../src/contract/business-card";
 import type { AccessPointEndpoints } from "../../src/contract/endpoints";
 import type { ServiceProvider } from "../../src/contract/model";
 import { AnswerCache } from "./answer-cache";
+import {
+	nextCacheGeneration,
+	otherStoresProblem,
+	readModelStore,
+	READ_MODEL_STORE_METADATA,
+	READ_MODEL_STORE_MODEL,
+	type ReadModelStoreDoc,
+} from "./read-model-store";
 import { ReferenceCopy } from "./reference-copy";
 import { bdxrServiceGroup, bdxrServiceMetadata } from "./smp/bdxr-smp2";
 import { splitQualifiedIdentifier } from "./smp/identifiers";
@@ -77,7 +85,13 @@ interface LookupThis extends Service<Settings> {
 	collections: {
 		organizationProcesses: Collection<OrganizationProcessesDoc>;
 		parkedChanges: Collection<ParkedChangeDoc>;
+		readModelStore: Collection<ReadModelStoreDoc>;
 	};
+	/** The read-model store's identity (read-model-store.ts), and what is wrong with the lookup nodes around, if anything. */
+	storeId: string;
+	storeProblem: string | null;
+	/** In a cluster, the cache generation read again for an event this node missed. */
+	generationReload: PeriodicTask;
 	catalog: ReferenceCopy<Process[], Map<string, Process>>;
 	/** Who receives through which endpoints, for the SMP answers. */
 	directory: ReferenceCopy<DirectorySources, AccessPointDirectory>;
@@ -90,10 +104,12 @@ interface LookupThis extends Service<Settings> {
 	parkedCount: PeriodicTask;
 	rebuilding: Promise<{ organizations: number; participants: number }> | null;
 	applyChange(change: ParticipantChange): Promise<boolean>;
+	announce(doc: OrganizationProcessesDoc): Promise<void>;
 	writeModel(
 		organizationKey: string,
 		next: (doc: OrganizationProcessesDoc | null) => OrganizationProcessesDoc | null,
-	): Promise<number | null>;
+	): Promise<{ doc: OrganizationProcessesDoc | null; written: boolean }>;
+	readinessProblem(): string | null;
 	park(payload: unknown, error: unknown): Promise<void>;
 	countParked(): Promise<number>;
 	rebuildNow(): Promise<{ organizations: number; participants: number }>;
@@ -145,7 +161,13 @@ function redisOf(broker: ServiceBroker): { client: Redis | null; prefix: string 
 
 const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<string, unknown> } = {
 	name: "lookup",
-	mixins: [DbMixin({ organizationProcesses: ORGANIZATION_PROCESSES_MODEL, parkedChanges: PARKED_CHANGES_MODEL })],
+	mixins: [
+		DbMixin({
+			organizationProcesses: ORGANIZATION_PROCESSES_MODEL,
+			parkedChanges: PARKED_CHANGES_MODEL,
+			readModelStore: READ_MODEL_STORE_MODEL,
+		}),
+	],
 	// The catalog copy is loaded at start: answers are never built without it.
 	dependencies: ["catalog"],
 
@@ -334,9 +356,22 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 				.reload()
 				.catch((error) => this.logger.warn("lookup: access point directory reload failed:", String(error)));
 		},
-		[EVENTS.lookupInvalidated](this: LookupThis, ctx: Context<{ organizationKey?: unknown }>) {
-			const { organizationKey } = ctx.params;
+		[EVENTS.lookupInvalidated](
+			this: LookupThis,
+			ctx: Context<{ organizationKey?: unknown; cacheGeneration?: unknown }>,
+		) {
+			const { organizationKey, cacheGeneration } = ctx.params;
+			if (typeof cacheGeneration === "number") this.answers.useGeneration(cacheGeneration);
 			this.answers.forget(typeof organizationKey === "string" ? organizationKey : undefined);
+		},
+		// Another lookup node came or went: is any on another read-model store (read-model-store.ts)?
+		"$services.changed"(this: LookupThis) {
+			if (!this.storeId) return;
+			const problem = otherStoresProblem(this.broker, this.name, this.storeId);
+			if (problem === this.storeProblem) return;
+			if (problem) this.logger.error(`lookup: not ready: ${problem}`);
+			else this.logger.info("lookup: no lookup node on another read-model store any more: ready");
+			this.storeProblem = problem;
 		},
 	},
 
@@ -398,36 +433,77 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 			throw unknownDocumentType();
 		},
 
-		/** Applies a change; when the model changed, Redis is marked and every node forgets the organization. */
+		/**
+		 * Applies a change, and announces the model's last change while that lags (this delivery wrote it,
+		 * or an earlier one did and its node stopped before announcing): a redelivery of an announced change sends nothing.
+		 */
 		async applyChange(this: LookupThis, change: ParticipantChange): Promise<boolean> {
-			const version = await this.writeModel(change.organizationKey, (doc) => applyChange(doc, change));
-			if (version === null) return false;
-			await this.answers.changed(change.organizationKey, version);
-			await broadcastEvents(this.broker, [
-				{ name: EVENTS.lookupInvalidated, payload: { organizationKey: change.organizationKey, version } },
-			]);
+			const { doc } = await this.writeModel(change.organizationKey, (current) => applyChange(current, change));
+			if (!doc || (doc.announcedVersion ?? doc.version ?? 0) >= (doc.version ?? 0)) return false;
+			await this.announce(doc);
 			return true;
 		},
 
-		/** Read, change, write back at the read version (another node's write makes it read again); null: nothing to write. */
+		/**
+		 * Redis marked (else the cache generation moved on), the announcement recorded in the model, then every
+		 * node told: a redelivery once the change shows sends nothing, and a node that misses the event expires its copy.
+		 */
+		async announce(this: LookupThis, doc: OrganizationProcessesDoc): Promise<void> {
+			const { identifier: organizationKey } = doc;
+			const version = doc.version ?? 1;
+			const marked = await this.answers.changed(organizationKey, version);
+			const cacheGeneration = marked ? undefined : await nextCacheGeneration(this.collections.readModelStore);
+			if (cacheGeneration !== undefined) this.answers.useGeneration(cacheGeneration);
+			try {
+				// The version this write gets: the model and its announcement agree.
+				await this.collections.organizationProcesses.replace(
+					{ ...doc, announcedVersion: version + 1 },
+					version,
+				);
+			} catch (error) {
+				// A newer change was written meanwhile: its writer announces it.
+				if (!isStaleVersion(error)) throw error;
+			}
+			await broadcastEvents(this.broker, [
+				{
+					name: EVENTS.lookupInvalidated,
+					payload: {
+						organizationKey,
+						version,
+						...(cacheGeneration !== undefined ? { cacheGeneration } : {}),
+					},
+				},
+			]);
+		},
+
+		/**
+		 * Read, change, write back at the read version (another node's write makes it read again); the model
+		 * as stored after it, and whether it was written. A written change is not announced yet.
+		 */
 		async writeModel(
 			this: LookupThis,
 			organizationKey: string,
 			next: (doc: OrganizationProcessesDoc | null) => OrganizationProcessesDoc | null,
-		): Promise<number | null> {
+		): Promise<{ doc: OrganizationProcessesDoc | null; written: boolean }> {
 			const models = this.collections.organizationProcesses;
 			for (let attempt = 1; ; attempt++) {
 				const doc = await models.get(organizationKey);
-				const changed = next(doc);
-				if (!changed) return null;
+				const proposed = next(doc);
+				if (!proposed) return { doc, written: false };
+				const changed = { ...proposed, announcedVersion: doc?.announcedVersion ?? 0 };
 				try {
 					const written = doc ? await models.replace(changed, doc.version) : await models.insert(changed);
-					return written.version ?? 1;
+					return { doc: written, written: true };
 				} catch (error) {
 					const raced = isStaleVersion(error) || isDuplicateKey(error);
 					if (!raced || attempt >= MAX_WRITE_ATTEMPTS) throw error;
 				}
 			}
+		},
+
+		/** For readiness (src/platform/health.ts): other lookup nodes on another read-model store. */
+		readinessProblem(this: LookupThis): string | null {
+			return this.storeId ? otherStoresProblem(this.broker, this.name, this.storeId) : null;
 		},
 
 		async park(this: LookupThis, payload: unknown, error: unknown): Promise<void> {
@@ -460,16 +536,24 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 			const organizations = new Set(byOrganization.keys());
 			for await (const doc of this.collections.organizationProcesses.iterate({}))
 				if (holdersMissingFrom(doc, byOrganization.get(doc.identifier))) organizations.add(doc.identifier);
+			let refused = false;
 			for (const organizationKey of organizations) {
 				let read = byOrganization.get(organizationKey) ?? [];
 				const doc = await this.collections.organizationProcesses.get(organizationKey);
 				if (doc && holdersMissingFrom(doc, read)) read = await this.readParticipantSets(organizationKey);
-				const version = await this.writeModel(organizationKey, (current) =>
+				const { doc: merged, written } = await this.writeModel(organizationKey, (current) =>
 					mergeParticipantSets(current, organizationKey, read),
 				);
-				if (version !== null) await this.answers.changed(organizationKey, version);
+				if (written && merged && !(await this.answers.changed(organizationKey, merged.version ?? 1)))
+					refused = true;
 			}
-			await broadcastEvents(this.broker, [{ name: EVENTS.lookupInvalidated, payload: {} }]);
+			// One event for all; a refused mark moves the cache generation on (the models' announcements
+			// are not recorded: a redelivered change announces its organization once more).
+			const cacheGeneration = refused ? await nextCacheGeneration(this.collections.readModelStore) : undefined;
+			if (cacheGeneration !== undefined) this.answers.useGeneration(cacheGeneration);
+			await broadcastEvents(this.broker, [
+				{ name: EVENTS.lookupInvalidated, payload: cacheGeneration !== undefined ? { cacheGeneration } : {} },
+			]);
 			this.logger.info(`lookup rebuilt: ${byOrganization.size} organization(s), ${sets.length} participant(s)`);
 			return { organizations: byOrganization.size, participants: sets.length };
 		},
@@ -537,9 +621,23 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 			(error) => this.logger.warn("lookup: counting parked changes failed:", String(error)),
 		);
 		this.rebuilding = null;
+		this.storeId = "";
+		this.storeProblem = null;
+		this.generationReload = new PeriodicTask(
+			async () =>
+				this.answers.useGeneration((await readModelStore(this.collections.readModelStore)).cacheGeneration),
+			(error) => this.logger.warn("lookup: reading the cache generation failed:", String(error)),
+		);
 	},
 
 	async started(this: LookupThis) {
+		// Before this service is registered: the other nodes see the store's identity with it.
+		const store = await readModelStore(this.collections.readModelStore);
+		this.storeId = store.storeId;
+		this.metadata[READ_MODEL_STORE_METADATA] = store.storeId;
+		this.answers.useGeneration(store.cacheGeneration);
+		if (redisOf(this.broker).client)
+			this.generationReload.start(copyMaxAgeMs(this.broker, this.settings.localTtlMs));
 		const pair = await loadOrCreateSigningPair({
 			keyFile: env("SMP_KEY_FILE"),
 			certificateFile: env("SMP_CERTIFICATE_FILE"),
@@ -568,6 +666,7 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 	},
 
 	async stopped(this: LookupThis) {
+		await this.generationReload.stop();
 		await this.catalog.stop();
 		await this.directory.stop();
 		await this.parkedCount.stop();

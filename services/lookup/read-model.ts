@@ -31,6 +31,11 @@ export interface OrganizationProcessesDoc extends StoredDoc {
 	/** The organization key (`icd:organizationidentifier`, case-folded). */
 	identifier: string;
 	version?: number;
+	/**
+	 * The version the store gives the write that records the announcement (Redis marked, every node
+	 * told) of the model's last change: below `version` while a change is written but not announced.
+	 */
+	announcedVersion?: number;
 	holders: Record<string, Holder>;
 }
 

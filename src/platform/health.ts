@@ -12,12 +12,13 @@ export function markStartup(pending: boolean): void {
 export interface Readiness {
 	status: "UP" | "DOWN";
 	checks: Record<string, "UP" | "DOWN">;
-	/** What a service says of itself without failing readiness (the gateway: the OAuth issuer's keys, decisions §15). */
+	/** Why a check is DOWN (a service's `readinessProblem()`), or what a service says of itself without failing readiness (`readinessDetails()`: the gateway's OAuth issuer keys, decisions §15). */
 	details?: Record<string, string>;
 }
 
 export async function readiness(broker: ServiceBroker): Promise<Readiness> {
 	const checks: Record<string, "UP" | "DOWN"> = { startup: startupPending ? "DOWN" : "UP" };
+	const details: Record<string, string> = {};
 	checks.transporter = !broker.transit || broker.transit.connected ? "UP" : "DOWN";
 	// A Redis that is away only costs cache misses; one that refuses our credentials is a misconfiguration.
 	const cacher = broker.cacher as unknown as { credentialsRefused?: string | null } | null;
@@ -31,9 +32,12 @@ export async function readiness(broker: ServiceBroker): Promise<Readiness> {
 	for (const service of broker.services) {
 		const store = (service as unknown as { store?: Store }).store;
 		if (store) checks[`store:${service.name}`] = (await store.ping().catch(() => false)) ? "UP" : "DOWN";
+		// What only the service can see in the cluster (a lookup node: the others share its read model).
+		const problem = (service as unknown as { readinessProblem?(): string | null }).readinessProblem?.();
+		if (problem !== undefined) checks[`cluster:${service.name}`] = problem ? "DOWN" : "UP";
+		if (problem) details[`cluster:${service.name}`] = problem;
 	}
 	const status = Object.values(checks).every((check) => check === "UP") ? "UP" : "DOWN";
-	const details: Record<string, string> = {};
 	for (const service of broker.services)
 		Object.assign(details, (service as { readinessDetails?: () => Record<string, string> }).readinessDetails?.());
 	return Object.keys(details).length ? { status, checks, details } : { status, checks };

@@ -42,8 +42,8 @@ export interface Cluster {
 	env: Record<string, string>;
 	kill(name: string, signal?: NodeJS.Signals): Promise<void>;
 	restart(name: string): Promise<void>;
-	/** Starts one more process (e.g. a second node of a service) and waits until it is ready. */
-	add(name: string, services: string): Promise<void>;
+	/** Starts one more process (e.g. a second node of a service) and waits until it is ready (unless `untilReady` is false). */
+	add(name: string, services: string, untilReady?: boolean): Promise<void>;
 	stop(): Promise<void>;
 }
 
@@ -217,10 +217,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 			launch(name, entry.services, entry.port);
 			await untilReady(name, 30000);
 		},
-		async add(name, services) {
+		async add(name, services, waitUntilReady = true) {
 			if (processes.has(name)) throw new Error(`process ${name} exists already`);
 			launch(name, services, await freePort());
-			await untilReady(name, 60000);
+			if (waitUntilReady) await untilReady(name, 60000);
 		},
 		async stop() {
 			stopping = true;

@@ -232,6 +232,46 @@ describe("participant changes reach the lookup", () => {
 		}
 	});
 
+	test("a node that wrote the read model and stopped before announcing it: the redelivered change announces it (every node forgets), and a further redelivery tells no one", async () => {
+		const organization = newOrganization();
+		const path = qid(organization, "0088");
+		const organizationKey = `0088:${organization}`;
+		const change = { participant: "p-announce", organizationKey, processes: [BILLING], version: 1, deleted: false };
+		const service = broker.getLocalService("lookup") as unknown as {
+			applyChange(change: unknown): Promise<boolean>;
+			answers: { changed(organizationKey: string, version: number): Promise<unknown> };
+		};
+		const heard: { organizationKey?: string }[] = [];
+		const listener = broker.createService({
+			name: "lookup-announced-probe",
+			events: {
+				"lookup.invalidated": (ctx: Context<{ organizationKey?: string }>) => void heard.push(ctx.params),
+			},
+		});
+		await broker.waitForServices("lookup-announced-probe");
+		const told = () => heard.filter((event) => event.organizationKey === organizationKey).length;
+		try {
+			expect(await lookupStatus(path)).toBe(404);
+			// The node stops right after writing the read model (a fault injected for this test).
+			const stopped = jest
+				.spyOn(service.answers, "changed")
+				.mockRejectedValueOnce(new Error("node stopped before marking Redis"));
+			await expect(service.applyChange(change)).rejects.toThrow("node stopped");
+			stopped.mockRestore();
+			expect(told()).toBe(0);
+			expect(await lookupStatus(path)).toBe(404);
+
+			await service.applyChange(change);
+			expect(told()).toBe(1);
+			expect(ids(await lookup(path))).toEqual([BILLING]);
+
+			await service.applyChange(change);
+			expect(told()).toBe(1);
+		} finally {
+			await broker.destroyService(listener);
+		}
+	});
+
 	test("a participant deleted and imported again with the same identifier shows in the lookup (a new incarnation, versions again from 1)", async () => {
 		const organization = newOrganization();
 		const created = await add(sp1, organization, [BILLING]);
