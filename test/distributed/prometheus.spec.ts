@@ -3,7 +3,8 @@
  * scrapes a running two-process cluster every second, with k8s/monitoring/registry-rules.yaml
  * loaded. Once its API shows both targets up, every metric name the rules and the dashboard
  * use is found there, every rule evaluates without error, and a burst of bad logins makes the
- * lockout series rise.
+ * lockout series rise. The core process runs network against a stand-in SML, so its deliveries
+ * gauge is there too.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -14,11 +15,12 @@ import type { Cluster } from "../support/cluster";
 import { basic } from "../support/registry";
 import { freePort } from "../support/local-network";
 import { missingBinaries } from "../support/private-servers";
+import { makeTestPki, missingOpenssl, networkEnv, StandInSml, type TestPki } from "../support/stand-in-network";
 import { FREE_PROCESSES, LOOKUP, Participants, pollUntil, qid, send, startSeededCluster } from "./support";
 
 const PROMETHEUS = process.env.TEST_PROMETHEUS ?? "/usr/bin/prometheus";
 const MONITORING = path.join(__dirname, "..", "..", "k8s", "monitoring");
-const missing = missingBinaries(PROMETHEUS);
+const missing = [...missingBinaries(PROMETHEUS), ...missingOpenssl()];
 const suite = missing.length ? describe.skip : describe;
 
 /** Metric names in PromQL expressions (recording rules' names, with a colon, are not metrics). */
@@ -41,6 +43,8 @@ const USED = metricNames([
 ]);
 
 let cluster: Cluster;
+let pki: TestPki | null = null;
+let sml: StandInSml | null = null;
 let prometheus: ChildProcess | null = null;
 let prometheusUrl = "";
 let prometheusLog = "";
@@ -58,9 +62,11 @@ async function query(promql: string): Promise<{ metric: Record<string, string>; 
 
 suite("a real Prometheus scrapes a two-process cluster", () => {
 	beforeAll(async () => {
+		pki = makeTestPki();
+		sml = await new StandInSml(pki).start();
 		cluster = await startSeededCluster({
-			topology: { gateway: "api,lookup,accounts", core: "catalog,participants,accessPoints,audit" },
-			env: { AUTH_USER_MAX_FAILURES: "3" },
+			topology: { gateway: "api,lookup,accounts", core: "catalog,participants,accessPoints,audit,network" },
+			env: { AUTH_USER_MAX_FAILURES: "3", ...networkEnv(pki, sml, null), SML_SYNC_INTERVAL: "0" },
 		});
 		const targets = [...cluster.processes.values()].map((entry) => `127.0.0.1:${entry.port}`);
 		fs.copyFileSync(path.join(MONITORING, "registry-rules.yaml"), path.join(dir, "registry-rules.yaml"));
@@ -107,7 +113,9 @@ suite("a real Prometheus scrapes a two-process cluster", () => {
 			await exited;
 		}
 		await cluster?.stop();
+		await sml?.stop();
 		fs.rmSync(dir, { recursive: true, force: true });
+		if (pki) fs.rmSync(pki.dir, { recursive: true, force: true });
 	});
 
 	test("its API shows both processes up, finds every metric the rules and the dashboard use, and evaluates every rule", async () => {

@@ -118,6 +118,21 @@ function portNumber(container: Obj, port: string | number): number | undefined {
 	return ((container.ports ?? []) as Obj[]).find((candidate) => candidate.name === port)?.containerPort;
 }
 
+/** The file a pod sees at `file`: the secret volume mounted over its folder, and the key that lands there. */
+function mountedSecretFile(workload: Obj, container: Obj, file: string): { secret: string; key: string } | null {
+	const mount = ((container.volumeMounts ?? []) as Obj[]).find(
+		(candidate) => candidate.mountPath === path.posix.dirname(file),
+	);
+	const volume = ((workload.spec.template.spec.volumes ?? []) as Obj[]).find(
+		(candidate) => candidate.name === mount?.name,
+	);
+	if (!mount || !volume?.secret) return null;
+	const name = path.posix.basename(file);
+	const items = volume.secret.items as Obj[] | undefined;
+	const key = items ? items.find((item) => item.path === name)?.key : name;
+	return key ? { secret: volume.secret.secretName, key } : null;
+}
+
 describe("deployment files agree with the code", () => {
 	it("parses docker-compose.yml and finds registry containers and k8s documents", () => {
 		expect(registryContainers.length).toBeGreaterThan(0);
@@ -584,6 +599,86 @@ describe("deployment files agree with the code", () => {
 		});
 	});
 
+	describe("the SML and the Directory (decisions §14): the network Deployment's client certificate and egress", () => {
+		const secretData = Object.assign({}, ...secrets.map((secret) => secret.stringData ?? {})) as Record<
+			string,
+			string
+		>;
+		const network = deployments.filter((deployment) => k8sServicesEnv(deployment).includes("network"));
+		const smlClient = ofKind("Secret").find((secret) => secret.metadata.name === "sml-client");
+		/** The client TLS files the Secret sets (SML_CA_FILE and the Directory's pair only when set). */
+		const files = [
+			"SML_CLIENT_KEY_FILE",
+			"SML_CLIENT_CERTIFICATE_FILE",
+			"SML_CA_FILE",
+			"DIRECTORY_CLIENT_KEY_FILE",
+			"DIRECTORY_CLIENT_CERTIFICATE_FILE",
+		].filter((variable) => secretData[variable] !== undefined);
+
+		it("one Deployment runs network, and the Secret names its client certificate's key and certificate", () => {
+			expect(network.map((deployment) => deployment.metadata.name)).toEqual(["network"]);
+			expect(files).toEqual(expect.arrayContaining(["SML_CLIENT_KEY_FILE", "SML_CLIENT_CERTIFICATE_FILE"]));
+		});
+
+		it.each(files)(
+			"%s is a file of the Secret sml-client, mounted read-only in the network Deployment",
+			(variable) => {
+				const [deployment] = network;
+				const [container] = containersOf(deployment);
+				const file = mountedSecretFile(deployment, container, secretData[variable]);
+				expect(file?.secret).toBe("sml-client");
+				expect(Object.keys(smlClient?.stringData ?? {})).toContain(file?.key);
+				const mount = (container.volumeMounts as Obj[]).find(
+					(candidate) => candidate.mountPath === path.posix.dirname(secretData[variable]),
+				);
+				expect(mount?.readOnly).toBe(true);
+			},
+		);
+
+		it("only the network Deployment mounts sml-client, and the Secret ships placeholders only", () => {
+			const mounting = deployments.filter((deployment) =>
+				((deployment.spec.template.spec.volumes ?? []) as Obj[]).some(
+					(volume) => volume.secret?.secretName === "sml-client",
+				),
+			);
+			expect(mounting.map((deployment) => deployment.metadata.name)).toEqual(["network"]);
+			for (const value of Object.values((smlClient?.stringData ?? {}) as Record<string, string>))
+				expect(value).toBe("CHANGE-ME");
+		});
+
+		it("the network pods may reach public addresses on 443 (the SML, the Directory); the policy selects no other pods", () => {
+			const publicAddress = (entry: Obj | undefined) =>
+				entry?.ipBlock !== undefined &&
+				/^(0\.0\.0\.0|::)\/0$/.test(entry.ipBlock.cidr) &&
+				!((entry.ipBlock.except ?? []) as string[]).some((range) => /\/0$/.test(range));
+			const labels = network[0].spec.template.metadata.labels as Record<string, string>;
+			const grants = networkPolicies.filter(
+				(policy) =>
+					(policy.spec.policyTypes as string[]).includes("Egress") &&
+					matches(policy.spec.podSelector?.matchLabels ?? {}, labels) &&
+					((policy.spec.egress ?? []) as Obj[]).some(
+						(rule) =>
+							((rule.to ?? []) as Obj[]).some(publicAddress) &&
+							((rule.ports ?? []) as Obj[]).some((port) => Number(port.port) === 443),
+					),
+			);
+			expect(grants.length).toBeGreaterThan(0);
+			for (const policy of grants) {
+				const selected = deployments.filter((deployment) =>
+					matches(policy.spec.podSelector.matchLabels ?? {}, deployment.spec.template.metadata.labels),
+				);
+				expect(selected.map((deployment) => deployment.metadata.name)).toEqual(["network"]);
+			}
+		});
+
+		it("the ConfigMap leaves SML_URL and DIRECTORY_URL empty (off until the operator sets them)", () => {
+			for (const map of configMaps) {
+				expect(map.data.SML_URL ?? "").toBe("");
+				expect(map.data.DIRECTORY_URL ?? "").toBe("");
+			}
+		});
+	});
+
 	describe("NATS over TLS: every file the configuration names is mounted where it says", () => {
 		const secretData = Object.assign({}, ...secrets.map((secret) => secret.stringData ?? {})) as Record<
 			string,
@@ -591,25 +686,6 @@ describe("deployment files agree with the code", () => {
 		>;
 		const caFile = secretData.NATS_TLS_CA_FILE;
 		const natsSet = statefulSets.find((set) => set.metadata.name === "nats") as Obj;
-
-		/** The file a pod sees at `file`: the secret volume mounted over its folder, and the key that lands there. */
-		function mountedSecretFile(
-			workload: Obj,
-			container: Obj,
-			file: string,
-		): { secret: string; key: string } | null {
-			const mount = ((container.volumeMounts ?? []) as Obj[]).find(
-				(candidate) => candidate.mountPath === path.posix.dirname(file),
-			);
-			const volume = ((workload.spec.template.spec.volumes ?? []) as Obj[]).find(
-				(candidate) => candidate.name === mount?.name,
-			);
-			if (!mount || !volume?.secret) return null;
-			const name = path.posix.basename(file);
-			const items = volume.secret.items as Obj[] | undefined;
-			const key = items ? items.find((item) => item.path === name)?.key : name;
-			return key ? { secret: volume.secret.secretName, key } : null;
-		}
 
 		it("the registry dials NATS with tls:// and trusts the CA file the Secret names", () => {
 			for (const map of configMaps) expect(map.data.TRANSPORTER).toMatch(/^tls:\/\//);
