@@ -8,7 +8,7 @@ import { describeDelivery, shownTime } from "../../console/src/network";
 test("registered says since when, in UTC as the registry keeps it", () => {
 	expect(describeDelivery({ state: "registered", message: null, at: "2026-12-04T16:37:19.123Z" }, "SML")).toEqual({
 		label: "Registered",
-		color: "green.9",
+		color: "#1f6f33",
 		detail: "Since 2026-12-04 16:37:19 UTC.",
 	});
 	expect(describeDelivery({ state: "registered", message: null, at: null }, "SML").detail).toBe("");
@@ -32,7 +32,7 @@ test("pending shows what the delivery waits for, or that it is yet to be sent", 
 	);
 	expect(describeDelivery({ state: "pending", message: null, at: null }, "SML")).toEqual({
 		label: "Pending",
-		color: "yellow.9",
+		color: "#8f3b00",
 		detail: "Waiting to be sent to the SML.",
 	});
 });
