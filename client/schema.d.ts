@@ -136,6 +136,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/rest/api/network/{qualifiedIdentifier}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the network knows of an organization: its SML and Directory state and DNS names
+         * @description Roles: What the network knows of an organization: its SML and Directory state and DNS names: SERVICE_PROVIDER, ADMIN, NETWORK_AUTHORITY.
+         */
+        get: operations["getNetworkState"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/rest/api/participants": {
         parameters: {
             query?: never;
@@ -1091,6 +1111,31 @@ export interface components {
             oauthClientId?: string;
             disabled: boolean;
         };
+        /** @description What the network knows of an organization (decisions §14): whether the SML points to this registry for it, whether the Peppol Directory was told of its business card, and the DNS names access points look up */
+        NetworkState: {
+            sml: components["schemas"]["NetworkDelivery"];
+            directory: components["schemas"]["NetworkDelivery"];
+            dns: {
+                /** @description The NAPTR name: base32(sha256(lower-case <icd>:<id>)), the scheme and SML_ZONE */
+                naptr: string;
+                /** @description The legacy CNAME: B-<md5 hex>, the scheme and SML_ZONE */
+                cname: string;
+            };
+        };
+        NetworkDelivery: {
+            /**
+             * @description registered: delivered; pending: a delivery is due; failing: the last attempt failed (retried, or parked after a day); off: not configured
+             * @enum {string}
+             */
+            state: "registered" | "pending" | "failing" | "off";
+            /** @description The last failure's message (the SML's fault), or what the delivery waits for */
+            message: string | null;
+            /**
+             * Format: date-time
+             * @description When it was last delivered or last failed
+             */
+            at: string | null;
+        };
         ServiceProvider: {
             /** Format: uuid */
             identifier: string;
@@ -1858,6 +1903,36 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            404: components["responses"]["Error404"];
+            406: components["responses"]["Error406"];
+            429: components["responses"]["Error429"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getNetworkState: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Qualified identifier <scheme>::<icd>:<organizationIdentifier> (percent-encoding accepted) */
+                qualifiedIdentifier: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the network knows of an organization: its SML and Directory state and DNS names */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.registry.network.get.v1+json": components["schemas"]["NetworkState"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             406: components["responses"]["Error406"];
             429: components["responses"]["Error429"];

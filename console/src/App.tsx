@@ -9,6 +9,7 @@ import { ParticipantFormPage, ParticipantsPage } from "./pages/participants";
 import { AccountPage, AuditPage, ChangesPage, TransfersPage } from "./pages/work";
 import { AccessPointEndpointsPage, AccessPointsPage } from "./pages/access-points";
 import { AccountsPage, JobsPage } from "./pages/operators";
+import { AllParticipantsPage } from "./pages/all-participants";
 
 interface Entry {
 	href: string;
@@ -20,7 +21,7 @@ const OPERATORS = ["ADMIN", "NETWORK_AUTHORITY"];
 const ENTRIES: Entry[] = [
 	{ href: "/", label: "Organization lookup" },
 	{ href: "/catalog", label: "Catalog" },
-	{ href: "/participants", label: "Participants", roles: ["SERVICE_PROVIDER"] },
+	{ href: "/participants", label: "Participants", roles: ["SERVICE_PROVIDER", ...OPERATORS] },
 	{ href: "/transfers", label: "Transfers", roles: ["SERVICE_PROVIDER", ...OPERATORS] },
 	{ href: "/changes", label: "Change feed", roles: ["SERVICE_PROVIDER", ...OPERATORS] },
 	{ href: "/audit", label: "Audit trail", roles: ["SERVICE_PROVIDER", ...OPERATORS] },
@@ -92,6 +93,12 @@ function Guarded({ roles, children }: { roles: string[]; children: React.ReactNo
 	return <>{children}</>;
 }
 
+/** A service provider's own participants; every provider's for the operators. */
+function ParticipantsOfRole() {
+	const { session } = useSession();
+	return session?.account.role === "SERVICE_PROVIDER" ? <ParticipantsPage /> : <AllParticipantsPage />;
+}
+
 export function App() {
 	// The session (client with credentials, account) lives only in this component's state.
 	const [session, setSession] = useState<Session | null>(null);
@@ -118,8 +125,8 @@ export function App() {
 								<SignInPage />
 							</Route>
 							<Route path="/participants">
-								<Guarded roles={["SERVICE_PROVIDER"]}>
-									<ParticipantsPage />
+								<Guarded roles={["SERVICE_PROVIDER", ...OPERATORS]}>
+									<ParticipantsOfRole />
 								</Guarded>
 							</Route>
 							<Route path="/participants/new">

@@ -10,6 +10,7 @@ export type Account = Schemas["Account"];
 export type Participant = Schemas["Participant"];
 export type Process = Schemas["Process"];
 export type DocumentType = Schemas["DocumentType"];
+export type NetworkState = Schemas["NetworkState"];
 
 export interface Page<T> {
 	content: T[];

@@ -28,6 +28,8 @@ import { rawRequest } from "../support/raw-http";
 import { basic, demoAccount } from "../support/registry";
 import { CHROMIUM, CHROMIUM_ARGS, describeWithChromium } from "../support/chromium";
 import { base64DerOf, certificatePem } from "../support/certificates";
+import { makeTestPki, networkEnv, StandInSml, type TestPki } from "../support/stand-in-network";
+import { pollUntil } from "../support/poll";
 
 /** The page's document, as the functions evaluated in the browser see it (this file compiles without the DOM library). */
 declare const document: {
@@ -46,6 +48,12 @@ const APP_PROVIDER = "22222222-0000-4000-8000-000000000001";
 const LOOKUP_ORGANIZATION = "iso6523-actorid-upis::0192:991825827";
 const organizationNumber = organizationNumberSource(61_000_000);
 
+interface ConsoleRegistry {
+	child: ChildProcess;
+	url: string;
+	dataDir: string;
+}
+
 const describeWithBrowser = describeWithChromium("web console test");
 // A test drives several pages of a registry on a machine that may be busy.
 jest.setTimeout(180000);
@@ -56,6 +64,10 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 	let userDataDir: string;
 	let url: string;
 	let context: BrowserContext;
+	/** The registry with a stand-in SML (SML_URL set), for the "registered" state. */
+	let networked: ConsoleRegistry;
+	let pki: TestPki;
+	let sml: StandInSml;
 	const output: string[] = [];
 	/** Requests the pages made to anything but the registry, CSP refusals, script errors. */
 	const foreign: string[] = [];
@@ -66,13 +78,13 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 	/** The participant the service provider registers, edits and transfers. */
 	const registered = { organizationIdentifier: organizationNumber(), name: `Konsoll Test AS ${process.pid}` };
 
-	beforeAll(async () => {
-		if (!fs.existsSync(BUILT)) throw new Error(`${BUILT} is missing: run npm run build:console (npm ci runs it)`);
+	/** Starts the registry as `npm start` does (its own DATA_DIR, a free port), with `extra` in its environment. */
+	async function startRegistry(extra: NodeJS.ProcessEnv): Promise<ConsoleRegistry> {
 		const port = await freePort();
-		dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "registry-console-data-"));
+		const registryDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "registry-console-data-"));
 		const env: NodeJS.ProcessEnv = {
 			...process.env,
-			DATA_DIR: dataDir,
+			DATA_DIR: registryDataDir,
 			PORT: String(port),
 			LOG_LEVEL: "warn",
 			AUTH_USER_MAX_FAILURES: String(MAX_FAILURES),
@@ -86,26 +98,42 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 			"REGISTRY_SEED",
 			"RATE_LIMIT",
 			"NODE_ID",
+			"SML_URL",
+			"DIRECTORY_URL",
 		])
 			delete env[name];
+		Object.assign(env, extra);
 		// As `npm start` starts it.
-		child = spawn(process.execPath, [path.join(ROOT, "dist", "server.js"), "--demo-when-empty"], {
+		const started = spawn(process.execPath, [path.join(ROOT, "dist", "server.js"), "--demo-when-empty"], {
 			cwd: ROOT,
 			env,
 			stdio: ["ignore", "pipe", "pipe"],
 		});
-		child.stdout?.on("data", (chunk: Buffer) => output.push(chunk.toString()));
-		child.stderr?.on("data", (chunk: Buffer) => output.push(chunk.toString()));
-		url = `http://127.0.0.1:${port}`;
+		started.stdout?.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+		started.stderr?.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+		const registryUrl = `http://127.0.0.1:${port}`;
 		for (;;) {
-			if (child.exitCode !== null)
-				throw new Error(`the registry exited (${child.exitCode}):\n${output.join("")}`);
-			const ready = await rawRequest(url, { method: "GET", path: "/health/ready", timeoutMs: 2000 }).catch(
-				() => null,
-			);
+			if (started.exitCode !== null)
+				throw new Error(`the registry exited (${started.exitCode}):\n${output.join("")}`);
+			const ready = await rawRequest(registryUrl, {
+				method: "GET",
+				path: "/health/ready",
+				timeoutMs: 2000,
+			}).catch(() => null);
 			if (ready?.status === 200) break;
 			await new Promise((resolve) => setTimeout(resolve, 100));
 		}
+		return { child: started, url: registryUrl, dataDir: registryDataDir };
+	}
+
+	beforeAll(async () => {
+		if (!fs.existsSync(BUILT)) throw new Error(`${BUILT} is missing: run npm run build:console (npm ci runs it)`);
+		const registry = await startRegistry({});
+		({ child, url, dataDir } = registry);
+		// A second registry told of a stand-in SML (no Directory: that one stays "not configured").
+		pki = makeTestPki();
+		sml = await new StandInSml(pki).start();
+		networked = await startRegistry({ ...networkEnv(pki, sml, null), SML_SYNC_INTERVAL: "0" });
 		userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "registry-console-chromium-"));
 		context = await chromium.launchPersistentContext(userDataDir, {
 			executablePath: CHROMIUM,
@@ -115,7 +143,8 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		});
 		await context.route("**/*", (route) => {
 			const requested = route.request().url();
-			if (requested.startsWith(url) || requested.startsWith("data:")) return route.continue();
+			if (requested.startsWith(url) || requested.startsWith(networked.url) || requested.startsWith("data:"))
+				return route.continue();
 			foreign.push(requested);
 			return route.abort();
 		});
@@ -123,12 +152,14 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 
 	afterAll(async () => {
 		await context?.close();
-		if (child && child.exitCode === null) {
-			const exited = new Promise((resolve) => child.once("exit", resolve));
-			child.kill("SIGTERM");
-			await exited;
-		}
-		for (const directory of [userDataDir, dataDir])
+		for (const running of [child, networked?.child])
+			if (running && running.exitCode === null) {
+				const exited = new Promise((resolve) => running.once("exit", resolve));
+				running.kill("SIGTERM");
+				await exited;
+			}
+		await sml?.stop();
+		for (const directory of [userDataDir, dataDir, networked?.dataDir, pki?.dir])
 			if (directory) fs.rmSync(directory, { recursive: true, force: true });
 		// eslint-disable-next-line no-console
 		console.log(`console pages usable after (ms): ${JSON.stringify(usableAfter)}`);
@@ -146,9 +177,9 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 	}
 
 	/** Goes to a console path and waits until `ready` is visible; remembers how long that took. */
-	async function open(page: Page, consolePath: string, ready: string, name: string): Promise<void> {
+	async function open(page: Page, consolePath: string, ready: string, name: string, base = url): Promise<void> {
 		const started = Date.now();
-		const response = await page.goto(`${url}/console${consolePath}`);
+		const response = await page.goto(`${base}/console${consolePath}`);
 		expect(response?.status()).toBe(200);
 		await page.getByRole("heading", { name: ready, level: 1 }).waitFor();
 		usableAfter[name] = Date.now() - started;
@@ -200,8 +231,8 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 		await page.screenshot({ path: path.join(folder, `console-${name}.png`) });
 	}
 
-	async function signIn(page: Page, username: string, password: string): Promise<void> {
-		await open(page, "/sign-in", "Sign in", "sign-in");
+	async function signIn(page: Page, username: string, password: string, base = url): Promise<void> {
+		await open(page, "/sign-in", "Sign in", "sign-in", base);
 		await page.getByLabel("Username").fill(username);
 		await page.locator("input[type=password]").fill(password);
 		await page.locator("form").getByRole("button", { name: "Sign in" }).click();
@@ -842,6 +873,167 @@ describeWithBrowser("the web console at /console in headless Chromium", () => {
 			{ identifier: "33333333-0000-4000-8000-000000000001" },
 			{ identifier: "33333333-0000-4000-8000-000000000003" },
 		]);
+		await page.close();
+	});
+
+	interface NetworkState {
+		sml: { state: string; message: string | null };
+		directory: { state: string; message: string | null };
+		dns: { naptr: string; cname: string };
+	}
+
+	/** The organization's network state as the API answers ADMIN, once its SML state is `state`. */
+	function smlStateOnce(base: string, qualified: string, state: string): Promise<NetworkState> {
+		return pollUntil(`the SML state of ${qualified} to be ${state}`, 60000, async () => {
+			const answer = await rawRequest(base, {
+				method: "GET",
+				path: `/rest/api/network/${encodeURIComponent(qualified)}`,
+				headers: {
+					Authorization: basic(ADMIN.username, ADMIN.password as string),
+					Accept: "application/vnd.registry.network.get.v1+json",
+				},
+			});
+			const body = answer.status === 200 ? (JSON.parse(answer.text) as NetworkState) : null;
+			return body?.sml.state === state ? body : undefined;
+		});
+	}
+
+	const NAPTR_NAME = /^[a-z2-7]{52}\.iso6523-actorid-upis\./;
+	const CNAME_NAME = /^B-[0-9a-f]{32}\.iso6523-actorid-upis\./;
+
+	test("an admin finds every provider's participants; a participant's drawer shows its organization registered in the SML with its DNS names, a refused one failing with the SML's message; the admin deletes that one", async () => {
+		const nordlys = await smlStateOnce(networked.url, LOOKUP_ORGANIZATION, "registered");
+		// A participant of sp2 whose registration the SML refuses.
+		const refusedNumber = organizationNumber();
+		const refusal = "The certificate is not allowed here";
+		sml.refused.set(`0192:${refusedNumber}`, { fault: "UnauthorizedFault", message: refusal });
+		const media = "application/vnd.registry.participants.add.v1+json";
+		const added = await rawRequest(networked.url, {
+			method: "POST",
+			path: "/rest/api/participants",
+			headers: {
+				Authorization: basic(SP2.username, SP2.password as string),
+				"Content-Type": media,
+				Accept: media,
+			},
+			body: JSON.stringify({
+				icd: "0192",
+				organizationIdentifier: refusedNumber,
+				name: "Avvist Nettverk AS",
+				processes: [],
+				contact: { name: "Kari Nordmann", email: "kari@example.no", phoneNumber: "+47 22 33 44 55" },
+			}),
+		});
+		expect(added.status).toBe(201);
+		await smlStateOnce(networked.url, `iso6523-actorid-upis::0192:${refusedNumber}`, "failing");
+
+		const page = await tab();
+		await signIn(page, ADMIN.username, ADMIN.password as string, networked.url);
+		await page.getByRole("heading", { name: "Catalog", level: 1 }).waitFor();
+		await navigate(page, "Participants", "All participants", "all participants");
+		const table = page.getByTestId("table-Every service provider's participants");
+		// Both providers' participants, each row with its provider.
+		await table
+			.getByRole("row")
+			.filter({ hasText: "Nordlys Regnskap AS" })
+			.getByRole("cell", { name: "Nordlys E-faktura AS", exact: true })
+			.waitFor();
+		await table
+			.getByRole("row")
+			.filter({ hasText: "Havblikk Fiskeri AS" })
+			.getByRole("cell", { name: "Fjordnett Fakturaservice AS", exact: true })
+			.waitFor();
+		await table.getByText("5 in all, page 1 of 1").waitFor();
+		await expectAccessible(page, "all participants");
+		await screenshot(page, "all-participants");
+
+		await page.getByRole("button", { name: "Details of Nordlys Regnskap AS (Nordlys E-faktura AS)" }).click();
+		const drawer = page.getByRole("dialog");
+		await drawer.locator("[data-testid=sml-state][data-state=registered]").waitFor();
+		// The badge is upper-cased by CSS: its text is read as written (textContent).
+		await expect(drawer.getByTestId("sml-state").textContent()).resolves.toContain("Registered");
+		await expect(drawer.getByTestId("directory-state").textContent()).resolves.toContain("Not configured");
+		await expect(drawer.getByTestId("dns-naptr").innerText()).resolves.toBe(nordlys.dns.naptr);
+		await expect(drawer.getByTestId("dns-cname").innerText()).resolves.toBe(nordlys.dns.cname);
+		expect(nordlys.dns.naptr).toMatch(NAPTR_NAME);
+		expect(nordlys.dns.cname).toMatch(CNAME_NAME);
+		await expectAccessible(page, "participant drawer (registered)");
+		await screenshot(page, "participant-network");
+		await drawer.getByRole("button", { name: "Close" }).click();
+		await drawer.waitFor({ state: "detached" });
+
+		await page.getByLabel("Search by name or organization number").fill(refusedNumber);
+		await page.getByRole("button", { name: "Search" }).click();
+		await table.getByText("1 in all, page 1 of 1").waitFor();
+		await page.getByRole("button", { name: "Details of Avvist Nettverk AS (Fjordnett Fakturaservice AS)" }).click();
+		await drawer.locator("[data-testid=sml-state][data-state=failing]").waitFor();
+		await expect(drawer.getByTestId("sml-state").textContent()).resolves.toContain(refusal);
+		await expectAccessible(page, "participant drawer (failing)");
+
+		await drawer.getByRole("button", { name: "Delete this participant" }).click();
+		await page
+			.getByRole("dialog", { name: "Delete Avvist Nettverk AS?" })
+			.getByRole("button", { name: "Yes, delete" })
+			.click();
+		await page
+			.getByRole("status")
+			.filter({ hasText: "Avvist Nettverk AS (Fjordnett Fakturaservice AS) deleted." })
+			.waitFor();
+		await table.getByText("Nothing found.").waitFor();
+		const gone = await rawRequest(networked.url, {
+			method: "GET",
+			path: `/rest/api/participants/iso6523-actorid-upis::0192:${refusedNumber}`,
+			headers: { Authorization: basic(SP2.username, SP2.password as string) },
+		});
+		expect(gone.status).toBe(404);
+		sml.refused.delete(`0192:${refusedNumber}`);
+		await page.close();
+	});
+
+	test("a network authority finds every provider's participants and their network state, not configured without SML_URL, and may delete none", async () => {
+		const authority = demoAccount("NETWORK_AUTHORITY");
+		const page = await tab();
+		await signIn(page, authority.username, authority.password as string);
+		await page.getByRole("heading", { name: "Catalog", level: 1 }).waitFor();
+		await navigate(page, "Participants", "All participants", "all participants (authority)");
+		const table = page.getByTestId("table-Every service provider's participants");
+		await table
+			.getByRole("row")
+			.filter({ hasText: "Skogly Barnehage SA" })
+			.getByRole("cell", { name: "Fjordnett Fakturaservice AS", exact: true })
+			.waitFor();
+		await table.getByRole("cell", { name: "Nordlys E-faktura AS", exact: true }).first().waitFor();
+		await expect(page.getByRole("button", { name: /^Delete / }).count()).resolves.toBe(0);
+
+		await page
+			.getByRole("button", { name: "Details of Skogly Barnehage SA (Fjordnett Fakturaservice AS)" })
+			.click();
+		const drawer = page.getByRole("dialog");
+		await drawer.locator("[data-testid=sml-state][data-state=off]").waitFor();
+		await expect(drawer.getByTestId("sml-state").textContent()).resolves.toMatch(
+			/Not configured\s*This registry has no SML configured\./,
+		);
+		await expect(drawer.getByTestId("directory-state").textContent()).resolves.toContain("Not configured");
+		await expect(drawer.getByTestId("dns-naptr").innerText()).resolves.toMatch(NAPTR_NAME);
+		await expect(drawer.getByTestId("dns-cname").innerText()).resolves.toMatch(CNAME_NAME);
+		await expect(drawer.getByRole("button", { name: "Delete this participant" }).count()).resolves.toBe(0);
+		await expectAccessible(page, "participant drawer (not configured)");
+		await page.close();
+	});
+
+	test("a service provider sees its participant's SML state and DNS names on the participant's page", async () => {
+		const fjellvind = await smlStateOnce(networked.url, "iso6523-actorid-upis::0192:923609016", "registered");
+		const page = await tab();
+		await signIn(page, SP1.username, SP1.password as string, networked.url);
+		await page.getByRole("heading", { name: "Participants", level: 1 }).waitFor();
+		await page.getByRole("link", { name: "Edit Fjellvind Bygg AS" }).click();
+		await page.getByRole("heading", { name: "Edit Fjellvind Bygg AS", level: 1 }).waitFor();
+		const network = page.getByRole("region", { name: "In the network" });
+		await network.locator("[data-testid=sml-state][data-state=registered]").waitFor();
+		await expect(network.getByTestId("sml-state").textContent()).resolves.toContain("Registered");
+		await expect(network.getByTestId("dns-naptr").innerText()).resolves.toBe(fjellvind.dns.naptr);
+		await expect(network.getByTestId("dns-cname").innerText()).resolves.toBe(fjellvind.dns.cname);
+		await expectAccessible(page, "participant page with its network state");
 		await page.close();
 	});
 

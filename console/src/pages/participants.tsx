@@ -12,15 +12,16 @@ import {
 	TextInput,
 	Title,
 } from "@mantine/core";
-import { useEffect, useState, type FormEvent } from "react";
+import { useEffect, useState, type FormEvent, type ReactNode } from "react";
 import { Link, useLocation } from "wouter";
 import { ok, sortParam, withTag, type Page, type Participant, type Process } from "../api";
-import { CopyButton, FailureAlert, Notice, PagedTable, failureOf, useSignedIn } from "../components";
+import type { RegistryClient } from "../../../client/index";
+import { CopyButton, FailureAlert, Notice, PagedTable, failureOf, useSignedIn, type Sorting } from "../components";
+import { NetworkStatePanel } from "../network-panel";
 import type { Failure } from "../errors";
 
 export function ParticipantsPage() {
 	const { client } = useSignedIn();
-	const [query, setQuery] = useState("");
 	const [search, setSearch] = useState("");
 	const [withProcesses, setWithProcesses] = useState(false);
 	const [version, setVersion] = useState(0);
@@ -54,29 +55,13 @@ export function ParticipantsPage() {
 					Register a participant
 				</Button>
 			</Group>
-			<form
-				onSubmit={(event) => {
-					event.preventDefault();
-					setSearch(query.trim());
-				}}
-			>
-				<Group align="flex-end">
-					<TextInput
-						label="Search by name or organization number"
-						value={query}
-						onChange={(event) => setQuery(event.currentTarget.value)}
-						w={360}
-					/>
-					<Button type="submit" variant="light">
-						Search
-					</Button>
-					<Checkbox
-						label="Show processes"
-						checked={withProcesses}
-						onChange={(event) => setWithProcesses(event.currentTarget.checked)}
-					/>
-				</Group>
-			</form>
+			<ParticipantSearch onSearch={setSearch}>
+				<Checkbox
+					label="Show processes"
+					checked={withProcesses}
+					onChange={(event) => setWithProcesses(event.currentTarget.checked)}
+				/>
+			</ParticipantSearch>
 			<Notice>{notice}</Notice>
 			<FailureAlert failure={failure} />
 			<PagedTable<Participant>
@@ -84,21 +69,7 @@ export function ParticipantsPage() {
 				reloadKey={`${search}|${withProcesses}|${version}`}
 				rowKey={(row) => row.identifier}
 				initialSort={{ field: "name", descending: false }}
-				load={(page, size, sorting) =>
-					ok<Page<Participant>>(
-						client.GET("/rest/api/participants", {
-							params: {
-								query: {
-									page,
-									size,
-									sort: sortParam(sorting.field, sorting.descending),
-									...(search ? { query: search } : {}),
-									processes: withProcesses,
-								},
-							},
-						}),
-					)
-				}
+				load={(page, size, sorting) => findParticipants(client, { page, size, sorting, search, withProcesses })}
 				columns={[
 					{ label: "Name", sort: "name", render: (row) => row.name },
 					{ label: "Organization", sort: "organizationIdentifier", render: (row) => row.qualifiedIdentifier },
@@ -176,6 +147,58 @@ export function ParticipantsPage() {
 				/>
 			) : null}
 		</Stack>
+	);
+}
+
+/** The search box of a participants page (name words or an organization number); `children` go beside it. */
+export function ParticipantSearch({ onSearch, children }: { onSearch(search: string): void; children?: ReactNode }) {
+	const [query, setQuery] = useState("");
+	return (
+		<form
+			onSubmit={(event) => {
+				event.preventDefault();
+				onSearch(query.trim());
+			}}
+		>
+			<Group align="flex-end">
+				<TextInput
+					label="Search by name or organization number"
+					value={query}
+					onChange={(event) => setQuery(event.currentTarget.value)}
+					w={360}
+				/>
+				<Button type="submit" variant="light">
+					Search
+				</Button>
+				{children}
+			</Group>
+		</form>
+	);
+}
+
+/** One page of findParticipants: the caller's own participants, or every provider's for the operators. */
+export function findParticipants(
+	client: RegistryClient,
+	{
+		page,
+		size,
+		sorting,
+		search,
+		withProcesses,
+	}: { page: number; size: number; sorting: Sorting; search: string; withProcesses: boolean },
+): Promise<Page<Participant>> {
+	return ok<Page<Participant>>(
+		client.GET("/rest/api/participants", {
+			params: {
+				query: {
+					page,
+					size,
+					sort: sortParam(sorting.field, sorting.descending),
+					...(search ? { query: search } : {}),
+					processes: withProcesses,
+				},
+			},
+		}),
 	);
 }
 
@@ -441,6 +464,17 @@ export function ParticipantFormPage({ qualifiedIdentifier }: { qualifiedIdentifi
 					</Group>
 				</Stack>
 			</form>
+			{qualifiedIdentifier ? (
+				<section aria-label="In the network">
+					<Title order={2} size="h3" mb="xs">
+						In the network
+					</Title>
+					<NetworkStatePanel
+						qualifiedIdentifier={qualifiedIdentifier}
+						title={form.name || qualifiedIdentifier}
+					/>
+				</section>
+			) : null}
 		</Stack>
 	);
 }
