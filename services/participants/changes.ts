@@ -112,7 +112,11 @@ export function planChange(
 		change,
 	};
 	ops.push({ kind: "insert", collection: CHANGE_OUTBOX_MODEL.collection, doc: outbox });
-	const network: NetworkOutboxDoc = { identifier: newRecordIdentifier(), at: outbox.at, organizationKey: subject.organizationKey };
+	const network: NetworkOutboxDoc = {
+		identifier: newRecordIdentifier(),
+		at: outbox.at,
+		organizationKey: subject.organizationKey,
+	};
 	ops.push({ kind: "insert", collection: NETWORK_OUTBOX_MODEL.collection, doc: network });
 	return { ops, before, after: image };
 }
