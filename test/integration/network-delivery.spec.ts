@@ -6,6 +6,7 @@
  * delivery metric. The cluster runs the same code (network.http.spec.ts runs on both projects).
  */
 import fs from "node:fs";
+import https from "node:https";
 import os from "node:os";
 import path from "node:path";
 import request from "supertest";
@@ -57,6 +58,22 @@ suite("the SML delivery in one process", () => {
 		sml = await new StandInSml(pki).start();
 	});
 	afterAll(() => sml?.stop());
+
+	it("the stand-in SML refuses a client certificate its authority did not sign", async () => {
+		const refused = await new Promise<string>((resolve) => {
+			const call = https.request(`${sml.url}/manageparticipantidentifier`, {
+				method: "POST",
+				key: fs.readFileSync(pki.strangerKey),
+				cert: fs.readFileSync(pki.strangerCert),
+				ca: fs.readFileSync(pki.caFile),
+			});
+			call.on("response", (response) => resolve(`answered ${response.statusCode}`));
+			call.on("error", (error) => resolve(error.message));
+			call.end("<x/>");
+		});
+		expect(refused).not.toMatch(/^answered/);
+		expect(sml.calls).toEqual([]);
+	});
 
 	describe("a restart with calls pending", () => {
 		const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "registry-network-restart-"));
