@@ -348,7 +348,7 @@ describe("a change that keeps failing", () => {
 	const parked = () => call<{ identifier: string; change: unknown }[]>(broker, "lookup.parkedChanges", {});
 	const parkedMetric = async () => {
 		const { prometheusFormatter } = await import("../../src/platform/metrics");
-		const line = (prometheusFormatter(broker) as () => string)()
+		const line = (await (prometheusFormatter(broker) as () => Promise<string>)())
 			.split("\n")
 			.find((entry) => entry.startsWith("registry_lookup_parked_changes"));
 		return Number(line?.split(" ").pop());
