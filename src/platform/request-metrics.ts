@@ -22,6 +22,16 @@ interface Bound {
 }
 
 const registries = new WeakMap<ServiceBroker, Registry>();
+let processRegistry: Registry | undefined;
+
+/** prom-client's figures of the process (CPU, memory, event loop, GC), measured once whatever the number of brokers. */
+function processMetrics(): Registry {
+	if (!processRegistry) {
+		processRegistry = new Registry();
+		collectDefaultMetrics({ register: processRegistry });
+	}
+	return processRegistry;
+}
 
 /** The prom-client registry of a broker with metrics on, beside Moleculer's (GET /metrics renders both). */
 export function promRegistryOf(broker: ServiceBroker): Registry | undefined {
@@ -33,8 +43,6 @@ type ActionDefinition = ActionSchema & { name: string; service?: { fullName?: st
 
 function requestMetrics(broker: ServiceBroker, moleculers: Middleware): Middleware {
 	const registry = new Registry();
-	registries.set(broker, registry);
-	collectDefaultMetrics({ register: registry });
 	const bound: Bound[] = [];
 	const total = new Counter({
 		name: "moleculer_request_total",
@@ -107,6 +115,7 @@ function requestMetrics(broker: ServiceBroker, moleculers: Middleware): Middlewa
 		};
 	}
 
+	registries.set(broker, Registry.merge([processMetrics(), registry]));
 	return {
 		...moleculers, // its events and packets; its action hooks replaced below
 		name: "Metrics",
