@@ -331,6 +331,28 @@ describe("hot path", () => {
 		reads.mockRestore();
 	});
 
+	test("the gateway's call gets the answer as the JSON text it is kept as; any other call the object", async () => {
+		const answer = await lookup(NORDLYS);
+		// The gateway names the action it calls (src/platform/context.ts); the action says it answered text.
+		const meta: Record<string, unknown> = { $textAnswer: "lookup.organizationProcesses" };
+		const text = await broker.call("lookup.organizationProcesses", { qualifiedIdentifier: NORDLYS }, { meta });
+		expect(typeof text).toBe("string");
+		expect(JSON.parse(text as string)).toEqual(answer);
+		expect(meta.$responseType).toBe("application/json");
+		// Inherited from a gateway call of another action: the object.
+		const inherited = { $textAnswer: "participants.get" };
+		expect(
+			await broker.call("lookup.organizationProcesses", { qualifiedIdentifier: NORDLYS }, { meta: inherited }),
+		).toEqual(answer);
+		await expect(
+			broker.call(
+				"lookup.organizationProcesses",
+				{ qualifiedIdentifier: qid(newOrganization(), "0088") },
+				{ meta },
+			),
+		).rejects.toMatchObject({ code: 404 });
+	});
+
 	test("even a miss never calls participants", async () => {
 		const organization = newOrganization();
 		await add(sp1, organization, [BILLING]);
