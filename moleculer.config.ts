@@ -68,7 +68,7 @@ export function brokerOptions(source: NodeJS.ProcessEnv = process.env): BrokerOp
 			type: "Fastest",
 			options: { useNewCustomCheckerFunction: true, haltOnFirstError: false },
 		} as never,
-		// GET /metrics renders this registry and the action calls' (src/platform/request-metrics.ts, prom-client,
+		// GET /metrics renders this registry and the action calls' (src/metrics/request-metrics.ts, prom-client,
 		// which also measures the process: Moleculer's process and OS figures stay off). Percentiles come from the
 		// histograms' buckets in Prometheus (k8s/monitoring). Moleculer's own quantile windows (null: none) would
 		// keep every time for a minute and sort them all at each scrape.

@@ -5,7 +5,7 @@ import { brokerOptions } from "../../moleculer.config";
 import { channelsMiddleware } from "./channels";
 import { brokerKeys, lazyClusterKeys, type ClusterKeys } from "./cluster-key";
 import { permissionsMiddleware } from "./permissions";
-import { requestMetricsMiddleware } from "./request-metrics";
+import { requestMetricsMiddleware } from "../metrics/request-metrics";
 import { sealedPacketsMiddleware } from "./sealed-packets";
 
 /**

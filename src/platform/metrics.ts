@@ -1,10 +1,10 @@
 /**
  * GET /metrics: one Prometheus text answer of the broker's two registries: prom-client's (action calls,
- * the process: src/platform/request-metrics.ts) and Moleculer's (the cluster, cacher, channels, events
+ * the process: src/metrics/request-metrics.ts) and Moleculer's (the cluster, cacher, channels, events
  * and the registry's own), the latter in its PrometheusReporter's format without the port of its own.
  */
 import { MetricReporters, type ServiceBroker } from "moleculer";
-import { promRegistryOf } from "./request-metrics";
+import { promRegistryOf } from "../metrics/request-metrics";
 
 type Formatter = { generatePrometheusResponse(): string; init(registry: unknown): void };
 
