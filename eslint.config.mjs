@@ -19,7 +19,8 @@ const LAYERS = [
 	{ element: "src/config", may: ["package.json"] },
 	{ element: "src/store", may: ["src/config"] },
 	{ element: "src/contract", may: ["src/config", "src/store"] },
-	{ element: "src/platform", may: ["src/config", "src/store", "src/contract", "moleculer.config"] },
+	{ element: "src/metrics", may: [] },
+	{ element: "src/platform", may: ["src/config", "src/store", "src/contract", "src/metrics", "moleculer.config"] },
 	{ element: "src/exchange", may: ["src/config", "src/store", "src/contract", "src/platform"] },
 	{ element: "src/oauth", may: ["src/config", "src/contract", "src/platform"] }, // Bearer tokens (decisions §15), the gateway's
 	{ element: "mixins", may: ["src"] },

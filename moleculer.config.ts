@@ -68,10 +68,11 @@ export function brokerOptions(source: NodeJS.ProcessEnv = process.env): BrokerOp
 			type: "Fastest",
 			options: { useNewCustomCheckerFunction: true, haltOnFirstError: false },
 		} as never,
-		// GET /metrics renders this registry in Prometheus text (services/api/api.service.ts).
-		// Percentiles come from the histograms' buckets in Prometheus (k8s/monitoring). Moleculer's own quantile
-		// windows (null: none) would keep every request time for a minute and sort them all at each scrape.
-		metrics: { enabled: metrics, defaultQuantiles: null as unknown as number[] },
+		// GET /metrics renders this registry and the action calls' (src/metrics/request-metrics.ts, prom-client,
+		// which also measures the process: Moleculer's process and OS figures stay off). Percentiles come from the
+		// histograms' buckets in Prometheus (k8s/monitoring). Moleculer's own quantile windows (null: none) would
+		// keep every time for a minute and sort them all at each scrape.
+		metrics: { enabled: metrics, collectProcessMetrics: false, defaultQuantiles: null as unknown as number[] },
 		tracing: { enabled: false },
 		errorHandler(error) {
 			throw error;

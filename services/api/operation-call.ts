@@ -2,6 +2,7 @@
 import type { ServerResponse } from "node:http";
 import type { Caller } from "../../src/contract/model";
 import type { Operation } from "../../src/contract/operations";
+import { JSON_TEXT } from "../../src/platform/context";
 import { countMetric, REGISTRY_METRICS } from "../../src/platform/registry-metrics";
 import { bindParams } from "./bind";
 import { fingerprintOf, idempotencyKeyOf, type Idempotency } from "./idempotency";
@@ -31,7 +32,9 @@ export async function serveOperation(
 		state.validated = params;
 		const key = operation.idempotent ? idempotencyKeyOf(req.headers["idempotency-key"]) : undefined;
 		if (key !== undefined && state.caller) return await callOnce(this.operationCalls, req, res, state, params, key);
-		writeAnswer(req, res, state, await req.$ctx.call(operation.action, params));
+		// The action may answer with the JSON text it keeps, written as is (src/platform/context.ts).
+		const answer = await req.$ctx.call(operation.action, params, { meta: { $textAnswer: operation.action } });
+		writeAnswer(req, res, state, answer, req.$ctx.meta.$responseType === JSON_TEXT);
 	} catch (error) {
 		next(error);
 	}

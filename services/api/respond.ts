@@ -21,8 +21,14 @@ function end(res: ServerResponse, status: number, head: string[], body: string |
 	res.end(body ?? undefined);
 }
 
-/** A successful answer of the request's operation. */
-export function writeAnswer(req: IncomingMessage, res: ServerResponse, state: RequestState, answer: unknown): void {
+/** A successful answer of the request's operation; `isText`: a string answer is the body's JSON text already. */
+export function writeAnswer(
+	req: IncomingMessage,
+	res: ServerResponse,
+	state: RequestState,
+	answer: unknown,
+	isText = false,
+): void {
 	const operation = state.operation as Operation;
 	const location = operation.status === 200 ? undefined : locationOf(operation, answer);
 	const more = location ? ["location", location] : [];
@@ -37,7 +43,8 @@ export function writeAnswer(req: IncomingMessage, res: ServerResponse, state: Re
 		pipeline(answer, res, () => undefined); // a client gone or a failed stream ends the answer
 		return;
 	}
-	const body = operation.response?.xml ? String(answer) : JSON.stringify(answer);
+	const body =
+		operation.response?.xml || (isText && typeof answer === "string") ? String(answer) : JSON.stringify(answer);
 	if (operation.entityTag) {
 		const tag = entityTagOf(body);
 		if (notModified(req, tag)) return end(res, 304, ["etag", tag]);

@@ -90,10 +90,20 @@ export class AnswerCache {
 
 	/** The answer `name` (built from the catalog copy `digest`) of an organization, from the cache or `build`. */
 	async get<T>(organizationKey: string, name: string, digest: string, build: () => Promise<Built<T>>): Promise<T> {
+		return JSON.parse(await this.text(organizationKey, name, digest, build)) as T;
+	}
+
+	/** The same answer as the JSON text it is kept as: a gateway writes it as is, with no parse and no stringify. */
+	async text<T>(
+		organizationKey: string,
+		name: string,
+		digest: string,
+		build: () => Promise<Built<T>>,
+	): Promise<string> {
 		const field = `${digest}|${name}`;
-		const text =
-			this.local.get(organizationKey)?.answers.get(field) ?? (await this.textOf(organizationKey, field, build));
-		return JSON.parse(text) as T;
+		return (
+			this.local.get(organizationKey)?.answers.get(field) ?? (await this.textOf(organizationKey, field, build))
+		);
 	}
 
 	/** After a change of the organization's read model (version `version`): this node's copy goes, and the mark in Redis; false when Redis refused it. */

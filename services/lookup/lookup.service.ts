@@ -12,7 +12,7 @@
  */
 import { Cachers, type Context, type Service, type ServiceBroker, type ServiceSchema } from "moleculer";
 import type Redis from "ioredis";
-import type { RegistryContext } from "../../src/platform/context";
+import { JSON_TEXT, type RegistryContext } from "../../src/platform/context";
 import { DbMixin } from "../../mixins/db.mixin";
 import { NotFound, TypeMismatch } from "../../src/contract/errors";
 import { parseParticipantIdentifier } from "../../src/contract/identifiers";
@@ -185,7 +185,10 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 	actions: {
 		organizationProcesses: {
 			params: { qualifiedIdentifier: { type: "string" } },
-			async handler(this: LookupThis, ctx: RegistryContext<{ qualifiedIdentifier: string }>): Promise<Process[]> {
+			async handler(
+				this: LookupThis,
+				ctx: RegistryContext<{ qualifiedIdentifier: string }>,
+			): Promise<Process[] | string> {
 				const organization = parseParticipantIdentifier(ctx.params.qualifiedIdentifier);
 				if (!organization)
 					throw new TypeMismatch(
@@ -195,7 +198,7 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 				const { organizationKey } = organization;
 				const anonymous = !ctx.meta.user;
 				const { digest, value: processes } = this.catalog;
-				const answer = await this.answers.get(
+				const text = await this.answers.text(
 					organizationKey,
 					anonymous ? "visible" : "all",
 					digest,
@@ -204,8 +207,11 @@ const LookupService: ServiceSchema<Settings, LookupThis> & { channels: Record<st
 						return { version: doc?.version ?? 0, answer: organizationAnswer(doc, processes, anonymous) };
 					},
 				);
-				if (answer === null) throw NotFound.organization(ctx.params.qualifiedIdentifier);
-				return answer;
+				if (text === "null") throw NotFound.organization(ctx.params.qualifiedIdentifier);
+				// The gateway writes the text as it is kept; other callers get the object (src/platform/context.ts).
+				if (ctx.meta.$textAnswer !== ctx.action?.name) return JSON.parse(text) as Process[];
+				ctx.meta.$responseType = JSON_TEXT;
+				return text;
 			},
 		},
 

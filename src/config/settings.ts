@@ -317,7 +317,12 @@ export const ENV_VARS: EnvVar[] = [
 		description: "Client certificate (PEM) of DIRECTORY_CLIENT_KEY_FILE",
 		secret: true,
 	},
-	{ name: "METRICS", default: "true", description: "Moleculer metrics for GET /metrics; 'false' turns them off" },
+	{
+		name: "METRICS",
+		default: "true",
+		description:
+			"GET /metrics: action calls (prom-client), the process, the cluster and the registry's own figures; 'false' turns all of them off",
+	},
 ];
 
 export function env(name: string, source: NodeJS.ProcessEnv = process.env): string {

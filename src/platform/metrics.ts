@@ -1,5 +1,10 @@
-/** GET /metrics: Moleculer's PrometheusReporter formatting, without the port of its own it would listen on. */
+/**
+ * GET /metrics: one Prometheus text answer of the broker's two registries: prom-client's (action calls,
+ * the process: src/metrics/request-metrics.ts) and Moleculer's (the cluster, cacher, channels, events
+ * and the registry's own), the latter in its PrometheusReporter's format without the port of its own.
+ */
 import { MetricReporters, type ServiceBroker } from "moleculer";
+import { promRegistryOf } from "../metrics/request-metrics";
 
 type Formatter = { generatePrometheusResponse(): string; init(registry: unknown): void };
 
@@ -13,7 +18,12 @@ class QuietPrometheusReporter extends PrometheusReporter {
 	}
 }
 
-export function prometheusFormatter(broker: ServiceBroker): (() => string) | null {
+/** prom-client writes a bucket's `le` first; Moleculer wrote it last, and readers of the text may expect it there. */
+function withBucketBoundLast(text: string): string {
+	return text.replace(/^(\w+_bucket)\{(le="[^"]*"),([^}]*)\}/gm, "$1{$3,$2}");
+}
+
+export function prometheusFormatter(broker: ServiceBroker): (() => Promise<string>) | null {
 	const registry = (broker as unknown as { metrics?: { isEnabled(): boolean } }).metrics;
 	if (!registry || !registry.isEnabled()) return null;
 	const reporter = new QuietPrometheusReporter({
@@ -23,5 +33,6 @@ export function prometheusFormatter(broker: ServiceBroker): (() => string) | nul
 		metricNameSuffix: null,
 	});
 	reporter.init(registry);
-	return () => reporter.generatePrometheusResponse();
+	const calls = promRegistryOf(broker);
+	return async () => withBucketBoundLast((await calls?.metrics()) ?? "") + reporter.generatePrometheusResponse();
 }

@@ -22,7 +22,7 @@ function sendJson(res: http.ServerResponse, status: number, value: unknown): tru
 /** Answers a GET or HEAD of health or metrics: true, or a promise for readiness; false for any other request. */
 export function answerOperational(
 	broker: ServiceBroker,
-	prometheus: (() => string) | null,
+	prometheus: (() => Promise<string>) | null,
 	req: http.IncomingMessage,
 	res: http.ServerResponse,
 	path: string,
@@ -35,8 +35,13 @@ export function answerOperational(
 			() => void sendJson(res, 503, { status: "DOWN" }),
 		);
 	if (path !== "/metrics" || !prometheus) return false;
-	setCommonHeaders(res);
-	return send(res, 200, "text/plain; version=0.0.4; charset=utf-8", prometheus());
+	return prometheus().then(
+		(text) => {
+			setCommonHeaders(res);
+			send(res, 200, "text/plain; version=0.0.4; charset=utf-8", text);
+		},
+		() => void sendJson(res, 500, { status: 500, error: "Internal Server Error", path }),
+	);
 }
 
 export function startOperationalServer(broker: ServiceBroker, port: number): Promise<http.Server> {

@@ -371,6 +371,28 @@ describe("hot path", () => {
 		reads.mockRestore();
 	});
 
+	test("the gateway's call gets the answer as the JSON text it is kept as; any other call the object", async () => {
+		const answer = await lookup(NORDLYS);
+		// The gateway names the action it calls (src/platform/context.ts); the action says it answered text.
+		const meta: Record<string, unknown> = { $textAnswer: "lookup.organizationProcesses" };
+		const text = await broker.call("lookup.organizationProcesses", { qualifiedIdentifier: NORDLYS }, { meta });
+		expect(typeof text).toBe("string");
+		expect(JSON.parse(text as string)).toEqual(answer);
+		expect(meta.$responseType).toBe("application/json");
+		// Inherited from a gateway call of another action: the object.
+		const inherited = { $textAnswer: "participants.get" };
+		expect(
+			await broker.call("lookup.organizationProcesses", { qualifiedIdentifier: NORDLYS }, { meta: inherited }),
+		).toEqual(answer);
+		await expect(
+			broker.call(
+				"lookup.organizationProcesses",
+				{ qualifiedIdentifier: qid(newOrganization(), "0088") },
+				{ meta },
+			),
+		).rejects.toMatchObject({ code: 404 });
+	});
+
 	test("even a miss never calls participants", async () => {
 		const organization = newOrganization();
 		await add(sp1, organization, [BILLING]);
@@ -388,7 +410,7 @@ describe("a change that keeps failing", () => {
 	const parked = () => call<{ identifier: string; change: unknown }[]>(broker, "lookup.parkedChanges", {});
 	const parkedMetric = async () => {
 		const { prometheusFormatter } = await import("../../src/platform/metrics");
-		const line = (prometheusFormatter(broker) as () => string)()
+		const line = (await (prometheusFormatter(broker) as () => Promise<string>)())
 			.split("\n")
 			.find((entry) => entry.startsWith("registry_lookup_parked_changes"));
 		return Number(line?.split(" ").pop());
