@@ -308,6 +308,8 @@ function validBody(objectName: string): Record<string, unknown> {
 				password: "fuzz-password-long-enough",
 				role: "NETWORK_AUTHORITY",
 			};
+		case "oauthClientFormDTO":
+			return { oauthClientId: unique("fuzz-client") };
 		case "passwordFormDTO":
 			return { password: "fuzz-password-long-enough" };
 		case "serviceProviderFormDTO":
@@ -386,6 +388,7 @@ const FIELDS: Record<string, string[]> = {
 	completeTransferFormDTO: ["key"],
 	processReplacementFormDTO: ["from", "to", "dryRun"],
 	accountFormDTO: ["username", "password", "role", "serviceProvider", "accessPointProvider"],
+	oauthClientFormDTO: ["oauthClientId"],
 	passwordFormDTO: ["password"],
 	serviceProviderFormDTO: ["title", "identifier"],
 	accessPointEndpointsFormDTO: [
@@ -741,7 +744,9 @@ function pathValue(kind: string, name: string, resource: string): fc.Arbitrary<s
 	const valid =
 		kind === "uuid"
 			? fc.constantFrom(...(UUIDS[name] ?? UUIDS[resource] ?? UUIDS.processes))
-			: fc.constantFrom(...QUALIFIED);
+			: kind === "username"
+				? fc.constantFrom("app1", "authority", "sp2")
+				: fc.constantFrom(...QUALIFIED);
 	return fc.oneof(
 		{ weight: 3, arbitrary: valid },
 		{ weight: 1, arbitrary: valid.map((value) => value.toUpperCase()) },

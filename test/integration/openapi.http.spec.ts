@@ -123,6 +123,10 @@ const CASES: Case[] = [
 		call: () => ({ authorization: APP1, params: { qualifiedIdentifier: NORDLYS_REGNSKAP_QI } }),
 	},
 	{
+		id: "getNetworkState",
+		call: () => ({ authorization: ADMIN, params: { qualifiedIdentifier: NORDLYS_REGNSKAP_QI } }),
+	},
+	{
 		id: "addParticipant",
 		call: () => ({ authorization: SP1, body: participantBody(NEW_ORGANIZATIONS.add) }),
 		after: (body) => (state.participant = body.identifier),

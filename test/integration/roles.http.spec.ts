@@ -306,11 +306,27 @@ function builders(): Record<string, Builder> {
 					headers: { Accept: "text/xml", ...(authorization ? { Authorization: authorization } : {}) },
 				});
 				return [
+					...(format === "peppol"
+						? [
+								[
+									"businessCard",
+									async (authorization: string | undefined) => ({
+										method: "GET",
+										path: `/businesscard/${encodeURIComponent(SP1_QUALIFIED)}`,
+										headers: {
+											Accept: "text/xml",
+											...(authorization ? { Authorization: authorization } : {}),
+										},
+									}),
+								],
+							]
+						: []),
 					[`${format}ServiceGroup`, smp("")],
 					[`${format}ServiceMetadata`, smp(`/services/${encodeURIComponent(SMP_INVOICE)}`)],
 				];
 			}),
 		),
+		getNetworkState: get("getNetworkState", `/network/${SP1_QUALIFIED}`),
 		streamParticipants: get("streamParticipants", "/participants?processes=true"),
 		findParticipants: get("findParticipants", "/participants?sort=name&size=5"),
 		getParticipantByQualifiedIdentifier: get(
@@ -455,6 +471,11 @@ function builders(): Record<string, Builder> {
 				mediaOf("resetPassword"),
 				{ password: "another-roles-password" },
 			),
+		// Clearing the OAuth client of a demo account nobody maps: the same answer each time.
+		setOAuthClient: async (authorization) =>
+			json({ method: "PUT", path: "/accounts/app1/oauth-client" }, authorization, mediaOf("setOAuthClient"), {
+				oauthClientId: null,
+			}),
 		findServiceProviders: get("findServiceProviders", "/service-providers?sort=title"),
 		getServiceProvider: get("getServiceProvider", `/service-providers/${TRANSFER_TARGET}`),
 		setServiceProviderAccessPoints: async (authorization) =>
