@@ -85,11 +85,13 @@ describeWithBrowser("interactive API docs at /docs in headless Chromium", () => 
 		await page.locator(".auth-wrapper .btn.authorize").click();
 		const dialog = page.locator(".dialog-ux .modal-ux");
 		await dialog.waitFor();
-		await dialog.locator("#auth-basic-username").fill("sp1");
-		await dialog.locator("#auth-basic-password").fill("sp1-demo-password");
-		await dialog.locator("button.modal-btn.auth.authorize").click();
+		// The dialog offers Basic and Bearer (decisions §15): this test signs in with Basic.
+		const basicForm = dialog.locator("form").filter({ hasText: "basicAuth" });
+		await basicForm.locator("#auth-basic-username").fill("sp1");
+		await basicForm.locator("#auth-basic-password").fill("sp1-demo-password");
+		await basicForm.locator("button.modal-btn.auth.authorize").click();
 		await expect(dialog.getByText("Authorized").count()).resolves.toBeGreaterThan(0);
-		await dialog.locator("button.modal-btn.auth.btn-done").click();
+		await dialog.locator("button.modal-btn.auth.btn-done").first().click();
 
 		const operation = page.locator("#operations-Participants-findParticipants_or_streamParticipants");
 		await operation.locator(".opblock-summary").first().click();
