@@ -4,7 +4,9 @@
  * lifetime (60 s of clock skew), holding the configured scope. The answer is the client it names;
  * the gateway finds the account mapped to that client.
  */
+import { createHash } from "node:crypto";
 import { errors, jwtVerify } from "jose";
+import { LRUCache } from "lru-cache";
 import { RegistryError } from "../contract/errors";
 import type { IssuerKeys } from "./issuer-keys";
 import type { OAuthSettings } from "./settings";
@@ -58,17 +60,48 @@ function reasonOf(error: unknown): string {
 	return "The access token is malformed";
 }
 
+/** Verified tokens remembered at most; the least recently used goes first (verified again). */
+const MAX_VERIFIED = 10_000;
+
 export class AccessTokens {
+	/**
+	 * Tokens verified lately, by digest, with their client: a signature check costs more than the
+	 * rest of a read (decisions §3 lets a verified credential be remembered so). Each is kept for
+	 * `rememberMs` at most and never past its own expiry; refusals are never kept.
+	 */
+	private readonly verified: LRUCache<string, { client: string; until: number }>;
+
 	constructor(
 		private readonly settings: OAuthSettings,
 		private readonly keys: IssuerKeys,
-	) {}
+		private readonly rememberMs: number,
+	) {
+		this.verified = new LRUCache({ max: MAX_VERIFIED });
+	}
 
 	/** The client a `Bearer` Authorization header's token names; 401 (`invalid_token`) or 403 (`insufficient_scope`) otherwise. */
-	async clientOf(header: string): Promise<string> {
+	async clientOf(header: string, now = Date.now()): Promise<string> {
 		if (header.length > MAX_TOKEN_LENGTH + 7) throw invalidToken("The access token is too long");
 		const token = BEARER.exec(header)?.[1];
 		if (!token) throw invalidToken("The access token is malformed");
+		const digest = createHash("sha256").update(token).digest("base64url");
+		const known = this.verified.get(digest);
+		if (known && now < known.until) return known.client;
+		const { client, expiresAt } = await this.verify(token);
+		this.verified.set(digest, {
+			client,
+			until: Math.min((expiresAt + CLOCK_SKEW_SECONDS) * 1000, now + this.rememberMs),
+		});
+		return client;
+	}
+
+	/** Forget every verified token (an account changed: its client may no longer act). */
+	forget(): void {
+		this.verified.clear();
+	}
+
+	/** The token checked: its client, and its `exp` (required). */
+	private async verify(token: string): Promise<{ client: string; expiresAt: number }> {
 		const keys = await this.keys.keys().catch(() => {
 			throw invalidToken("The issuer's keys are not available; try again later");
 		});
@@ -88,6 +121,6 @@ export class AccessTokens {
 		if (!scopes.includes(this.settings.scope)) throw insufficientScope(this.settings.scope);
 		const client = typeof payload.client_id === "string" ? payload.client_id : payload.sub;
 		if (typeof client !== "string" || client === "") throw invalidToken("The access token names no client");
-		return client;
+		return { client, expiresAt: payload.exp as number };
 	}
 }

@@ -37,7 +37,7 @@ export class TokenCallers {
 		private readonly options: TokenCallerOptions,
 	) {
 		this.keys = new IssuerKeys(settings, options.onUnreachable);
-		this.tokens = new AccessTokens(settings, this.keys);
+		this.tokens = new AccessTokens(settings, this.keys, options.ttlMs);
 		this.remembered = new LRUCache<string, Caller>({ max: MAX_CLIENTS, ttl: options.ttlMs });
 	}
 
@@ -58,12 +58,13 @@ export class TokenCallers {
 	clear(): void {
 		this.generation++;
 		this.remembered.clear();
+		this.tokens.forget();
 	}
 
 	/** The caller of a `Bearer` header; a refused token locks nothing (it names no account) but spends its address's rate. */
 	async callerOf(header: string, address: string, now: number): Promise<Caller> {
 		try {
-			const client = await this.tokens.clientOf(header);
+			const client = await this.tokens.clientOf(header, now);
 			const caller = this.remembered.get(client) ?? (await this.resolve(client));
 			if (!caller) throw invalidToken("The access token's client acts as no enabled account");
 			return caller;
