@@ -63,7 +63,11 @@ export function applyChange(
 				version: change.version,
 				...(change.serviceProvider ? { serviceProvider: change.serviceProvider } : {}),
 				...incarnation,
-				...cardFactsOf(change),
+				// A holder with only some of them shows in no card (businessEntitiesOf): nothing to check here.
+				name: change.name,
+				registrationDate: change.registrationDate,
+				icd: change.icd,
+				organizationIdentifier: change.organizationIdentifier,
 			};
 	return {
 		identifier: change.organizationKey,
@@ -97,13 +101,6 @@ function hasCardFacts(facts: CardFacts): facts is Required<CardFacts> {
 		typeof facts.icd === "string" &&
 		typeof facts.organizationIdentifier === "string"
 	);
-}
-
-/** The card facts a change or holder carries, all or none. */
-function cardFactsOf(facts: CardFacts): CardFacts {
-	if (!hasCardFacts(facts)) return {};
-	const { name, registrationDate, icd, organizationIdentifier } = facts;
-	return { name, registrationDate, icd, organizationIdentifier };
 }
 
 /**
