@@ -103,6 +103,9 @@ interface NetworkThis extends Service<Settings> {
 	markDue(keys: string[], presence?: Map<string, boolean>): Promise<void>;
 	cards(keys: string[]): Promise<Record<string, CardParticipant[]>>;
 	ensureSmpRecord(): Promise<void>;
+	reconcile(): Promise<Differences>;
+	joinSml(): Promise<void>;
+	deliveryCounts(target: Target): Promise<{ pending: number; failing: number; parked: number }>;
 	differences(): Promise<Differences>;
 	countDeliveries(): Promise<void>;
 }
@@ -193,13 +196,8 @@ const NetworkService: ServiceSchema<Settings, NetworkThis> = {
 		status: {
 			async handler(this: NetworkThis) {
 				if (!this.sml) return { sml: "off", directory: this.directory ? "on" : "off" };
-				const [differences, pending, failingNow, parkedNow] = await Promise.all([
-					this.differences(),
-					this.collections.organizations.count({ filter: { smlDue: { gte: "" } } }),
-					this.collections.organizations.count({ filter: { smlFailing: true } }),
-					this.collections.organizations.count({ filter: { smlParked: true } }),
-				]);
-				return { smpRecord: this.smpRecord, ...differences, pending, failing: failingNow, parked: parkedNow };
+				const [differences, counts] = await Promise.all([this.differences(), this.deliveryCounts("sml")]);
+				return { smpRecord: this.smpRecord, ...differences, ...counts };
 			},
 		},
 
@@ -207,13 +205,7 @@ const NetworkService: ServiceSchema<Settings, NetworkThis> = {
 		sync: {
 			async handler(this: NetworkThis): Promise<Differences> {
 				if (!this.sml) throw new Error("SML_URL is not set: there is no SML to reconcile with");
-				const differences = await this.differences();
-				const presence = new Map<string, boolean>();
-				for (const key of differences.missing) presence.set(key, false);
-				for (const key of differences.stray) presence.set(key, true);
-				await this.markDue([...presence.keys()], presence);
-				await this.kick();
-				return differences;
+				return this.reconcile();
 			},
 		},
 
@@ -366,11 +358,8 @@ const NetworkService: ServiceSchema<Settings, NetworkThis> = {
 							.call<string, { participant: string }>("lookup.businessCard", {
 								participant: participantValue(doc.identifier),
 							})
-							.catch((error: { code?: number }) => {
-								if (error.code === 404) return null;
-								throw error;
-							})
-							.catch(() => undefined);
+							// 404: no card (the organization has no participant); any other failure: not answered yet.
+							.catch((error: { code?: number }) => (error.code === 404 ? null : undefined));
 						if (served !== expected)
 							outcome = {
 								kind: "waiting",
@@ -572,17 +561,49 @@ const NetworkService: ServiceSchema<Settings, NetworkThis> = {
 		},
 
 		async countDeliveries(this: NetworkThis): Promise<void> {
-			const organizations = this.collections.organizations;
 			for (const target of TARGETS) {
 				if (target === "sml" ? !this.sml : !this.directory) continue;
-				const [pending, failingNow, parkedNow] = await Promise.all([
-					organizations.count({ filter: { [due(target)]: { gte: "" } } }),
-					organizations.count({ filter: { [failing(target)]: true, [parked(target)]: false } }),
-					organizations.count({ filter: { [parked(target)]: true } }),
-				]);
-				setMetric(this.broker, REGISTRY_METRICS.networkDeliveries, pending, { target, state: "pending" });
-				setMetric(this.broker, REGISTRY_METRICS.networkDeliveries, failingNow, { target, state: "failing" });
-				setMetric(this.broker, REGISTRY_METRICS.networkDeliveries, parkedNow, { target, state: "parked" });
+				const counts = await this.deliveryCounts(target);
+				for (const state of ["pending", "failing", "parked"] as const)
+					setMetric(this.broker, REGISTRY_METRICS.networkDeliveries, counts[state], { target, state });
+			}
+		},
+
+		/** Organizations whose delivery to `target` is due, failing (and retried), or parked. */
+		async deliveryCounts(this: NetworkThis, target: Target) {
+			const organizations = this.collections.organizations;
+			const [pending, failingNow, parkedNow] = await Promise.all([
+				organizations.count({ filter: { [due(target)]: { gte: "" } } }),
+				organizations.count({ filter: { [failing(target)]: true, [parked(target)]: false } }),
+				organizations.count({ filter: { [parked(target)]: true } }),
+			]);
+			return { pending, failing: failingNow, parked: parkedNow };
+		},
+
+		/** Marks the organizations the SML misses and its stray ones due, delivers them, and answers the differences found. */
+		async reconcile(this: NetworkThis): Promise<Differences> {
+			const differences = await this.differences();
+			const presence = new Map<string, boolean>();
+			for (const key of differences.missing) presence.set(key, false);
+			for (const key of differences.stray) presence.set(key, true);
+			await this.markDue([...presence.keys()], presence);
+			await this.kick();
+			return differences;
+		},
+
+		/** The SMP record made or corrected (once), then a reconciliation: at start, and every SML_SYNC_INTERVAL. */
+		async joinSml(this: NetworkThis): Promise<void> {
+			try {
+				if (this.smpRecord.state !== "registered") await this.ensureSmpRecord();
+				const differences = await this.reconcile();
+				if (differences.missing.length || differences.stray.length)
+					this.logger.info(
+						`network: reconciled with the SML: ${differences.missing.length} missing, ${differences.stray.length} stray`,
+					);
+			} catch (error) {
+				if (this.smpRecord.state !== "registered")
+					this.smpRecord = { state: "failing", message: String(error), at: new Date().toISOString() };
+				throw error;
 			}
 		},
 	},
@@ -598,18 +619,7 @@ const NetworkService: ServiceSchema<Settings, NetworkThis> = {
 		this.again = false;
 		const warn = (what: string) => (error: unknown) => this.logger.warn(`network: ${what} failed:`, String(error));
 		this.deliveries = new PeriodicTask(() => this.kick(), warn("delivery"));
-		this.reconciliation = new PeriodicTask(async () => {
-			if (this.smpRecord.state !== "registered")
-				await this.ensureSmpRecord().catch((error) => {
-					this.smpRecord = { state: "failing", message: String(error), at: new Date().toISOString() };
-					throw error;
-				});
-			const differences = await this.broker.call<Differences, object>("network.sync", {});
-			if (differences.missing.length || differences.stray.length)
-				this.logger.info(
-					`network: reconciled with the SML: ${differences.missing.length} missing, ${differences.stray.length} stray`,
-				);
-		}, warn("reconciliation with the SML"));
+		this.reconciliation = new PeriodicTask(() => this.joinSml(), warn("reconciliation with the SML"));
 	},
 
 	async started(this: NetworkThis) {
@@ -627,16 +637,9 @@ const NetworkService: ServiceSchema<Settings, NetworkThis> = {
 			) {
 				try {
 					await this.broker.waitForServices(["participants"], 5000);
-					await this.ensureSmpRecord();
-					await this.broker.call("network.sync", {});
+					await this.joinSml();
 					break;
 				} catch (error) {
-					this.smpRecord = {
-						...this.smpRecord,
-						state: this.smpRecord.state === "registered" ? "registered" : "failing",
-						message: String(error),
-						at: new Date().toISOString(),
-					};
 					this.logger.warn("network: the SML is not reachable yet (retried):", String(error));
 					await new Promise((resolve) => setTimeout(resolve, wait).unref());
 				}
