@@ -39,7 +39,10 @@ export interface LoadResult {
 /** Rows per participants.importSeed call: one transaction each. */
 export const BATCH = 2000;
 
-function broker(services: string[]): ServiceBroker {
+/** Every owner of data: not the gateway, not the lookup (rebuilt after a load). */
+export const WRITERS = ALL_SERVICES.filter((name) => name !== "api" && name !== "lookup");
+
+export function loaderBroker(services: string[]): ServiceBroker {
 	return createRegistryBroker({
 		services,
 		// Quiet, and no request timeout: a batch of thousands of rows is one call. A signal ends
@@ -85,7 +88,7 @@ export async function loadParticipants(dataDir: string, count: number, progress?
 		progress?.phase("demo seed and participants");
 		// Every owner of data (not the gateway, not the lookup: it is rebuilt below), so that the
 		// audit records of the import reach the audit trail now rather than at the registry's start.
-		const writer = broker(ALL_SERVICES.filter((name) => name !== "api" && name !== "lookup"));
+		const writer = loaderBroker(WRITERS);
 		await writer.start();
 		const started = performance.now();
 		try {
@@ -111,7 +114,7 @@ export async function loadParticipants(dataDir: string, count: number, progress?
 		result.importMs = performance.now() - started;
 
 		progress?.phase("lookup rebuild");
-		const rebuilder = broker(["catalog", "participants", "lookup"]);
+		const rebuilder = loaderBroker(["catalog", "participants", "lookup"]);
 		await rebuilder.start();
 		const rebuildStarted = performance.now();
 		try {

@@ -7,12 +7,10 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createRegistryBroker } from "../../services";
-import { ALL_SERVICES } from "../../src/config/settings";
 import { importSeed } from "../../src/exchange/seed";
 import { networkEnv, type StandInSml, type TestPki } from "../../test/support/stand-in-network";
 import { createGenerator, type GeneratedParticipant } from "./generate";
-import { BATCH, readDemoSeed } from "./load";
+import { BATCH, loaderBroker, readDemoSeed, WRITERS } from "./load";
 
 export interface SmlImportRun {
 	importMs: number;
@@ -34,10 +32,7 @@ export async function importWithSml(
 	);
 	const seed = readDemoSeed();
 	const generator = createGenerator(seed);
-	const broker = createRegistryBroker({
-		services: ALL_SERVICES.filter((name) => name !== "api" && name !== "lookup"),
-		overrides: { logger: { type: "Console", options: { level: "warn" } }, requestTimeout: 0 },
-	});
+	const broker = loaderBroker(WRITERS);
 	const before = sml ? sml.server.calls.length : 0;
 	sml?.server.participants.clear();
 	try {

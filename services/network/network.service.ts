@@ -67,6 +67,12 @@ export interface Differences {
 	stray: string[];
 }
 
+/** What a reconciliation found in the SML's list, and when it began reading it. */
+interface SmlPresence {
+	found: Map<string, boolean>;
+	readAt: string;
+}
+
 interface StateOfTarget {
 	state: ReturnType<typeof stateOf>;
 	message: string | null;
@@ -100,7 +106,7 @@ interface NetworkThis extends Service<Settings> {
 		key: string,
 		change: (doc: NetworkOrganizationDoc | null) => NetworkOrganizationDoc | null,
 	): Promise<NetworkOrganizationDoc | null>;
-	markDue(keys: string[], presence?: Map<string, boolean>): Promise<void>;
+	markDue(keys: string[], presence?: SmlPresence): Promise<void>;
 	cards(keys: string[]): Promise<Record<string, CardParticipant[]>>;
 	ensureSmpRecord(): Promise<void>;
 	reconcile(): Promise<Differences>;
@@ -487,7 +493,7 @@ const NetworkService: ServiceSchema<Settings, NetworkThis> = {
 		 * Marks organizations due now for every configured target (a parked one is taken up again:
 		 * a new change is a new delivery). `presence`: what reconciliation found the SML to hold.
 		 */
-		async markDue(this: NetworkThis, keys: string[], presence?: Map<string, boolean>): Promise<void> {
+		async markDue(this: NetworkThis, keys: string[], presence?: SmlPresence): Promise<void> {
 			const now = new Date().toISOString();
 			const targets = TARGETS.filter((target) => (target === "sml" ? this.sml : this.directory));
 			const organizations = this.collections.organizations;
@@ -497,10 +503,13 @@ const NetworkService: ServiceSchema<Settings, NetworkThis> = {
 					const known = new Map((await organizations.getMany(chunk)).map((doc) => [doc.identifier, doc]));
 					const ops: WriteOp[] = chunk.map((key) => {
 						const doc = { ...(known.get(key) ?? newOrganizationDoc(key)) };
+						// The SML's list is news only where no delivery is due or under way, or ended since it
+						// was read: those know the SML's own answer.
+						const settled = doc.smlDue === null && (doc.sml.at ?? "") < (presence?.readAt ?? "");
+						const found = settled ? presence?.found.get(key) : undefined;
+						if (found !== undefined) doc.sml = { ...doc.sml, present: found };
 						for (const target of targets)
 							Object.assign(doc, { [due(target)]: now, [parked(target)]: false });
-						const found = presence?.get(key);
-						if (found !== undefined) doc.sml = { ...doc.sml, present: found };
 						return known.has(key)
 							? {
 									kind: "replace",
@@ -582,11 +591,12 @@ const NetworkService: ServiceSchema<Settings, NetworkThis> = {
 
 		/** Marks the organizations the SML misses and its stray ones due, delivers them, and answers the differences found. */
 		async reconcile(this: NetworkThis): Promise<Differences> {
+			const readAt = new Date().toISOString();
 			const differences = await this.differences();
-			const presence = new Map<string, boolean>();
-			for (const key of differences.missing) presence.set(key, false);
-			for (const key of differences.stray) presence.set(key, true);
-			await this.markDue([...presence.keys()], presence);
+			const found = new Map<string, boolean>();
+			for (const key of differences.missing) found.set(key, false);
+			for (const key of differences.stray) found.set(key, true);
+			await this.markDue([...found.keys()], { found, readAt });
 			await this.kick();
 			return differences;
 		},
