@@ -152,8 +152,9 @@ export class AnswerCache {
 		current: () => boolean,
 	): Promise<string> {
 		// The generation when it began: an answer read before a refused mark goes where no node looks any more.
-		const hash = this.keyOf(organizationKey);
-		const shared = await this.read(hash, field);
+		// In one process there is no Redis, and no key to name.
+		const hash = this.redis ? this.keyOf(organizationKey) : null;
+		const shared = hash ? await this.read(hash, field) : null;
 		// Older than what this node answered for another name of the organization: the store, not Redis.
 		if (shared && shared.version >= (this.local.get(organizationKey)?.version ?? 0)) {
 			if (current()) this.remember(organizationKey, field, shared.version, shared.text);
@@ -161,7 +162,7 @@ export class AnswerCache {
 		}
 		const built = await build();
 		const text = JSON.stringify(built.answer);
-		if (this.redis) await this.write(hash, built.version, field, text);
+		if (hash) await this.write(hash, built.version, field, text);
 		if (current()) this.remember(organizationKey, field, built.version, text);
 		return text;
 	}
@@ -174,9 +175,8 @@ export class AnswerCache {
 	}
 
 	private async read(hash: string, field: string): Promise<{ version: number; text: string } | null> {
-		if (!this.redis) return null;
 		try {
-			const [version, text] = await this.redis.hmget(hash, "v", field);
+			const [version, text] = await (this.redis as AnswerRedis).hmget(hash, "v", field);
 			if (version === null || text === null) return null;
 			return { version: Number(version), text };
 		} catch (error) {
